@@ -1,0 +1,239 @@
+"""``scf.for``, ``scf.if`` and ``scf.while`` on the CPU.
+
+Scalars flow through phi nodes. A tile carried by a loop lives in one buffer for the whole loop: each
+iteration reads it and the yield writes the next value into it (through a temporary only when the new
+value reads the buffer at other positions, e.g. a transposition, or reads another carried buffer).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tritium._mlir import block_ops
+
+from .irtext import Function
+from .tiles import Buf, Tile
+
+
+def _uses(value: Any) -> int:
+    n = 0
+    for _ in value.uses:
+        n += 1
+    return n
+
+
+def _phi_slot(fn: Function) -> tuple[str, int]:
+    fn.emit("")
+    return fn.current, len(fn.blocks[-1][1]) - 1
+
+
+def _fill(fn: Function, slot: tuple[str, int], text: str) -> None:
+    label, at = slot
+    for lbl, lines in fn.blocks:
+        if lbl == label:
+            lines[at] = text
+            return
+
+
+class ControlFlowMixin:
+    def _carry_in(self, values: list[Any]) -> list[Any]:
+        """Buffers for carried tiles, initialized with the incoming values."""
+        out = []
+        for v in values:
+            if isinstance(v, Tile):
+                buf = self.buffer(v.shape, v.ty)
+                self.store_node(v.node, Buf(buf, v.shape, v.ty))
+                out.append(Buf(buf, v.shape, v.ty))
+            else:
+                out.append(None)
+        return out
+
+    def _write_carried(self, yielded: list[Any], bufs: list[Any]) -> None:
+        targets = [b.ptr for b in bufs if b is not None]
+        staged = []
+        for y, b in zip(yielded, bufs):
+            if b is None:
+                staged.append(y)
+                continue
+            node = y.node if isinstance(y, Tile) else None
+            if isinstance(node, Buf) and node.ptr == b.ptr:
+                staged.append(None)
+                continue
+            if node is None:
+                from .tiles import Splat
+                node = Splat(y.value, b.shape, b.ty)
+            hazard = node.reads_remapped(b.ptr) or any(node.reads(t) for t in targets if t != b.ptr)
+            if hazard:
+                tmp = self.buffer(b.shape, b.ty)
+                self.store_node(node, Buf(tmp, b.shape, b.ty))
+                node = Buf(tmp, b.shape, b.ty)
+            staged.append(node)
+        for node, b in zip(staged, bufs):
+            if b is not None and node is not None:
+                self.store_node(node, b)
+
+    def _bind_args(self, args: list[Any], carried: list[Any], scalars: list[Any]) -> None:
+        from .lower import Scalar
+        for arg, buf, sc in zip(args, carried, scalars):
+            if buf is not None:
+                t = Tile(Buf(buf.ptr, buf.shape, buf.ty))
+                t.uses = _uses(arg)
+                self.values[arg] = t
+            else:
+                self.values[arg] = sc
+
+    # -- for -------------------------------------------------------------------------------------
+    def op_for(self, op: Any) -> None:
+        from .lower import Scalar, type_info
+        fn = self.fn
+        operands = list(op.operands)
+        lb, ub, step = (self.consume(v) for v in operands[:3])
+        inits = [self.consume(v) for v in operands[3:]]
+        self.flush_pending()
+        ity = type_info(operands[0].type)[1]
+        carried = self._carry_in(inits)
+        block = op.regions[0].blocks[0]
+        args = list(block.arguments)
+        pre = fn.current
+        head, body_l, exit_ = fn.label("for"), fn.label("forbody"), fn.label("forexit")
+        fn.br(head)
+        fn.start_block(head)
+        iv = fn.tmp("iv")
+        iv_slot = _phi_slot(fn)
+        phis, slots = [], []
+        for init, buf in zip(inits, carried):
+            if buf is None:
+                p = fn.tmp("carry")
+                phis.append(Scalar(p, init.ty))
+                slots.append(_phi_slot(fn))
+            else:
+                phis.append(None)
+                slots.append(None)
+        cond = fn.inst(f"icmp slt {ity} {iv}, {ub.value}")
+        fn.cond_br(cond, body_l, exit_)
+        fn.start_block(body_l)
+        self.values[args[0]] = Scalar(iv, ity)
+        self._bind_args(args[1:], carried, phis)
+        ops = block_ops(block)
+        self.lower_ops(ops[:-1])
+        yielded = [self.consume(v) for v in ops[-1].operands]
+        self.flush_pending()
+        self._write_carried(yielded, carried)
+        nxt = fn.inst(f"add {ity} {iv}, {step.value}")
+        latch = fn.current
+        fn.br(head)
+        _fill(fn, iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
+        for init, p, slot, y in zip(inits, phis, slots, yielded):
+            if p is not None:
+                _fill(fn, slot, f"{p.value} = phi {p.ty} [{init.value}, %{pre}], [{y.value}, %{latch}]")
+        fn.start_block(exit_)
+        for res, p, buf in zip(op.results, phis, carried):
+            if buf is not None:
+                self.set(res, Tile(Buf(buf.ptr, buf.shape, buf.ty)))
+            else:
+                self.values[res] = p
+
+    # -- if ----------------------------------------------------------------------------------------
+    def op_if(self, op: Any) -> None:
+        from .lower import Scalar, type_info
+        fn = self.fn
+        cond = self.consume(op.operands[0])
+        self.flush_pending()
+        results = list(op.results)
+        bufs = []
+        for r in results:
+            shape, lt, _ = type_info(r.type)
+            bufs.append(Buf(self.buffer(shape, lt), shape, lt) if shape is not None else None)
+        then_l, else_l, join = fn.label("then"), fn.label("else"), fn.label("endif")
+        fn.cond_br(cond.value, then_l, else_l)
+        incoming: list[list[tuple[str, str]]] = [[] for _ in results]
+        for region, label in ((op.regions[0], then_l), (op.regions[1], else_l)):
+            fn.start_block(label)
+            blocks = list(region.blocks)
+            if blocks:
+                ops = block_ops(blocks[0])
+                self.lower_ops(ops[:-1])
+                yielded = [self.consume(v) for v in ops[-1].operands] if ops else []
+                self.flush_pending()
+                for k, (y, b) in enumerate(zip(yielded, bufs)):
+                    if b is not None:
+                        node = y.node if isinstance(y, Tile) else None
+                        if node is None:
+                            from .tiles import Splat
+                            node = Splat(y.value, b.shape, b.ty)
+                        self.store_node(node, b)
+                    else:
+                        incoming[k].append((y.value, fn.current))
+            fn.br(join)
+        fn.start_block(join)
+        for k, (r, b) in enumerate(zip(results, bufs)):
+            if b is not None:
+                self.set(r, Tile(Buf(b.ptr, b.shape, b.ty)))
+            else:
+                lt = type_info(r.type)[1]
+                srcs = ", ".join(f"[{v}, %{lbl}]" for v, lbl in incoming[k])
+                self.values[r] = Scalar(fn.inst(f"phi {lt} {srcs}"), lt)
+
+    # -- while -------------------------------------------------------------------------------------
+    def op_while(self, op: Any) -> None:
+        from .lower import Scalar, type_info
+        fn = self.fn
+        inits = [self.consume(v) for v in op.operands]
+        self.flush_pending()
+        carried = self._carry_in(inits)
+        before = op.regions[0].blocks[0]
+        after = op.regions[1].blocks[0]
+        pre = fn.current
+        head, body_l, exit_ = fn.label("while"), fn.label("whilebody"), fn.label("whileexit")
+        fn.br(head)
+        fn.start_block(head)
+        phis, slots = [], []
+        for init, buf in zip(inits, carried):
+            if buf is None:
+                phis.append(Scalar(fn.tmp("wcarry"), init.ty))
+                slots.append(_phi_slot(fn))
+            else:
+                phis.append(None)
+                slots.append(None)
+        self._bind_args(list(before.arguments), carried, phis)
+        ops = block_ops(before)
+        self.lower_ops(ops[:-1])
+        cond_op = ops[-1]
+        cvals = [self.consume(v) for v in cond_op.operands]
+        self.flush_pending()
+        forwarded = []
+        for v, r in zip(cvals[1:], op.results):
+            shape, lt, _ = type_info(r.type)
+            if shape is None:
+                forwarded.append(v)
+            else:
+                node = v.node
+                if not isinstance(node, Buf):
+                    b = Buf(self.buffer(shape, lt), shape, lt)
+                    self.store_node(node, b)
+                    node = b
+                forwarded.append(Tile(node))
+        fn.cond_br(cvals[0].value, body_l, exit_)
+        fn.start_block(body_l)
+        for arg, fv in zip(after.arguments, forwarded):
+            if isinstance(fv, Tile):
+                t = Tile(fv.node)
+                t.uses = _uses(arg)
+                self.values[arg] = t
+            else:
+                self.values[arg] = fv
+        ops = block_ops(after)
+        self.lower_ops(ops[:-1])
+        yielded = [self.consume(v) for v in ops[-1].operands]
+        self.flush_pending()
+        self._write_carried(yielded, carried)
+        latch = fn.current
+        fn.br(head)
+        for init, p, slot, y in zip(inits, phis, slots, yielded):
+            if p is not None:
+                _fill(fn, slot, f"{p.value} = phi {p.ty} [{init.value}, %{pre}], [{y.value}, %{latch}]")
+        fn.start_block(exit_)
+        for res, fv in zip(op.results, forwarded):
+            if isinstance(fv, Tile):
+                self.set(res, Tile(fv.node))
+            else:
+                self.values[res] = fv

@@ -1,0 +1,141 @@
+"""``acc += a @ b`` on buffers, with a register-blocked vector microkernel for fp32.
+
+The microkernel keeps an MR x NR block of the accumulator in vector registers across the whole K loop
+(MR rows, NR = 2 vectors per row), loading one row of b and broadcasting one element of a per step, the
+way BLAS kernels do. Other types and shapes use a plain (i, k, j) loop nest that LLVM vectorizes on j.
+"""
+from __future__ import annotations
+
+from .irtext import SIZES, Function, Module, intrinsic
+from .tiles import Buf
+
+
+def emit_dot(fn: Function, module: Module, a: Buf, b: Buf, acc: Buf, ty: str, vector_bits: int) -> None:
+    batched = len(acc.shape) == 3
+    B = acc.shape[0] if batched else 1
+    M, N = acc.shape[-2], acc.shape[-1]
+    K = a.shape[-1]
+    vl = max(1, vector_bits // (8 * SIZES[ty]))
+    use_micro = ty in ("float", "double") and vl > 1 and N % (2 * vl) == 0 and M % 4 == 0
+    for batch in range(B):
+        offs = (batch * M * K, batch * K * N, batch * M * N)
+        if use_micro:
+            _micro(fn, module, a.ptr, b.ptr, acc.ptr, offs, M, N, K, ty, vl)
+        else:
+            _generic(fn, a.ptr, b.ptr, acc.ptr, offs, M, N, K, ty)
+
+
+def _counted(fn: Function, count: int, step: int, body, carried: list[tuple[str, str]] | None = None) -> list[str]:
+    """``for (i = 0; i < count; i += step) carried = body(i, carried)``; returns the carried values' finals."""
+    carried = carried or []
+    pre = fn.current
+    head, latch, exit_ = fn.label("D"), fn.label("Dlatch"), fn.label("Dexit")
+    fn.br(head)
+    fn.start_block(head)
+    i = fn.tmp("d")
+    phis = [fn.tmp("dacc") for _ in carried]
+    at = len(fn.blocks[-1][1])
+    for _ in range(len(carried) + 1):
+        fn.emit("")
+    new = body(i, phis) or []
+    fn.br(latch)
+    fn.start_block(latch)
+    ni = fn.inst(f"add nuw nsw i64 {i}, {step}")
+    c = fn.inst(f"icmp ult i64 {ni}, {count}")
+    fn.cond_br(c, head, exit_)
+    for label, lines in fn.blocks:
+        if label == head:
+            lines[at] = f"{i} = phi i64 [0, %{pre}], [{ni}, %{latch}]"
+            for j, ((t, init), p, nv) in enumerate(zip(carried, phis, new)):
+                lines[at + 1 + j] = f"{p} = phi {t} [{init}, %{pre}], [{nv}, %{latch}]"
+            break
+    fn.start_block(exit_)
+    return new
+
+
+def _gep(fn: Function, ty: str, base: str, *terms: str | int) -> str:
+    total = None
+    const_part = 0
+    for t in terms:
+        if isinstance(t, int):
+            const_part += t
+            continue
+        total = t if total is None else fn.inst(f"add nuw nsw i64 {total}, {t}")
+    if total is None:
+        return fn.inst(f"getelementptr inbounds {ty}, ptr {base}, i64 {const_part}")
+    if const_part:
+        total = fn.inst(f"add nuw nsw i64 {total}, {const_part}")
+    return fn.inst(f"getelementptr inbounds {ty}, ptr {base}, i64 {total}")
+
+
+def _micro(fn: Function, module: Module, a: str, b: str, c: str, offs: tuple[int, int, int], M: int, N: int, K: int,
+           ty: str, vl: int) -> None:
+    MR, NV = 4, 2
+    vt = f"<{vl} x {ty}>"
+    esz = SIZES[ty]
+    fma = intrinsic(module, f"llvm.fma.v{vl}{'f32' if ty == 'float' else 'f64'}", vt, [vt, vt, vt])
+
+    def rows(i0: str, _: list[str]) -> list[str]:
+        def cols(j0: str, __: list[str]) -> list[str]:
+            crow = [fn.inst(f"mul nuw nsw i64 {fn.inst(f'add nuw nsw i64 {i0}, {r}')}, {N}") for r in range(MR)]
+            cptrs = [[_gep(fn, ty, c, offs[2], crow[r], j0, v * vl) for v in range(NV)] for r in range(MR)]
+            init = [(vt, fn.inst(f"load {vt}, ptr {cptrs[r][v]}, align {esz}")) for r in range(MR) for v in range(NV)]
+            arow = [fn.inst(f"mul nuw nsw i64 {fn.inst(f'add nuw nsw i64 {i0}, {r}')}, {K}") for r in range(MR)]
+
+            def kstep(k: str, accs: list[str]) -> list[str]:
+                brow = fn.inst(f"mul nuw nsw i64 {k}, {N}")
+                bv = [fn.inst(f"load {vt}, ptr {_gep(fn, ty, b, offs[1], brow, j0, v * vl)}, align {esz}")
+                      for v in range(NV)]
+                out = []
+                for r in range(MR):
+                    av = fn.inst(f"load {ty}, ptr {_gep(fn, ty, a, offs[0], arow[r], k)}, align {esz}")
+                    ins = fn.inst(f"insertelement {vt} poison, {ty} {av}, i64 0")
+                    sp = fn.inst(f"shufflevector {vt} {ins}, {vt} poison, <{vl} x i32> zeroinitializer")
+                    for v in range(NV):
+                        out.append(fn.inst(f"call {vt} {fma}({vt} {sp}, {vt} {bv[v]}, {vt} {accs[r * NV + v]})"))
+                return out
+
+            final = _counted(fn, K, 1, kstep, init)
+            for r in range(MR):
+                for v in range(NV):
+                    fn.emit(f"store {vt} {final[r * NV + v]}, ptr {cptrs[r][v]}, align {esz}")
+            return []
+
+        _counted(fn, N, NV * vl, cols)
+        return []
+
+    _counted(fn, M, MR, rows)
+
+
+def _generic(fn: Function, a: str, b: str, c: str, offs: tuple[int, int, int], M: int, N: int, K: int, ty: str) -> None:
+    esz = SIZES[ty]
+    is_float = ty in ("float", "double")
+
+    def rows(i: str, _: list[str]) -> list[str]:
+        arow = fn.inst(f"mul nuw nsw i64 {i}, {K}")
+        crow = fn.inst(f"mul nuw nsw i64 {i}, {N}")
+
+        def ks(k: str, __: list[str]) -> list[str]:
+            av = fn.inst(f"load {ty}, ptr {_gep(fn, ty, a, offs[0], arow, k)}, align {esz}")
+            brow = fn.inst(f"mul nuw nsw i64 {k}, {N}")
+
+            def js(j: str, ___: list[str]) -> list[str]:
+                bv = fn.inst(f"load {ty}, ptr {_gep(fn, ty, b, offs[1], brow, j)}, align {esz}")
+                cp = _gep(fn, ty, c, offs[2], crow, j)
+                cv = fn.inst(f"load {ty}, ptr {cp}, align {esz}")
+                if is_float:
+                    p = fn.inst(f"fmul contract {ty} {av}, {bv}")
+                    s = fn.inst(f"fadd contract {ty} {cv}, {p}")
+                else:
+                    p = fn.inst(f"mul {ty} {av}, {bv}")
+                    s = fn.inst(f"add {ty} {cv}, {p}")
+                fn.emit(f"store {ty} {s}, ptr {cp}, align {esz}")
+                return []
+
+            _counted(fn, N, 1, js)
+            return []
+
+        _counted(fn, K, 1, ks)
+        return []
+
+    _counted(fn, M, 1, rows)

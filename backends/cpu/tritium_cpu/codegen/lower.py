@@ -1,0 +1,484 @@
+"""Lowering of a kernel's tile IR to LLVM IR text for the host CPU.
+
+One LLVM function computes one program instance. Scalars are SSA values; tiles are lazy expressions
+(see :mod:`.tiles`) materialized into stack buffers only where needed: at a use that cannot be fused
+(a dot, a loop-carried value, a value used several times that is costly to recompute) or before a side
+effect could change what a pending load would read.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from tritium._mlir import ir, walk_children
+
+from .control import ControlFlowMixin
+from .irtext import FP8, Function, Module, const, llvm_type
+from .memory import MemoryMixin
+from .reduce import ReduceMixin
+from .scalar import MathLibrary, ScalarEmitter, expensive, is_elementwise
+from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Select2, Splat, Tile, loop_nest, numel
+
+_type_cache: dict[str, tuple[Optional[tuple[int, ...]], str, str]] = {}
+
+
+def type_info(t: Any) -> tuple[Optional[tuple[int, ...]], str, str]:
+    """(shape or None for scalars, LLVM element type, MLIR element type name)."""
+    key = str(t)
+    info = _type_cache.get(key)
+    if info is None:
+        if isinstance(t, ir.RankedTensorType):
+            rt = ir.RankedTensorType(t)
+            elem = str(rt.element_type)
+            info = (tuple(rt.shape), llvm_type(elem), elem)
+        else:
+            info = (None, llvm_type(key), key)
+        _type_cache[key] = info
+    return info
+
+
+class Scalar:
+    __slots__ = ("value", "ty")
+
+    def __init__(self, value: str, ty: str) -> None:
+        self.value, self.ty = value, ty
+
+
+class LoweringError(NotImplementedError):
+    pass
+
+
+class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin):
+    def __init__(self, module: Module, math: MathLibrary, kernel: Any, name: str, options: Any, vector_bits: int):
+        self.module = module
+        self.math = math
+        self.scalar = ScalarEmitter(module, math)
+        self.kernel = kernel
+        self.name = name
+        self.options = options
+        self.vector_bits = vector_bits
+        self.values: dict[Any, Any] = {}
+        self.pending: list[Tile] = []
+        self.has_print = False
+        self.has_assert = False
+        self.work = 0  # a rough count of element operations per program, for the launcher's threading choice
+        self.fn = Function(f"{name}_program", "void",
+                           [("ptr", "%args"), ("i32", "%pid0"), ("i32", "%pid1"), ("i32", "%pid2"),
+                            ("i32", "%npid0"), ("i32", "%npid1"), ("i32", "%npid2")],
+                           attrs="alwaysinline nounwind", linkage="internal")
+        self.arg_types: list[str] = []
+
+    # -- values ----------------------------------------------------------------------------------
+    def set(self, value: Any, v: Any) -> None:
+        if isinstance(v, Tile):
+            n = 0
+            for _ in value.uses:
+                n += 1
+            v.uses = n
+            if v.node.has_load() and not isinstance(v.node, Buf):
+                if n > 1:
+                    self.materialize(v)
+                else:
+                    self.pending.append(v)
+            elif n > 1 and _costly(v.node):
+                self.materialize(v)
+        self.values[value] = v
+
+    def get(self, value: Any) -> Any:
+        try:
+            return self.values[value]
+        except KeyError:
+            raise LoweringError(f"internal error: value {value.get_name()} was not lowered") from None
+
+    def consume(self, value: Any) -> Any:
+        v = self.get(value)
+        if isinstance(v, Tile):
+            v.uses -= 1
+        return v
+
+    def as_node(self, v: Any, shape: tuple[int, ...]) -> Node:
+        if isinstance(v, Tile):
+            return v.node
+        return Splat(v.value, shape, v.ty)
+
+    # -- materialization -------------------------------------------------------------------------
+    def buffer(self, shape: tuple[int, ...], ty: str) -> str:
+        n = numel(shape)
+        return self.fn.alloca(ty, n, align=64 if n * 4 >= 64 else 16)
+
+    def materialize(self, tile: Tile, into: Optional[str] = None) -> Buf:
+        node = tile.node
+        if isinstance(node, Buf) and into is None:
+            return node
+        buf = into or self.buffer(node.shape, node.ty)
+        self.store_node(node, Buf(buf, node.shape, node.ty))
+        tile.node = Buf(buf, node.shape, node.ty)
+        if tile in self.pending:
+            self.pending.remove(tile)
+        return tile.node
+
+    def store_node(self, node: Node, dst: Buf) -> None:
+        """Write every element of ``node`` into ``dst`` (same shape)."""
+        fn = self.fn
+        self.work += numel(node.shape)
+
+        def body(idx: list[str]) -> None:
+            ev = Evaluator(fn)
+            v = ev.value(node, idx)
+            p = ev.element_ptr(dst, idx)
+            fn.emit(f"store {node.ty} {v}, ptr {p}, align {_align(node.ty)}")
+
+        loop_nest(fn, node.shape, body)
+
+    def flush_pending(self, consumed: tuple = ()) -> None:
+        """Before a side effect: compute now every pending load that is still needed afterwards."""
+        for t in list(self.pending):
+            if t.uses > 0 and not isinstance(t.node, Buf):
+                self.materialize(t)
+            elif isinstance(t.node, Buf) or t.uses <= 0:
+                if t in self.pending and t.uses <= 0 and not any(t is c for c in consumed):
+                    self.pending.remove(t)
+
+    # -- entry -------------------------------------------------------------------------------------
+    def lower(self) -> Function:
+        fn = self.fn
+        entry = self.kernel.regions[0].blocks[0]
+        for i, arg in enumerate(entry.arguments):
+            _, lt, _ = type_info(arg.type)
+            slot = fn.inst(f"getelementptr inbounds i64, ptr %args, i64 {i}")
+            v = fn.inst(f"load {lt}, ptr {slot}, align 8")
+            self.arg_types.append(lt)
+            self.values[arg] = Scalar(v, lt)
+        self.lower_ops(walk_children(self.kernel))
+        fn.emit("ret void")
+        return fn
+
+    def lower_ops(self, ops: list[Any]) -> None:
+        for op in ops:
+            self.lower_op(op)
+
+    def lower_op(self, op: Any) -> None:
+        name = op.name
+        handler = _HANDLERS.get(name)
+        if handler is not None:
+            handler(self, op)
+        elif is_elementwise(name):
+            self.elementwise(op)
+        else:
+            raise LoweringError(f"the CPU backend does not support {name} yet")
+
+    # -- simple ops --------------------------------------------------------------------------------
+    def elementwise(self, op: Any) -> None:
+        name = op.name
+        res = op.results[0]
+        shape, rty, _ = type_info(res.type)
+        operands = [self.consume(v) for v in op.operands]
+        arg_types = [type_info(v.type)[1] for v in op.operands]
+        attrs = _attrs(op)
+        if shape is None:
+            v = self.scalar.emit(self.fn, name, [o.value for o in operands], arg_types, rty, attrs)
+            self.values[res] = Scalar(v, rty)
+            return
+        nodes = [self.as_node(o, shape) for o in operands]
+        se = self.scalar
+
+        def emit(ev: Evaluator, vals: list[str]) -> str:
+            return se.emit(ev.fn, name, vals, arg_types, rty, attrs, address_mode=ev.address)
+
+        self.set(res, Tile(Elem(name, nodes, shape, rty, emit)))
+
+    def op_constant(self, op: Any) -> None:
+        res = op.results[0]
+        shape, lt, _ = type_info(res.type)
+        attr = op.attributes["value"]
+        if shape is None:
+            self.values[res] = Scalar(_scalar_const(attr, lt), lt)
+            return
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            self.set(res, Tile(Splat(_scalar_const(dense.get_splat_value(), lt), shape, lt)))
+            return
+        vals = [_scalar_const(dense[i], lt) for i in range(len(dense))]
+        g = f"@cst.{len(self.module.globals)}"
+        body = ", ".join(f"{lt} {v}" for v in vals)
+        self.module.globals.append(f"{g} = private unnamed_addr constant [{len(vals)} x {lt}] [{body}], align 16")
+        self.set(res, Tile(Buf(g, shape, lt)))
+
+    def op_program_id(self, op: Any) -> None:
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        self.values[op.results[0]] = Scalar(f"%pid{axis}", "i32")
+
+    def op_num_programs(self, op: Any) -> None:
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        self.values[op.results[0]] = Scalar(f"%npid{axis}", "i32")
+
+    def op_make_range(self, op: Any) -> None:
+        start = ir.IntegerAttr(op.attributes["start"]).value
+        end = ir.IntegerAttr(op.attributes["end"]).value
+        self.set(op.results[0], Tile(Range(start, end - start)))
+
+    def op_splat(self, op: Any) -> None:
+        shape, lt, _ = type_info(op.results[0].type)
+        src = self.consume(op.operands[0])
+        self.set(op.results[0], Tile(Splat(src.value, shape, lt)))
+
+    def op_broadcast(self, op: Any) -> None:
+        shape, _, _ = type_info(op.results[0].type)
+        src = self.consume(op.operands[0])
+        if isinstance(src, Scalar):
+            self.set(op.results[0], Tile(Splat(src.value, shape, src.ty)))
+            return
+        sshape = src.shape
+        keep = [d for d in range(len(shape)) if sshape[d] != 1]
+
+        def remap(ev: Evaluator, idx: list[str]) -> list[str]:
+            return [idx[d] if d in keep else "0" for d in range(len(shape))]
+
+        self.set(op.results[0], Tile(Remap(src.node, shape, remap)))
+
+    def op_expand_dims(self, op: Any) -> None:
+        shape, _, _ = type_info(op.results[0].type)
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        src = self.consume(op.operands[0])
+        if isinstance(src, Scalar):
+            self.set(op.results[0], Tile(Splat(src.value, shape, src.ty)))
+            return
+        node = src.node
+        if isinstance(node, Buf):
+            self.set(op.results[0], Tile(Buf(node.ptr, shape, node.ty)))
+            return
+        self.set(op.results[0], Tile(Remap(node, shape, lambda ev, idx: idx[:axis] + idx[axis + 1:],
+                                           identity_safe=True)))
+
+    def op_reshape(self, op: Any) -> None:
+        shape, _, _ = type_info(op.results[0].type)
+        src = self.consume(op.operands[0])
+        if isinstance(src.node, Splat):
+            self.set(op.results[0], Tile(Splat(src.node.value, shape, src.ty)))
+            return
+        buf = self.materialize(src)
+        # row-major data is the same memory under the new shape
+        self.set(op.results[0], Tile(Buf(buf.ptr, shape, buf.ty)))
+
+    def op_trans(self, op: Any) -> None:
+        shape, _, _ = type_info(op.results[0].type)
+        order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+        src = self.consume(op.operands[0])
+        inv = [0] * len(order)
+        for i, o in enumerate(order):
+            inv[o] = i
+
+        def remap(ev: Evaluator, idx: list[str]) -> list[str]:
+            return [idx[inv[d]] for d in range(len(order))]
+
+        self.set(op.results[0], Tile(Remap(src.node, shape, remap)))
+
+    def op_cat(self, op: Any) -> None:
+        shape, lt, _ = type_info(op.results[0].type)
+        a, b = self.consume(op.operands[0]), self.consume(op.operands[1])
+        n = a.shape[0]
+
+        def cond(ev: Evaluator, idx: list[str]) -> str:
+            return ev.fn.inst(f"icmp ult i64 {idx[0]}, {n}") if idx[0].startswith("%") else \
+                ("true" if int(idx[0]) < n else "false")
+
+        def a_idx(ev: Evaluator, idx: list[str]) -> list[str]:
+            if not idx[0].startswith("%"):
+                return [str(min(int(idx[0]), n - 1))] + idx[1:]
+            c = ev.fn.inst(f"icmp ult i64 {idx[0]}, {n}")
+            return [ev.fn.inst(f"select i1 {c}, i64 {idx[0]}, i64 0")] + idx[1:]
+
+        def b_idx(ev: Evaluator, idx: list[str]) -> list[str]:
+            if not idx[0].startswith("%"):
+                return [str(max(int(idx[0]) - n, 0))] + idx[1:]
+            c = ev.fn.inst(f"icmp uge i64 {idx[0]}, {n}")
+            s = ev.fn.inst(f"sub i64 {idx[0]}, {n}")
+            return [ev.fn.inst(f"select i1 {c}, i64 {s}, i64 0")] + idx[1:]
+
+        self.set(op.results[0], Tile(Select2(shape, lt, cond, a.node, a_idx, b.node, b_idx)))
+
+    def op_join(self, op: Any) -> None:
+        shape, lt, _ = type_info(op.results[0].type)
+        a, b = self.consume(op.operands[0]), self.consume(op.operands[1])
+        an, bn = self.as_node(a, shape[:-1]), self.as_node(b, shape[:-1])
+        last = len(shape) - 1
+
+        def cond(ev: Evaluator, idx: list[str]) -> str:
+            i = idx[last]
+            return ev.fn.inst(f"icmp eq i64 {i}, 0") if i.startswith("%") else ("true" if i == "0" else "false")
+
+        drop = lambda ev, idx: idx[:last]  # noqa: E731
+        node = Select2(shape, lt, cond, an, drop, bn, drop)
+        tile = Tile(node)
+        self.set(op.results[0], tile)
+
+    def op_split(self, op: Any) -> None:
+        src = self.consume(op.operands[0])
+        node = src.node
+        for k, res in enumerate(op.results):
+            shape, _, _ = type_info(res.type)
+            if shape is None:
+                self.values[res] = Scalar(self._read_element(node, [str(k)]), node.ty)
+                continue
+            self.set(res, Tile(Remap(node, shape, lambda ev, idx, k=k: idx + [str(k)])))
+
+    def _read_element(self, node: Node, idx: list[str]) -> str:
+        return Evaluator(self.fn).value(node, idx)
+
+    def op_fp_to_fp(self, op: Any) -> None:
+        res = op.results[0]
+        shape, rty, relem = type_info(res.type)
+        _, sty, selem = type_info(op.operands[0].type)
+        rounding = ""
+        if "rounding" in op.attributes:
+            rounding = ir.StringAttr(op.attributes["rounding"]).value
+        math, scalar = self.math, self.scalar
+
+        def convert(fn: Function, x: str) -> str:
+            v, t = x, sty
+            if selem in FP8:
+                v = math.call(fn, f"tritium_{FP8[selem]}_to_f32", "float", [("i8", v)])
+                t = "float"
+            if relem in FP8:
+                if t != "float":
+                    v = fn.inst(f"{'fpext' if t in ('half', 'bfloat') else 'fptrunc'} {t} {v} to float")
+                suffix = "_rtz" if rounding == "rtz" else ""
+                return math.call(fn, f"tritium_f32_to_{FP8[relem]}{suffix}", "i8", [("float", v)])
+            if t == rty:
+                return v
+            if rounding == "rtz":
+                if t == "double" and rty == "float":
+                    return math.call(fn, "tritium_f64_to_f32_rtz", "float", [("double", v)])
+                if t == "double":
+                    v = math.call(fn, "tritium_f64_to_f32_rtz", "float", [("double", v)])
+                    t = "float"
+                if t == "float" and rty in ("half", "bfloat"):
+                    name = "tritium_f32_to_f16_rtz" if rty == "half" else "tritium_f32_to_bf16_rtz"
+                    return math.call(fn, name, rty, [("float", v)])
+            widen = _fbits(rty) > _fbits(t)
+            return fn.inst(f"{'fpext' if widen else 'fptrunc'} {t} {v} to {rty}")
+
+        src = self.consume(op.operands[0])
+        if shape is None:
+            self.values[res] = Scalar(convert(self.fn, src.value), rty)
+            return
+        _ = scalar
+        self.set(res, Tile(Elem("tt.fp_to_fp", [src.node], shape, rty, lambda ev, vals: convert(ev.fn, vals[0]))))
+
+    def op_addptr(self, op: Any) -> None:
+        res = op.results[0]
+        shape, _, _ = type_info(res.type)
+        pelem = _pointee(op.operands[0].type)
+        ptr, off = self.consume(op.operands[0]), self.consume(op.operands[1])
+        oty = type_info(op.operands[1].type)[1]
+
+        def gep(fn: Function, p: str, o: str) -> str:
+            if oty != "i64":
+                o = fn.inst(f"sext {oty} {o} to i64")
+            return fn.inst(f"getelementptr {pelem}, ptr {p}, i64 {o}")
+
+        if shape is None:
+            self.values[res] = Scalar(gep(self.fn, ptr.value, off.value), "ptr")
+            return
+        nodes = [self.as_node(ptr, shape), self.as_node(off, shape)]
+        self.set(res, Tile(Elem("tt.addptr", nodes, shape, "ptr", lambda ev, v: gep(ev.fn, v[0], v[1]))))
+
+    def op_assume(self, op: Any) -> None:
+        self.consume(op.operands[0])
+
+    def op_barrier(self, op: Any) -> None:
+        self.flush_pending()
+
+    def op_return(self, op: Any) -> None:
+        if len(op.operands):
+            raise LoweringError("a kernel cannot return values")
+
+
+def _fbits(t: str) -> int:
+    return {"half": 16, "bfloat": 16, "float": 32, "double": 64}[t]
+
+
+def _align(ty: str) -> int:
+    from .irtext import SIZES
+    return SIZES[ty]
+
+
+def _costly(node: Node) -> bool:
+    if isinstance(node, Elem):
+        return expensive(node.name) or any(_costly(a) for a in node.args) or _depth(node) > 6
+    if isinstance(node, (Remap, Select2)):
+        return any(_costly(c) for c in node.children())
+    return False
+
+
+def _depth(node: Node) -> int:
+    kids = node.children()
+    return 1 + max((_depth(k) for k in kids), default=0)
+
+
+def _pointee(t: Any) -> str:
+    s = str(t)
+    inner = s[s.index("!tt.ptr<") + len("!tt.ptr<"):]
+    depth, end = 1, 0
+    for i, ch in enumerate(inner):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+    return llvm_type(inner[:end])
+
+
+def _attrs(op: Any) -> dict:
+    out = {}
+    for name in ("predicate", "propagate_nan"):
+        if name in op.attributes:
+            out[name] = ir.IntegerAttr(op.attributes[name]).value
+    return out
+
+
+def _scalar_const(attr: Any, lt: str) -> str:
+    if isinstance(attr, ir.IntegerAttr):
+        v = ir.IntegerAttr(attr).value
+        if lt == "i1":
+            return "true" if v else "false"
+        return str(v)
+    if isinstance(attr, ir.FloatAttr):
+        return const(lt, ir.FloatAttr(attr).value)
+    raise LoweringError(f"unsupported constant {attr}")
+
+
+_HANDLERS = {
+    "arith.constant": KernelLowering.op_constant,
+    "tt.get_program_id": KernelLowering.op_program_id,
+    "tt.get_num_programs": KernelLowering.op_num_programs,
+    "tt.make_range": KernelLowering.op_make_range,
+    "tt.splat": KernelLowering.op_splat,
+    "tt.broadcast": KernelLowering.op_broadcast,
+    "tt.expand_dims": KernelLowering.op_expand_dims,
+    "tt.reshape": KernelLowering.op_reshape,
+    "tt.trans": KernelLowering.op_trans,
+    "tt.cat": KernelLowering.op_cat,
+    "tt.join": KernelLowering.op_join,
+    "tt.split": KernelLowering.op_split,
+    "tt.fp_to_fp": KernelLowering.op_fp_to_fp,
+    "tt.addptr": KernelLowering.op_addptr,
+    "tt.assume": KernelLowering.op_assume,
+    "tt.debug_barrier": KernelLowering.op_barrier,
+    "func.return": KernelLowering.op_return,
+    "tt.load": MemoryMixin.op_load,
+    "tt.store": MemoryMixin.op_store,
+    "tt.atomic_rmw": MemoryMixin.op_atomic_rmw,
+    "tt.atomic_cas": MemoryMixin.op_atomic_cas,
+    "tt.print": MemoryMixin.op_print,
+    "tt.assert": MemoryMixin.op_assert,
+    "tt.gather": MemoryMixin.op_gather,
+    "tt.histogram": MemoryMixin.op_histogram,
+    "tt.dot": ReduceMixin.op_dot,
+    "tt.reduce": ReduceMixin.op_reduce,
+    "tt.scan": ReduceMixin.op_scan,
+    "scf.for": ControlFlowMixin.op_for,
+    "scf.if": ControlFlowMixin.op_if,
+    "scf.while": ControlFlowMixin.op_while,
+}

@@ -1,0 +1,145 @@
+"""A whole kernel module: the program function, the grid loop, and the multi-threaded launcher."""
+from __future__ import annotations
+
+from typing import Any
+
+from tritium._mlir import walk_children
+
+from .irtext import Function, Module
+from .lower import KernelLowering, LoweringError
+from .scalar import MathLibrary
+
+TASK = "{ ptr, i32, i32, i32, i64, i64 }"
+
+
+def _kernel_func(module: Any) -> Any:
+    funcs = [op for op in walk_children(module.operation) if op.name == "func.func"]
+    public = [f for f in funcs if "sym_visibility" not in f.attributes
+              or str(f.attributes["sym_visibility"]).strip('"') == "public"]
+    if len(public) != 1:
+        raise LoweringError(f"expected one kernel function in the module, found {len(public)}")
+    return public[0]
+
+
+def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, datalayout: str,
+                  vector_bits: int) -> tuple[str, dict]:
+    """LLVM IR text defining ``<symbol>_launch(args, n0, n1, n2, nthreads)`` and its metadata."""
+    module = Module(triple, datalayout)
+    math = MathLibrary()
+    kernel = _kernel_func(mlir_module)
+    lowering = KernelLowering(module, math, kernel, symbol, options, vector_bits)
+    module.functions.append(lowering.lower())
+    module.functions += _grid_and_launch(module, symbol)
+    lib = math.ir()
+    if lib:
+        module.extra.append(lib)
+    meta = {"cpu_work": max(1, lowering.work), "has_print": lowering.has_print, "has_assert": lowering.has_assert,
+            "arg_types": lowering.arg_types, "symbol": symbol}
+    return module.text(), meta
+
+
+def _grid_and_launch(module: Module, s: str) -> list[Function]:
+    grid = Function(f"{s}_grid", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
+                                          ("i64", "%start"), ("i64", "%end")], attrs="nounwind")
+    g = grid
+    g.emit("%empty = icmp uge i64 %start, %end")
+    g.emit("br i1 %empty, label %done, label %loop")
+    g.start_block("loop")
+    g.emit("%lin = phi i64 [%start, %entry], [%next, %loop]")
+    g.emit("%n0w = zext i32 %n0 to i64")
+    g.emit("%n1w = zext i32 %n1 to i64")
+    g.emit("%p0w = urem i64 %lin, %n0w")
+    g.emit("%rest = udiv i64 %lin, %n0w")
+    g.emit("%p1w = urem i64 %rest, %n1w")
+    g.emit("%p2w = udiv i64 %rest, %n1w")
+    g.emit("%p0 = trunc i64 %p0w to i32")
+    g.emit("%p1 = trunc i64 %p1w to i32")
+    g.emit("%p2 = trunc i64 %p2w to i32")
+    g.emit(f"call void @{s}_program(ptr %args, i32 %p0, i32 %p1, i32 %p2, i32 %n0, i32 %n1, i32 %n2)")
+    g.emit("%next = add nuw i64 %lin, 1")
+    g.emit("%more = icmp ult i64 %next, %end")
+    g.emit("br i1 %more, label %loop, label %done")
+    g.start_block("done")
+    g.emit("ret void")
+
+    thread = Function(f"{s}_thread", "ptr", [("ptr", "%task")], attrs="nounwind", linkage="internal")
+    t = thread
+    fields = []
+    for k, ty in enumerate(["ptr", "i32", "i32", "i32", "i64", "i64"]):
+        p = t.inst(f"getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
+        fields.append(t.inst(f"load {ty}, ptr {p}"))
+    t.emit(f"call void @{s}_grid(ptr {fields[0]}, i32 {fields[1]}, i32 {fields[2]}, i32 {fields[3]}, "
+           f"i64 {fields[4]}, i64 {fields[5]})")
+    t.emit("ret ptr null")
+
+    module.declare("pthread_create", "declare i32 @pthread_create(ptr, ptr, ptr, ptr)")
+    module.declare("pthread_join", "declare i32 @pthread_join(i64, ptr)")
+    launch = Function(f"{s}_launch", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
+                                              ("i32", "%nthreads")], attrs="nounwind")
+    L = launch
+    L.emit("%a = zext i32 %n0 to i64")
+    L.emit("%b = zext i32 %n1 to i64")
+    L.emit("%c = zext i32 %n2 to i64")
+    L.emit("%ab = mul i64 %a, %b")
+    L.emit("%total = mul i64 %ab, %c")
+    L.emit("%nt = sext i32 %nthreads to i64")
+    L.emit("%few = icmp ult i64 %total, 2")
+    L.emit("%one = icmp sle i32 %nthreads, 1")
+    L.emit("%serial = or i1 %few, %one")
+    L.emit("br i1 %serial, label %serial_run, label %par")
+    L.start_block("serial_run")
+    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %total)")
+    L.emit("ret void")
+    L.start_block("par")
+    L.emit("%ntc = call i64 @llvm.umin.i64(i64 %nt, i64 %total)")
+    module.declare("llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)")
+    L.emit(f"%tasks = alloca {TASK}, i64 %ntc, align 8")
+    L.emit("%tids = alloca i64, i64 %ntc, align 8")
+    L.emit("%chunk0 = add i64 %total, %ntc")
+    L.emit("%chunk1 = sub i64 %chunk0, 1")
+    L.emit("%chunk = udiv i64 %chunk1, %ntc")
+    L.emit("br label %spawn")
+    L.start_block("spawn")
+    L.emit("%t = phi i64 [1, %par], [%tn, %spawned]")
+    L.emit("%st0 = mul i64 %t, %chunk")
+    L.emit("%st = call i64 @llvm.umin.i64(i64 %st0, i64 %total)")
+    L.emit("%en0 = add i64 %st, %chunk")
+    L.emit("%en = call i64 @llvm.umin.i64(i64 %en0, i64 %total)")
+    L.emit(f"%task = getelementptr inbounds {TASK}, ptr %tasks, i64 %t")
+    for k, (ty, v) in enumerate([("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"), ("i64", "%st"),
+                                 ("i64", "%en")]):
+        L.emit(f"%f{k} = getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
+        L.emit(f"store {ty} {v}, ptr %f{k}")
+    L.emit("%tid = getelementptr inbounds i64, ptr %tids, i64 %t")
+    L.emit(f"%rc = call i32 @pthread_create(ptr %tid, ptr null, ptr @{s}_thread, ptr %task)")
+    L.emit("%failed = icmp ne i32 %rc, 0")
+    L.emit("br i1 %failed, label %inline, label %spawned")
+    L.start_block("inline")
+    # no thread could be started: run that chunk here, and mark it as not needing a join
+    L.emit(f"%ignored = call ptr @{s}_thread(ptr %task)")
+    L.emit("store i64 0, ptr %tid")
+    L.emit("br label %spawned")
+    L.start_block("spawned")
+    L.emit("%tn = add i64 %t, 1")
+    L.emit("%more = icmp ult i64 %tn, %ntc")
+    L.emit("br i1 %more, label %spawn, label %own")
+    L.start_block("own")
+    L.emit("%own_end = call i64 @llvm.umin.i64(i64 %chunk, i64 %total)")
+    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %own_end)")
+    L.emit("br label %join")
+    L.start_block("join")
+    L.emit("%j = phi i64 [1, %own], [%jn, %joined]")
+    L.emit("%jtid = getelementptr inbounds i64, ptr %tids, i64 %j")
+    L.emit("%tidv = load i64, ptr %jtid")
+    L.emit("%ran_inline = icmp eq i64 %tidv, 0")
+    L.emit("br i1 %ran_inline, label %joined, label %dojoin")
+    L.start_block("dojoin")
+    L.emit("%jr = call i32 @pthread_join(i64 %tidv, ptr null)")
+    L.emit("br label %joined")
+    L.start_block("joined")
+    L.emit("%jn = add i64 %j, 1")
+    L.emit("%jmore = icmp ult i64 %jn, %ntc")
+    L.emit("br i1 %jmore, label %join, label %end")
+    L.start_block("end")
+    L.emit("ret void")
+    return [grid, thread, launch]

@@ -1,0 +1,276 @@
+"""Tiles on the CPU: lazy elementwise expressions over buffers, evaluated inside loop nests.
+
+A tile value is a :class:`Tile` whose ``node`` says how to compute element ``(i0, ..., in)``: read a
+buffer, broadcast a scalar, index arithmetic (``arange``), an elementwise op of other nodes, an index
+remapping (broadcast, expand_dims, permute, cat, join...), or a masked load. Chains of elementwise ops
+are fused into the loop of whatever consumes them (a store, a reduction, a materialization), so a kernel
+like ``z = x + y`` becomes one loop that LLVM vectorizes.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .irtext import SIZES, Function, const
+
+
+class Node:
+    shape: tuple[int, ...]
+    ty: str
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        raise NotImplementedError
+
+    def children(self) -> list["Node"]:
+        return []
+
+    def has_load(self) -> bool:
+        return any(c.has_load() for c in self.children())
+
+    def reads(self, buf: str) -> bool:
+        return any(c.reads(buf) for c in self.children())
+
+    def reads_remapped(self, buf: str) -> bool:
+        """Reads ``buf`` at an index other than the element being computed (unsafe to write in place)."""
+        return any(c.reads_remapped(buf) for c in self.children())
+
+
+class Buf(Node):
+    """A materialized tile: ``numel`` elements in row-major order at ``ptr``."""
+
+    def __init__(self, ptr: str, shape: tuple[int, ...], ty: str) -> None:
+        self.ptr, self.shape, self.ty = ptr, shape, ty
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        p = ev.element_ptr(self, idx)
+        return ev.fn.inst(f"load {self.ty}, ptr {p}, align {SIZES[self.ty]}")
+
+    def reads(self, buf: str) -> bool:
+        return self.ptr == buf
+
+
+class Splat(Node):
+    def __init__(self, value: str, shape: tuple[int, ...], ty: str) -> None:
+        self.value, self.shape, self.ty = value, shape, ty
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        return self.value
+
+
+class Range(Node):
+    def __init__(self, start: int, n: int) -> None:
+        self.start, self.shape, self.ty = start, (n, ), "i32"
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        i = idx[0]
+        if not i.startswith("%"):
+            return str(int(i) + self.start)
+        t = ev.fn.inst(f"trunc i64 {i} to i32")
+        if self.start == 0:
+            return t
+        return ev.fn.inst(f"add nuw nsw i32 {t}, {self.start}")
+
+
+class Elem(Node):
+    """An elementwise op: ``emit(ev, operand values) -> value``."""
+
+    def __init__(self, name: str, args: list[Node], shape: tuple[int, ...], ty: str,
+                 emit: Callable[["Evaluator", list[str]], str]) -> None:
+        self.name, self.args, self.shape, self.ty, self.emit = name, args, shape, ty, emit
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        return self.emit(ev, [ev.value(a, idx) for a in self.args])
+
+    def children(self) -> list[Node]:
+        return self.args
+
+
+class Remap(Node):
+    """Element ``idx`` of this tile is element ``fn(idx)`` of ``src``."""
+
+    def __init__(self, src: Node, shape: tuple[int, ...], remap: Callable[["Evaluator", list[str]], list[str]],
+                 identity_safe: bool = False) -> None:
+        self.src, self.shape, self.ty, self.remap = src, shape, src.ty, remap
+        self.identity_safe = identity_safe
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        return ev.value(self.src, self.remap(ev, idx))
+
+    def children(self) -> list[Node]:
+        return [self.src]
+
+    def reads_remapped(self, buf: str) -> bool:
+        return (not self.identity_safe and self.src.reads(buf)) or self.src.reads_remapped(buf)
+
+
+class Select2(Node):
+    """Element-wise choice between two tiles by a condition on the index (cat, join)."""
+
+    def __init__(self, shape: tuple[int, ...], ty: str, cond: Callable[["Evaluator", list[str]], str],
+                 a: Node, a_idx: Callable, b: Node, b_idx: Callable) -> None:
+        self.shape, self.ty, self.cond = shape, ty, cond
+        self.a, self.a_idx, self.b, self.b_idx = a, a_idx, b, b_idx
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        c = self.cond(ev, idx)
+        va = ev.value(self.a, self.a_idx(ev, idx))
+        vb = ev.value(self.b, self.b_idx(ev, idx))
+        return ev.fn.inst(f"select i1 {c}, {self.ty} {va}, {self.ty} {vb}")
+
+    def children(self) -> list[Node]:
+        return [self.a, self.b]
+
+    def reads_remapped(self, buf: str) -> bool:
+        return self.a.reads(buf) or self.b.reads(buf)
+
+
+class Load(Node):
+    """``mask ? *ptr : other`` per element. Evaluated where consumed unless a side effect intervenes."""
+
+    def __init__(self, ptr: Node, mask: Optional[Node], other: Optional[Node], ty: str, volatile: bool = False):
+        self.ptr, self.mask, self.other, self.ty, self.shape = ptr, mask, other, ty, ptr.shape
+        self.volatile = volatile
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        fn = ev.fn
+        p = ev.value(self.ptr, idx, address=True)
+        vol = "volatile " if self.volatile else ""
+        if self.mask is None:
+            return fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
+        o = ev.value(self.other, idx) if self.other is not None else const(self.ty, 0)
+        m = ev.value(self.mask, idx)
+        if m == "true":
+            return fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
+        do, join = fn.label("ld"), fn.label("ldj")
+        before = fn.current
+        fn.cond_br(m, do, join)
+        fn.start_block(do)
+        v = fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
+        fn.br(join)
+        fn.start_block(join)
+        ev.blocks_changed()
+        return fn.inst(f"phi {self.ty} [{v}, %{do}], [{o}, %{before}]")
+
+    def children(self) -> list[Node]:
+        return [c for c in (self.ptr, self.mask, self.other) if c is not None]
+
+    def has_load(self) -> bool:
+        return True
+
+
+class Tile:
+    """A tile-typed SSA value of the kernel. ``node`` can be replaced by a buffer once materialized."""
+
+    def __init__(self, node: Node, uses: int = 1) -> None:
+        self.node = node
+        self.uses = uses
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.node.shape
+
+    @property
+    def ty(self) -> str:
+        return self.node.ty
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def strides(shape: tuple[int, ...]) -> list[int]:
+    out = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        out[d] = out[d + 1] * shape[d + 1]
+    return out
+
+
+class Evaluator:
+    """Evaluates nodes at one index tuple inside a loop body, computing shared subexpressions once."""
+
+    def __init__(self, fn: Function, address_mode: Any = None) -> None:
+        self.fn = fn
+        self.memo: dict[tuple, str] = {}
+        self.address = False
+
+    def value(self, node: Node, idx: list[str], address: bool = False) -> str:
+        key = (id(node), tuple(idx), address or self.address)
+        v = self.memo.get(key)
+        if v is None:
+            saved = self.address
+            self.address = address or self.address
+            try:
+                v = node.eval(self, idx)
+            finally:
+                self.address = saved
+            self.memo[key] = v
+        return v
+
+    def blocks_changed(self) -> None:
+        # values computed in a conditional block do not dominate what follows; keep only the
+        # ones computed before the branch (their keys were stored already)
+        pass
+
+    def element_ptr(self, buf: Buf, idx: list[str]) -> str:
+        lin = linear_index(self.fn, buf.shape, idx)
+        return self.fn.inst(f"getelementptr inbounds {buf.ty}, ptr {buf.ptr}, i64 {lin}")
+
+
+def linear_index(fn: Function, shape: tuple[int, ...], idx: list[str]) -> str:
+    st = strides(shape)
+    total: Optional[str] = None
+    const_part = 0
+    for d, i in enumerate(idx):
+        if shape[d] == 1:
+            continue
+        if not i.startswith("%"):
+            const_part += int(i) * st[d]
+            continue
+        term = i if st[d] == 1 else fn.inst(f"mul nuw nsw i64 {i}, {st[d]}")
+        total = term if total is None else fn.inst(f"add nuw nsw i64 {total}, {term}")
+    if total is None:
+        return str(const_part)
+    if const_part:
+        total = fn.inst(f"add nuw nsw i64 {total}, {const_part}")
+    return total
+
+
+def loop_nest(fn: Function, shape: tuple[int, ...], body: Callable[[list[str]], None],
+              order: Optional[list[int]] = None) -> None:
+    """Emit loops over every index of ``shape`` (dimensions of size 1 get no loop) and call ``body``."""
+    dims = order if order is not None else list(range(len(shape)))
+    idx = ["0"] * len(shape)
+
+    def rec(k: int) -> None:
+        if k == len(dims):
+            body(list(idx))
+            return
+        d = dims[k]
+        n = shape[d]
+        if n == 1:
+            idx[d] = "0"
+            rec(k + 1)
+            return
+        pre = fn.current
+        head, latch, exit_ = fn.label("L"), fn.label("Llatch"), fn.label("Lexit")
+        fn.br(head)
+        fn.start_block(head)
+        i = fn.tmp("i")
+        phi_at = len(fn.blocks[-1][1])
+        fn.emit("")  # placeholder for the phi, filled below once the latch's name is known
+        idx[d] = i
+        rec(k + 1)
+        fn.br(latch)
+        fn.start_block(latch)
+        nxt = fn.inst(f"add nuw nsw i64 {i}, 1")
+        c = fn.inst(f"icmp ult i64 {nxt}, {n}")
+        fn.cond_br(c, head, exit_)
+        for label, lines in fn.blocks:
+            if label == head:
+                lines[phi_at] = f"{i} = phi i64 [0, %{pre}], [{nxt}, %{latch}]"
+                break
+        fn.start_block(exit_)
+
+    rec(0)

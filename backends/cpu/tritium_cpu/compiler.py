@@ -1,0 +1,153 @@
+"""The CPU backend's stages: ``ttir`` (tile IR after core passes) -> ``llir`` (optimized LLVM IR) -> ``obj``
+(a native object file for the host, loaded without a linker)."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import sys
+from dataclasses import dataclass, fields
+from typing import Any
+
+from tritium import knobs
+from tritium.backends.compiler import BaseBackend, GPUTarget, Language
+
+from .knobs import cpu as cpu_knobs
+from .plugin import CAPABILITIES
+
+TTIR_PASSES = ("inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
+               "loop-invariant-code-motion", "tt-dce", "canonicalize")
+
+
+@dataclass(frozen=True)
+class CPUOptions:
+    num_warps: int = 4          # accepted for compatibility with GPU launches; has no meaning on the CPU
+    num_stages: int = 3
+    num_ctas: int = 1
+    maxnreg: Any = None
+    debug: bool = False
+    enable_fp_fusion: bool = True
+    sanitize_overflow: bool = False
+    default_dot_input_precision: str = "ieee"
+    allowed_dot_input_precisions: tuple = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
+    min_dot_size: tuple = (16, 16, 16)
+    launch_cooperative_grid: bool = False
+    launch_pdl: bool = False
+    extern_libs: Any = None
+    instrumentation_mode: str = ""
+    arch: str = ""
+
+
+@functools.lru_cache(maxsize=None)
+def host_target(cpu: str, features: str, opt: int) -> Any:
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="pic", codemodel="default")
+
+
+def host_cpu() -> tuple[str, str]:
+    import llvmlite.binding as llvm
+    cpu = cpu_knobs.target_cpu or llvm.get_host_cpu_name()
+    features = cpu_knobs.target_features
+    if features is None:
+        features = llvm.get_host_cpu_features().flatten()
+    return cpu, features
+
+
+def vector_bits(features: str) -> int:
+    feats = set(features.split(","))
+    if "+avx512f" in feats:
+        return 512
+    if "+avx" in feats or "+avx2" in feats:
+        return 256
+    return 128
+
+
+class CPUBackend(BaseBackend):
+    name = "cpu"
+    binary_ext = "obj"
+    capabilities = CAPABILITIES
+
+    @staticmethod
+    def supports_target(target: GPUTarget) -> bool:
+        return target.backend == "cpu"
+
+    def __init__(self, target: GPUTarget) -> None:
+        super().__init__(target)
+        self.cpu, self.features = host_cpu()
+        self.capability = self.cpu
+
+    def hash(self) -> str:
+        import llvmlite
+        from . import __version__
+        key = f"{__version__}-{llvmlite.__version__}-{self.cpu}-{self.features}-{cpu_knobs.opt_level}"
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    def parse_options(self, options: dict) -> CPUOptions:
+        known = {f.name for f in fields(CPUOptions)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"unknown launch option(s) {', '.join(unknown)}; the CPU backend accepts "
+                            f"{', '.join(sorted(known))}")
+        opts = dict(options)
+        if knobs.compilation.sanitize_overflow:
+            opts.setdefault("sanitize_overflow", True)
+        if "allowed_dot_input_precisions" in opts:
+            opts["allowed_dot_input_precisions"] = tuple(opts["allowed_dot_input_precisions"])
+        opts.setdefault("arch", self.cpu)
+        return CPUOptions(**opts)
+
+    def pipeline(self, stage: str, options: Any) -> Any:
+        if stage == "ttir":
+            return TTIR_PASSES
+        raise KeyError(stage)
+
+    def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options)
+        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options)
+        stages["obj"] = lambda src, metadata: self.make_obj(src, metadata, options)
+
+    # -- stages ------------------------------------------------------------------------------------
+    def make_ttir(self, module: Any, metadata: dict, options: CPUOptions) -> Any:
+        from tritium.passes._util import all_ops
+        from tritium.passes.pipeline import run_stage_passes
+        # every device function is inlined on the CPU: noinline only matters to GPU register allocation
+        for op in all_ops(module):
+            if op.name == "func.call" and "no_inline" in op.attributes:
+                del op.attributes["no_inline"]
+        return run_stage_passes(module, "ttir", TTIR_PASSES, options, self, metadata)
+
+    def make_llir(self, module: Any, metadata: dict, options: CPUOptions) -> str:
+        from .codegen import lower_to_llvm
+        import llvmlite.binding as llvm
+        tm = host_target(self.cpu, self.features, cpu_knobs.opt_level)
+        symbol = f"{metadata['name']}_{metadata['hash'][:12]}"
+        text, meta = lower_to_llvm(module, symbol, options, llvm.get_default_triple(), str(tm.target_data),
+                                   vector_bits(self.features))
+        metadata.update(meta)
+        dump = knobs.compilation.llvm_ir_dump
+        if dump:
+            print(f"// -----// LLVM IR before optimization ({metadata['name']}) //----- //\n{text}", file=sys.stderr)
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        if not _llvm_opt_disabled():
+            pto = llvm.create_pipeline_tuning_options(speed_level=min(cpu_knobs.opt_level, 3))
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        out = str(mod)
+        if dump:
+            print(f"// -----// LLVM IR after optimization ({metadata['name']}) //----- //\n{out}", file=sys.stderr)
+        return out
+
+    def make_obj(self, src: str, metadata: dict, options: CPUOptions) -> bytes:
+        import llvmlite.binding as llvm
+        tm = host_target(self.cpu, self.features, cpu_knobs.opt_level)
+        return tm.emit_object(llvm.parse_assembly(src))
+
+
+def _llvm_opt_disabled() -> bool:
+    v = knobs.compilation.disable_llvm_opt
+    return bool(v) and v.strip().lower() in ("1", "true", "on", "yes")

@@ -1,0 +1,65 @@
+"""The one place that imports the MLIR Python bindings (including their private modules).
+
+Importing this module loads MLIR (about 0.2 s); ``import tritium`` does not, so only compilation pays.
+"""
+from __future__ import annotations
+
+import threading
+
+from mlir import ir, passmanager  # noqa: F401
+from mlir.dialects import irdl
+
+from .dialect.ops import irdl_source
+
+_local = threading.local()
+
+
+def tile_context() -> ir.Context:
+    """This thread's MLIR context with the ``tt`` dialect loaded (contexts are not shared across threads)."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        ctx = ir.Context()
+        ctx.allow_unregistered_dialects = False
+        with ctx, ir.Location.unknown():
+            irdl.load_dialects(ir.Module.parse(irdl_source()))
+            # make sure the dialects our IR uses are loaded, so parsing generic IR works
+            for name in ("arith", "math", "scf", "func", "gpu", "cf", "llvm"):
+                ctx.dialects[name]
+        _local.ctx = ctx
+    return ctx
+
+
+def parse_module(text: str, ctx: ir.Context | None = None) -> ir.Module:
+    ctx = ctx or tile_context()
+    with ctx:
+        return ir.Module.parse(text)
+
+
+def gpu_object_bitcode(module: ir.Module) -> bytes:
+    """Bitcode of the first ``gpu.module`` after ``gpu-module-to-binary{format=llvm}`` has run."""
+    from mlir._mlir_libs._mlirDialectsGPU import ObjectAttr
+    op = module.body.operations[0]
+    return bytes(ObjectAttr(op.attributes["objects"][0]).object)
+
+
+def walk_children(op: ir.Operation) -> list[ir.Operation]:
+    """The operations directly nested in ``op``'s regions, in order, without building OpViews (fast)."""
+    out: list[ir.Operation] = []
+    root = op.operation
+
+    def visit(o: ir.Operation) -> ir.WalkResult:
+        if o == root:
+            return ir.WalkResult.ADVANCE
+        out.append(o)
+        return ir.WalkResult.SKIP
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return out
+
+
+def block_ops(block: ir.Block) -> list[ir.Operation]:
+    """The operations of ``block`` in order (fast path through the parent op's walk)."""
+    parent = block.owner
+    if parent is None:
+        return [o.operation for o in block.operations]
+    return [o for o in walk_children(parent) if o.block == block]

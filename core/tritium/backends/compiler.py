@@ -1,0 +1,77 @@
+"""What a backend's compiler must provide. A backend subclasses :class:`BaseBackend` and registers it
+through the ``tritium_backends`` hook (see :mod:`tritium.hookspecs`)."""
+from __future__ import annotations
+
+import hashlib
+from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import Any, Union
+
+
+class Language(Enum):
+    TRITON = 0
+    GLUON = 1
+
+
+@dataclass(frozen=True)
+class GPUTarget:
+    """The device code is made for: ``backend`` names the backend, ``arch`` its architecture (an int such as
+    90 for sm_90, or a string such as "gfx942" or a host CPU name), ``warp_size`` threads per warp."""
+    backend: str
+    arch: Union[int, str]
+    warp_size: int
+
+
+class BaseBackend(metaclass=ABCMeta):
+    """A compiler for one kind of target.
+
+    Subclasses declare ``name`` and ``binary_ext`` (the last stage's extension) and implement the
+    abstract methods. ``capabilities`` are feature flags that tests and passes may ask about.
+    """
+
+    name: str = ""
+    binary_ext: str = ""
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self, target: GPUTarget) -> None:
+        self.target = target
+        assert self.supports_target(target)
+
+    @staticmethod
+    @abstractmethod
+    def supports_target(target: GPUTarget) -> bool:
+        ...
+
+    @abstractmethod
+    def hash(self) -> str:
+        """A string that changes whenever this backend would compile something differently."""
+
+    @abstractmethod
+    def parse_options(self, options: dict) -> Any:
+        """Turn user options (num_warps, debug...) into this backend's frozen options dataclass."""
+
+    @abstractmethod
+    def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
+        """Fill ``stages`` (name/extension -> fn(src, metadata)) in order."""
+
+    def load_dialects(self, context: Any) -> None:
+        return None
+
+    def get_codegen_implementation(self, options: Any) -> dict:
+        return {}
+
+    def get_module_map(self) -> dict:
+        return {}
+
+    def pack_metadata(self, metadata: Any) -> Any:
+        return metadata
+
+    def pipeline(self, stage: str, options: Any) -> Any:
+        """The pass pipeline of a stage, as data that plugins may edit (see tritium.passes.pipeline)."""
+        raise KeyError(stage)
+
+    @staticmethod
+    def options_hash(options: Any) -> str:
+        items = [(f.name, getattr(options, f.name)) for f in fields(options)]
+        return hashlib.sha256(repr(sorted(items, key=lambda kv: kv[0])).encode()).hexdigest()

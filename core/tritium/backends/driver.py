@@ -1,0 +1,48 @@
+"""What a backend's driver must provide: finding devices and launching compiled kernels."""
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+from typing import Any, Callable
+
+
+class DriverBase(metaclass=ABCMeta):
+    """A runtime for one kind of device. Instances are created lazily, once per process."""
+
+    @classmethod
+    @abstractmethod
+    def is_active(cls) -> bool:
+        """True when this driver's device is present (must be cheap and must not raise)."""
+
+    @abstractmethod
+    def get_current_target(self) -> Any:
+        """The GPUTarget of the current device."""
+
+    @abstractmethod
+    def get_current_device(self) -> Any:
+        ...
+
+    def set_current_device(self, device: Any) -> None:
+        return None
+
+    def get_current_stream(self, device: Any = None) -> Any:
+        return 0
+
+    def get_active_torch_device(self) -> Any:
+        return None
+
+    @abstractmethod
+    def make_launcher(self, kernel: Any) -> Callable[..., None]:
+        """Return ``launch(grid, args)`` for a CompiledKernel; built once per kernel, not per call."""
+
+    def get_benchmarker(self) -> Callable[..., Any]:
+        from ..testing import do_bench
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        return None
+
+    def clear_cache(self, cache: Any) -> None:
+        return None
+
+    def synchronize(self) -> None:
+        return None

@@ -1,0 +1,62 @@
+"""Build the tile IR module of a kernel from its ASTSource."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import knobs
+from ..language import core as tl
+from ..language.dtypes import str_to_ty
+from ..language.semantic import Semantic
+from .builder import Builder
+from .code_generator import CodeGenerator
+from .errors import CompilationError
+
+
+def kernel_arg_types(fn: Any, src: Any) -> tuple[list[Any], list[Any]]:
+    """(tl type or None per parameter, compile-time value or None per parameter)."""
+    types: list[Any] = []
+    values: list[Any] = []
+    for i, name in enumerate(fn.arg_names):
+        sig = src.signature.get(name)
+        if (i, ) in src.constants or sig == "constexpr" or fn.is_constexpr_param(name):
+            if (i, ) not in src.constants and sig != "constexpr":
+                raise CompilationError(fn.__name__, None, None,
+                                       f"parameter `{name}` is a tl.constexpr but no value was given for it")
+            types.append(None)
+            values.append(tl.constexpr(src.constants.get((i, ))))
+        elif sig is None:
+            raise CompilationError(fn.__name__, None, None, f"the signature has no type for parameter `{name}`")
+        else:
+            types.append(str_to_ty(sig))
+            values.append(None)
+    return types, values
+
+
+def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: frozenset = frozenset()) -> Any:
+    builder = Builder(context, options)
+    builder.disable_line_info = knobs.compilation.disable_line_info
+    module = builder.create_module()
+    semantic = Semantic(builder, options, capabilities)
+    types, values = kernel_arg_types(fn, src)
+    gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=fn.__name__, is_kernel=True,
+                        options=options)
+    fop = gen.generate(types)
+    # specialization facts the lowering can use: pointer/integer arguments divisible by 16
+    ir_index = 0
+    from .._mlir import ir
+    with context:
+        arg_attrs = []
+        for i, ty in enumerate(types):
+            if ty is None:
+                continue
+            attrs = {}
+            for name, value in src.attrs.get((i, ), []):
+                attrs[name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(value))
+            arg_attrs.append(ir.DictAttr.get(attrs))
+            ir_index += 1
+        if arg_attrs:
+            fop.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
+        module.operation.attributes["tt.kernel"] = ir.StringAttr.get(fn.__name__)
+    if not module.operation.verify():
+        raise CompilationError(fn.__name__, None, None, "internal compiler error: the generated IR does not verify")
+    return module

@@ -1,0 +1,168 @@
+"""Calls from a kernel to @jit device functions.
+
+Each distinct combination of argument types and compile-time values becomes one private
+``func.func``; the ``inline`` pass later inlines it unless the function was declared ``noinline``.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence
+
+from ..language import core as tl
+from ..language.core import constexpr, tensor, tuple_value
+
+
+def _flatten(v: Any, out: list[tensor]) -> Any:
+    """Replace tensors inside ``v`` with placeholders (their index in ``out``)."""
+    if isinstance(v, tensor):
+        out.append(v)
+        return ("T", len(out) - 1, v.type)
+    if isinstance(v, tuple_value):
+        return ("tuple", [_flatten(x, out) for x in v.values], v.type)
+    return ("C", v)
+
+
+def _spec_key(spec: Any) -> Any:
+    kind = spec[0]
+    if kind == "T":
+        return ("T", spec[2])
+    if kind == "tuple":
+        return ("tuple", tuple(_spec_key(s) for s in spec[1]))
+    v = tl._unwrap(spec[1])
+    try:
+        hash(v)
+        return ("C", type(v).__name__, v)
+    except TypeError:
+        return ("C", type(v).__name__, repr(v))
+
+
+def _rebuild(spec: Any, handles: Sequence[Any]) -> Any:
+    kind = spec[0]
+    if kind == "T":
+        return tensor(handles[spec[1]], spec[2])
+    if kind == "tuple":
+        return tuple_value([_rebuild(s, handles) for s in spec[1]], spec[2])
+    v = spec[1]
+    return v if isinstance(v, (constexpr, tuple_value)) else constexpr(v)
+
+
+def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any) -> Any:
+    from .code_generator import CodeGenerator
+    if fn in gen.call_stack:
+        chain = " -> ".join(f.__name__ for f in gen.call_stack + (fn, ))
+        raise gen.error(node, f"recursive call of @jit function `{fn.__name__}` ({chain}); kernels cannot "
+                              "recurse: rewrite it as a loop")
+    sig = fn.signature
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise gen.error(node, f"bad arguments for `{fn.__name__}`: {exc}") from None
+    bound.apply_defaults()
+    tensors: list[tensor] = []
+    specs = []
+    for name, param in sig.parameters.items():
+        v = bound.arguments[name]
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise gen.error(node, f"`{fn.__name__}` takes *args or **kwargs, which @jit functions cannot")
+        if fn.is_constexpr_param(name):
+            if isinstance(v, tensor):
+                raise gen.error(node, f"argument `{name}` of `{fn.__name__}` is a tl.constexpr, but the value "
+                                      "passed is only known at run time")
+            specs.append(("C", v if isinstance(v, constexpr) else constexpr(tl._unwrap(v))))
+        else:
+            specs.append(_flatten(v if isinstance(v, (tensor, tuple_value, constexpr)) else constexpr(v), tensors))
+    key = (fn.cache_key, tuple(_spec_key(s) for s in specs))
+    entry = gen.function_cache.get(key)
+    if entry is None:
+        fname = f"{fn.__name__}__{len(gen.function_cache)}"
+        arg_values = [_rebuild(s, [t.handle for t in tensors]) if s[0] != "T" else None for s in specs]
+        arg_types: list[Any] = []
+        flat_params: list[tuple[str, Any]] = []
+        # parameters are flattened: each tensor becomes one IR argument
+        for name, s in zip(sig.parameters, specs):
+            flat_params.append((name, s))
+        sub = CodeGenerator(fn, gen.semantic, gen.module, gen.function_cache, arg_values=[], func_name=fname,
+                            is_kernel=False, call_stack=gen.call_stack, options=gen.options)
+        sub.arg_values = []
+        arg_types = [t.type for t in tensors]
+        sub._param_specs = flat_params  # type: ignore[attr-defined]
+        entry_spec = _generate_callee(sub, arg_types, flat_params)
+        gen.function_cache[key] = entry = (fname, entry_spec)
+        del arg_values
+    fname, ret_spec = entry
+    b = gen.builder
+    from .._mlir import ir
+    attrs = {"callee": ir.FlatSymbolRefAttr.get(fname, context=b.context)}
+    if fn.noinline:
+        attrs["no_inline"] = ir.UnitAttr.get(b.context)
+    result_types = [gen.semantic.ir_type(s[2]) for s in _tensor_specs(ret_spec)]
+    call = b.op("func.call", [t.handle for t in tensors], result_types, attrs)
+    handles = list(call.results)
+    return _rebuild_return(ret_spec, handles)
+
+
+def _tensor_specs(spec: Any) -> list[Any]:
+    if spec is None:
+        return []
+    if spec[0] == "T":
+        return [spec]
+    if spec[0] == "tuple":
+        out = []
+        for s in spec[1]:
+            out += _tensor_specs(s)
+        return out
+    return []
+
+
+def _rebuild_return(spec: Any, handles: list[Any]) -> Any:
+    if spec is None:
+        return constexpr(None)
+    pos = [0]
+
+    def build(s: Any) -> Any:
+        if s[0] == "T":
+            h = handles[pos[0]]
+            pos[0] += 1
+            return tensor(h, s[2])
+        if s[0] == "tuple":
+            return tuple_value([build(x) for x in s[1]])
+        return s[1]
+    return build(spec)
+
+
+def _generate_callee(sub: Any, arg_types: list[Any], params: list[tuple[str, Any]]) -> Any:
+    """Generate the callee; returns the spec of its return value (tensors, tuples, constants)."""
+    from .code_generator import ReturnSignal
+    b = sub.builder
+    from mlir.dialects import func as func_d
+    from .._mlir import ir
+    ir_args = [sub.semantic.ir_type(t) for t in arg_types]
+    with b.context, b.loc:
+        with ir.InsertionPoint.at_block_begin(sub.module.body):
+            fop = func_d.FuncOp(sub.func_name, ir.FunctionType.get(ir_args, []), visibility="private")
+        entry = fop.add_entry_block()
+    handles = list(entry.arguments)
+    for name, s in params:
+        sub.lscope[name] = _rebuild(s, handles)
+    tree = sub.fn.parse()
+    body = tree.body[0].body
+    saved_ip = b._ip
+    b._ip = []
+    try:
+        with b.at(entry):
+            try:
+                sub.visit_compound(body)
+            except ReturnSignal:
+                pass
+            rets = sub.ret_values or []
+            is_tuple = getattr(sub, "ret_is_tuple", False)
+            value: Any = tuple_value(rets) if is_tuple else (rets[0] if rets else None)
+            flat: list[tensor] = []
+            spec = _flatten(value, flat) if value is not None else None
+            b.op("func.return", [t.handle for t in flat], [])
+    finally:
+        b._ip = saved_ip
+    with b.context:
+        fop.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(ir_args, [t.handle.type for t in flat]))
+    return spec

@@ -1,0 +1,230 @@
+"""``tritium.compile``: sources, the stage pipeline, the cache, dumps and overrides."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import __version__, knobs
+from ..backends.compiler import BaseBackend, GPUTarget, Language
+from ..cache import DumpFolder, KernelCache, OverrideFolder
+from ..plugins import PluginError, registry
+from .errors import CompilationError
+from .stages import StageDict, inspection_hook_key
+
+
+class ASTSource:
+    """A @jit function with a signature: ``{name: "*fp32" | "i32" | "constexpr" ...}``, compile-time values
+    ``constexprs`` (keyed by name or by ``(index,)``), and specialization ``attrs``."""
+
+    def __init__(self, fn: Any, signature: dict, constexprs: Optional[dict] = None, attrs: Optional[dict] = None):
+        self.fn = fn
+        self.language = Language.TRITON
+        self.ext = "ttir"
+        self.name = fn.__name__
+        self.signature = dict(signature)
+        self.constants: dict[tuple, Any] = {}
+        for k, v in (constexprs or {}).items():
+            key = (fn.arg_names.index(k), ) if isinstance(k, str) else tuple(k)
+            self.constants[key] = v
+        for k in self.signature:
+            if not isinstance(k, str):
+                raise TypeError("signature keys must be argument names (strings)")
+        self.attrs = {(fn.arg_names.index(k), ) if isinstance(k, str) else tuple(k): v
+                      for k, v in (attrs or {}).items()}
+
+    def hash(self) -> str:
+        sig = [v for _, v in sorted(self.signature.items())]
+        consts = "-".join(f"{k}={_value_key(v)}" for k, v in sorted(self.constants.items()))
+        key = f"{self.fn.cache_key}-{sorted(self.attrs.items())}-{sig}-{consts}"
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    def make_ir(self, target: GPUTarget, options: Any, codegen_fns: dict, module_map: dict, context: Any,
+                capabilities: frozenset = frozenset()) -> Any:
+        from .ast_to_ir import ast_to_ttir
+        return ast_to_ttir(self.fn, self, options=options, context=context, capabilities=capabilities)
+
+    def parse_options(self) -> dict:
+        return {}
+
+
+class IRSource:
+    """A stage file (``.ttir`` and later MLIR stages, or ``.llir``): compile from there on."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.ext = Path(path).suffix[1:]
+        self.language = Language.TRITON
+        self.src = Path(path).read_text()
+        self.name = Path(path).stem.split(".")[0]
+        m = re.search(r"func\.func\s+(?:public\s+)?@(\w+)", self.src)
+        if m:
+            self.name = m.group(1)
+        self.signature: dict = {}
+
+    def hash(self) -> str:
+        return hashlib.sha256(self.src.encode()).hexdigest()
+
+    def make_ir(self, target: GPUTarget, options: Any, codegen_fns: dict, module_map: dict, context: Any,
+                capabilities: frozenset = frozenset()) -> Any:
+        if self.ext in ("llir", ) or self.ext not in _mlir_exts():
+            return self.src
+        from .._mlir import parse_module
+        return parse_module(self.src, context)
+
+    def parse_options(self) -> dict:
+        return {}
+
+
+def _mlir_exts() -> set[str]:
+    return {"ttir", "ttgir", "ttcir", "mlir"}
+
+
+def _value_key(v: Any) -> str:
+    return getattr(v, "cache_key", None) or repr(getattr(v, "value", v))
+
+
+def make_backend(target: GPUTarget) -> BaseBackend:
+    from ..backends import backends
+    found = [b for b in backends().values() if b.compiler.supports_target(target)]
+    if len(found) != 1:
+        names = ", ".join(b.name for b in found) or "none"
+        raise RuntimeError(f"{len(found)} installed backends support target {target} ({names}); "
+                           "exactly one must")
+    return found[0].compiler(target)
+
+
+def cache_key(src: Any, backend: BaseBackend, options: Any) -> str:
+    reg = registry()
+    plugin_keys = "".join(f"{info.name}={k}" for info, k in reg.call_each(
+        "tritium_cache_key", options=options, backend=backend) if k)
+    hook = inspection_hook_key(knobs.runtime.add_stages_inspection_hook)
+    parts = [__version__, src.hash(), backend.hash(), BaseBackend.options_hash(options), reg.identity(),
+             plugin_keys, hook, str(knobs.language.fp32_default), str(knobs.compilation.disable_line_info)]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def build_stages(backend: BaseBackend, options: Any, language: Language) -> StageDict:
+    """The backend's stages, then every plugin's ``tritium_add_stages``, then the seed's inspection hook."""
+    stages = StageDict()
+    backend.add_stages(stages, options, language)
+    capability = getattr(backend, "capability", backend.target.arch)
+    for impl in reversed(registry().pm.hook.tritium_add_stages.get_hookimpls()):
+        info = registry().infos[impl.plugin_name]
+        stages.owner = f"{info.describe()}"
+        try:
+            impl.function(**{k: v for k, v in dict(stages=stages, options=options, language=language,
+                                                    capability=capability, backend=backend).items()
+                             if k in impl.argnames})
+        except Exception as exc:
+            raise PluginError(f"{info.describe()} failed while adding stages: {type(exc).__name__}: {exc}") from exc
+    hook = knobs.runtime.add_stages_inspection_hook
+    if hook is not None:
+        stages.owner = "knobs.runtime.add_stages_inspection_hook"
+        hook(backend, stages, options, language, capability)
+    stages.owner = "backend"
+    return stages
+
+
+def _store_form(artifact: Any) -> Any:
+    if isinstance(artifact, (str, bytes)):
+        return artifact
+    return str(artifact)
+
+
+def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict] = None) -> "CompiledKernel":
+    """Compile ``src`` (an ASTSource or a path to a stage file) for ``target`` (default: the active driver's)."""
+    from ..runtime.driver import driver
+    from .kernel import CompiledKernel
+    if target is None:
+        target = driver.active.get_current_target()
+    backend = make_backend(target)
+    if isinstance(src, (str, os.PathLike)):
+        src = IRSource(str(src))
+    opts = backend.parse_options(dict(options or {}, **src.parse_options()))
+    key = cache_key(src, backend, opts)
+    cache = KernelCache()
+    if not knobs.compilation.always_compile:
+        entry = cache.get(key)
+        if entry is not None:
+            kernel = CompiledKernel.from_cache(src, entry, key, backend)
+            _notify(kernel)
+            return kernel
+    stages = build_stages(backend, opts, src.language)
+    if src.ext not in stages:
+        raise ValueError(f"cannot start compiling at stage {src.ext!r}: this backend's stages are "
+                         f"{', '.join(stages)}")
+    names = list(stages)
+    first = names.index(src.ext) + (1 if isinstance(src, IRSource) else 0)
+    from .._mlir import tile_context
+    context = tile_context()
+    t0 = time.perf_counter()
+    module = src.make_ir(target, opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context,
+                         getattr(backend, "capabilities", frozenset()))
+    file_name = src.name[:150]
+    metadata: dict[str, Any] = {"name": src.name, "hash": key, "target": list(_target_tuple(target)),
+                                "tritium_version": __version__, **_options_dict(opts)}
+    files: dict[str, Any] = {}
+    if isinstance(src, IRSource):
+        files[f"{file_name}.{src.ext}"] = src.src
+    src_hash = src.hash()
+    dump = DumpFolder(src_hash) if knobs.compilation.dump_ir else None
+    override = OverrideFolder(src_hash) if knobs.compilation.override else None
+    timings = {}
+    for ext in names[first:]:
+        t = time.perf_counter()
+        try:
+            module = stages[ext](module, metadata)
+        except (CompilationError, PluginError):
+            raise
+        except Exception as exc:
+            if stages.describe(ext) != "backend" and not knobs.compilation.front_end_debugging:
+                raise PluginError(f"stage {ext!r} of kernel `{src.name}` failed in code added by "
+                                  f"{stages.describe(ext)}: {type(exc).__name__}: {exc}") from exc
+            raise
+        fname = f"{file_name}.{ext}"
+        if override is not None:
+            path = override.get(fname)
+            if path is not None:
+                print(f"\nOverriding kernel with file {path}")
+                module = _parse_override(path, module, context)
+        files[fname] = _store_form(module)
+        if dump is not None:
+            dump.put(fname, files[fname])
+        timings[ext] = round(time.perf_counter() - t, 6)
+    metadata["compile_seconds"] = round(time.perf_counter() - t0, 6)
+    metadata["stage_seconds"] = timings
+    files[f"{file_name}.json"] = json.dumps(metadata, default=str)
+    if dump is not None:
+        dump.put(f"{file_name}.json", files[f"{file_name}.json"])
+    cache.put(key, files, metadata)
+    kernel = CompiledKernel(src, {k: _store_form(v) for k, v in files.items()}, metadata, key, backend)
+    _notify(kernel)
+    return kernel
+
+
+def _notify(kernel: Any) -> None:
+    registry().call_each("tritium_kernel_compiled", kernel=kernel)
+
+
+def _parse_override(path: str, previous: Any, context: Any) -> Any:
+    if isinstance(previous, bytes):
+        return Path(path).read_bytes()
+    if isinstance(previous, str):
+        return Path(path).read_text()
+    from .._mlir import parse_module
+    return parse_module(Path(path).read_text(), context)
+
+
+def _target_tuple(t: GPUTarget) -> tuple:
+    return (t.backend, t.arch, t.warp_size)
+
+
+def _options_dict(opts: Any) -> dict:
+    from dataclasses import asdict, is_dataclass
+    d = asdict(opts) if is_dataclass(opts) else dict(vars(opts))
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}

@@ -1,0 +1,301 @@
+"""``if``, ``for`` and ``while`` on run-time values, as ``scf.if``, ``scf.for`` and ``scf.while``.
+
+Variables a branch or loop body assigns, and that live on after it, become results of the ``scf``
+operation. Loops are visited twice, as Triton does: once to learn which variables the body assigns,
+then for real with those variables as loop-carried values.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Sequence
+
+from ..language import core as tl
+from ..language.core import constexpr, tensor, tuple_value
+
+
+def _type_name(v: Any) -> str:
+    if isinstance(v, tensor):
+        return str(v.type)
+    if isinstance(v, constexpr):
+        return f"constexpr {v.value!r}"
+    return type(v).__name__
+
+
+def _same_static(a: Any, b: Any) -> bool:
+    """Both branches left the same compile-time value: no scf result is needed."""
+    if isinstance(a, tensor) or isinstance(b, tensor):
+        return False
+    if a is b:
+        return True
+    ua, ub = tl._unwrap(a), tl._unwrap(b)
+    return type(ua) is type(ub) and ua == ub
+
+
+class ControlFlowMixin:
+    lscope: dict
+    local_defs: dict
+    semantic: Any
+    builder: Any
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _run_block(self, stmts: Sequence[ast.stmt], scope: dict) -> tuple[dict, dict, bool]:
+        """Visit ``stmts`` with a copy of ``scope``; return (scope after, names assigned, returned)."""
+        saved_scope, saved_defs, saved_ret = self.lscope, self.local_defs, self.returned  # type: ignore
+        self.lscope, self.local_defs = dict(scope), {}
+        from .code_generator import ReturnSignal
+        returned = False
+        try:
+            self.visit_compound(stmts)  # type: ignore[attr-defined]
+        except ReturnSignal:
+            returned = True
+        try:
+            return self.lscope, self.local_defs, returned
+        finally:
+            self.lscope, self.local_defs, self.returned = saved_scope, saved_defs, saved_ret  # type: ignore
+
+    def _carried_value(self, node: ast.AST, name: str, v: Any) -> tensor:
+        if isinstance(v, tensor):
+            return v
+        if isinstance(v, constexpr) and isinstance(v.value, (int, float, bool)):
+            return self.semantic.to_tensor(v)
+        raise self.error(node, f"`{name}` changes inside run-time control flow but holds {_type_name(v)}, "  # type: ignore
+                               "which only exists at compile time")
+
+    # -- if ----------------------------------------------------------------------------------------
+    def _scalar_condition(self, node: ast.AST, cond: tensor) -> Any:
+        if cond.type.is_block():
+            raise self.error(node, f"an `if` condition must be a scalar, got a block of type {cond.type}; "  # type: ignore
+                                   "use tl.where for elementwise choices")
+        return self.semantic.cast(cond, tl.int1).handle
+
+    def visit_If(self, node: ast.If) -> None:
+        cond = self.visit(node.test)  # type: ignore[attr-defined]
+        if not isinstance(cond, tensor):
+            body = node.body if tl._unwrap(cond) else node.orelse
+            self.visit_compound(body)  # type: ignore[attr-defined]
+            return
+        self._emit_if(node, cond, lambda scope: self._run_block(node.body, scope),
+                      lambda scope: self._run_block(node.orelse, scope))
+
+    def _emit_if(self, node: ast.AST, cond: tensor, then_fn: Callable, else_fn: Callable,
+                 want: Sequence[str] | None = None) -> list[tensor]:
+        b = self.builder
+        c = self._scalar_condition(node, cond)
+        tmp = b.op("scf.if", [c], [], regions=2)
+        then_block = tmp.regions[0].blocks.append()
+        else_block = tmp.regions[1].blocks.append()
+        liveins = dict(self.lscope)
+        with b.at(then_block):
+            then_scope, then_defs, then_ret = then_fn(liveins)
+        with b.at(else_block):
+            else_scope, else_defs, else_ret = else_fn(liveins)
+        if then_ret or else_ret:
+            raise self.error(node, "`return` inside a run-time `if` is not supported; assign the result to a "  # type: ignore
+                                   "variable and return it after the if")
+        names = list(want) if want is not None else [
+            n for n in dict.fromkeys(list(then_defs) + list(else_defs))
+            if (n in then_defs and n in else_defs) or n in liveins]
+        then_vals, else_vals, static = [], [], {}
+        for n in names:
+            tv, ev = then_scope.get(n), else_scope.get(n)
+            if tv is None or ev is None:
+                continue
+            if _same_static(tv, ev):
+                static[n] = tv
+                continue
+            with b.at(then_block):
+                tv = self._carried_value(node, n, tv)
+            with b.at(else_block):
+                ev = self._carried_value(node, n, ev)
+            if tv.type != ev.type:
+                raise self.error(node, f"`{n}` has type {tv.type} after the then-branch but {ev.type} after the "  # type: ignore
+                                       "else-branch; make both branches produce the same type")
+            then_vals.append((n, tv))
+            else_vals.append((n, ev))
+        with b.at(then_block):
+            b.yield_([v.handle for _, v in then_vals])
+        with b.at(else_block):
+            b.yield_([v.handle for _, v in else_vals])
+        real = b.op("scf.if", [c], [v.handle.type for _, v in then_vals], regions=2)
+        then_block.append_to(real.regions[0])
+        else_block.append_to(real.regions[1])
+        tmp.erase()
+        results = []
+        for i, (n, v) in enumerate(then_vals):
+            t = tensor(real.results[i], v.type)
+            self.lscope[n] = t
+            self.local_defs[n] = t
+            results.append(t)
+        for n, v in static.items():
+            self.lscope[n] = v
+            self.local_defs[n] = v
+        return results
+
+    def if_expression(self, node: ast.IfExp, cond: tensor) -> tensor:
+        key = "__ifexp_value__"
+
+        def branch(expr: ast.AST) -> Callable:
+            def run(scope: dict) -> tuple[dict, dict, bool]:
+                value = self.visit(expr)  # type: ignore[attr-defined]
+                return {key: value}, {key: value}, False
+            return run
+
+        results = self._emit_if(node, cond, branch(node.body), branch(node.orelse), want=[key])
+        self.lscope.pop(key, None)
+        self.local_defs.pop(key, None)
+        if not results:
+            raise self.error(node, "a run-time conditional expression must produce a value in both branches")  # type: ignore
+        return results[0]
+
+    # -- for ---------------------------------------------------------------------------------------
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.error(node, "`for ... else` is not supported in kernels")  # type: ignore
+        it = node.iter
+        if not isinstance(it, ast.Call):
+            iterable = self.visit(it)  # type: ignore[attr-defined]
+            return self._unrolled(node, tl._unwrap(iterable))
+        fn = tl._unwrap(self.visit(it.func))  # type: ignore[attr-defined]
+        args = [self.visit(a) for a in it.args]  # type: ignore[attr-defined]
+        kwargs = {kw.arg: self.visit(kw.value) for kw in it.keywords}  # type: ignore[attr-defined]
+        import builtins
+        if fn is tl.static_range:
+            r = tl.static_range(*args, **kwargs)
+            return self._unrolled(node, range(tl._unwrap(r.start), tl._unwrap(r.end), tl._unwrap(r.step)))
+        if fn is builtins.range or fn is tl.range:
+            r = tl.range(*args, **kwargs)
+            return self._scf_for(node, r)
+        iterable = self.call(fn, args, kwargs, it)  # type: ignore[attr-defined]
+        return self._unrolled(node, tl._unwrap(iterable))
+
+    def _unrolled(self, node: ast.For, values: Any) -> None:
+        if isinstance(values, tensor):
+            raise self.error(node.iter, "cannot iterate over a tensor; use range() over its length")  # type: ignore
+        try:
+            items = list(values.values if isinstance(values, tuple_value) else values)
+        except TypeError:
+            raise self.error(node.iter, f"cannot iterate over {values!r} in a kernel") from None  # type: ignore
+        for v in items:
+            self._assign_target(node.target, v if isinstance(v, (tensor, constexpr, tuple_value))  # type: ignore
+                                else constexpr(v))
+            self.visit_compound(node.body)  # type: ignore[attr-defined]
+
+    def _bound(self, v: Any) -> tensor:
+        t = self.semantic.to_tensor(v)
+        if t.type.is_block() or not t.dtype.is_int():
+            raise tl.CompileTimeError(f"loop bounds must be integer scalars, got {t.type}")
+        return t
+
+    def _scf_for(self, node: ast.For, r: tl.range) -> None:
+        s, b = self.semantic, self.builder
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "the loop variable must be a single name")  # type: ignore
+        step_c = tl._unwrap(r.step)
+        negative = isinstance(step_c, int) and step_c < 0
+        if isinstance(step_c, int) and step_c == 0:
+            raise self.error(node.iter, "range() step must not be zero")  # type: ignore
+        lb, ub, st = self._bound(r.start), self._bound(r.end), self._bound(r.step)
+        ity = tl.int64 if tl.int64 in (lb.dtype, ub.dtype, st.dtype) or tl.uint64 in (lb.dtype, ub.dtype, st.dtype) \
+            else tl.int32
+        lb, ub, st = s.cast(lb, ity), s.cast(ub, ity), s.cast(st, ity)
+        start, step = lb, st
+        if negative:
+            # scf.for counts up: iterate k over [0, ceil((lb - ub) / -step)) and use lb + k * step
+            trip = s.floordiv(s.add(s.sub(lb, ub), s.sub(s.minus(st), 1)), s.minus(st))
+            trip = s.maximum(trip, s.scalar_constant(0, ity))
+            lb, ub, st = s.scalar_constant(0, ity), trip, s.scalar_constant(1, ity)
+        iv_ir = s.ir_type(ity)
+        name = node.target.id
+
+        def body_scope(iv: Any, scope: dict) -> dict:
+            scope = dict(scope)
+            ivt = tensor(iv, ity)
+            if negative:
+                ivt = s.add(start, s.mul(ivt, step))
+            scope[name] = ivt
+            return scope
+
+        liveins = dict(self.lscope)
+        # 1) dry run: which live-in names does the body assign?
+        tmp = b.op("scf.for", [lb.handle, ub.handle, st.handle], [], regions=1)
+        tblock = tmp.regions[0].blocks.append(iv_ir)
+        with b.at(tblock):
+            _, defs, returned = self._run_block(node.body, body_scope(tblock.arguments[0], liveins))
+        tmp.erase()
+        if returned:
+            raise self.error(node, "`return` inside a loop is not supported")  # type: ignore
+        carried = [n for n in defs if n in liveins and n != name]
+        inits = [self._carried_value(node, n, liveins[n]) for n in carried]
+        # 2) the real loop
+        op = b.op("scf.for", [lb.handle, ub.handle, st.handle] + [v.handle for v in inits],
+                  [v.handle.type for v in inits], regions=1)
+        block = op.regions[0].blocks.append(iv_ir, *[v.handle.type for v in inits])
+        scope = dict(liveins)
+        for i, (n, v) in enumerate(zip(carried, inits)):
+            scope[n] = tensor(block.arguments[i + 1], v.type)
+        with b.at(block):
+            after, _, _ = self._run_block(node.body, body_scope(block.arguments[0], scope))
+            outs = []
+            for n, v in zip(carried, inits):
+                nv = self._carried_value(node, n, after[n])
+                if nv.type != v.type:
+                    raise self.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "  # type: ignore
+                                           f"{nv.type} after an iteration; keep its type the same (initialize it "
+                                           "with the type the loop produces, e.g. tl.zeros(..., dtype=...))")
+                outs.append(nv.handle)
+            b.yield_(outs)
+        for i, (n, v) in enumerate(zip(carried, inits)):
+            t = tensor(op.results[i], v.type)
+            self.lscope[n] = t
+            self.local_defs[n] = t
+
+    # -- while -------------------------------------------------------------------------------------
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error(node, "`while ... else` is not supported in kernels")  # type: ignore
+        b = self.builder
+        liveins = dict(self.lscope)
+        tmp = b.op("scf.execute_region", [], [], regions=1)
+        tblock = tmp.regions[0].blocks.append()
+        with b.at(tblock):
+            _, defs, returned = self._run_block(node.body, liveins)
+        tmp.erase()
+        if returned:
+            raise self.error(node, "`return` inside a loop is not supported")  # type: ignore
+        carried = [n for n in defs if n in liveins]
+        inits = [self._carried_value(node, n, liveins[n]) for n in carried]
+        types = [v.handle.type for v in inits]
+        op = b.op("scf.while", [v.handle for v in inits], types, regions=2)
+        before = op.regions[0].blocks.append(*types)
+        after = op.regions[1].blocks.append(*types)
+        scope = dict(liveins)
+        for i, (n, v) in enumerate(zip(carried, inits)):
+            scope[n] = tensor(before.arguments[i], v.type)
+        with b.at(before):
+            saved = self.lscope
+            self.lscope = scope
+            try:
+                cond = self.visit(node.test)  # type: ignore[attr-defined]
+            finally:
+                self.lscope = saved
+            if not isinstance(cond, tensor):
+                cond = self.semantic.to_tensor(cond)
+            c = self._scalar_condition(node.test, cond)
+            b.op("scf.condition", [c] + list(before.arguments), [])
+        scope = dict(liveins)
+        for i, (n, v) in enumerate(zip(carried, inits)):
+            scope[n] = tensor(after.arguments[i], v.type)
+        with b.at(after):
+            result_scope, _, _ = self._run_block(node.body, scope)
+            outs = []
+            for n, v in zip(carried, inits):
+                nv = self._carried_value(node, n, result_scope[n])
+                if nv.type != v.type:
+                    raise self.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "  # type: ignore
+                                           f"{nv.type} after an iteration; keep its type the same")
+                outs.append(nv.handle)
+            b.yield_(outs)
+        for i, (n, v) in enumerate(zip(carried, inits)):
+            t = tensor(op.results[i], v.type)
+            self.lscope[n] = t
+            self.local_defs[n] = t

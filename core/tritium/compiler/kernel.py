@@ -1,0 +1,65 @@
+"""A compiled kernel: its stages (``kernel.asm``), its metadata, and its launcher."""
+from __future__ import annotations
+
+import json
+from collections import namedtuple
+from typing import Any, Optional
+
+from ..backends.compiler import BaseBackend, GPUTarget
+
+
+class AsmDict(dict):
+    """Stage name -> artifact (text, or bytes for binaries)."""
+
+
+class CompiledKernel:
+    def __init__(self, src: Any, files: dict[str, Any], metadata: dict, key: str,
+                 backend: Optional[BaseBackend] = None) -> None:
+        self.src = src
+        self.hash = key
+        self.name = metadata["name"]
+        t = metadata["target"]
+        md = dict(metadata)
+        md["target"] = GPUTarget(t[0], t[1], t[2])
+        self.metadata = namedtuple("KernelMetadata", sorted(md))(**md)
+        self.metadata_dict = md
+        binary_ext = backend.binary_ext if backend is not None else ""
+        asm = AsmDict()
+        for fname, data in files.items():
+            ext = fname.rsplit(".", 1)[-1]
+            if ext == "json":
+                continue
+            if ext == binary_ext:
+                asm[ext] = data if isinstance(data, bytes) else data.encode("latin-1")
+            else:
+                asm[ext] = data.decode() if isinstance(data, bytes) else data
+        self.asm = asm
+        self.kernel = asm.get(binary_ext)
+        self.backend = backend
+        self._launcher: Any = None
+        self.function: Any = None
+        self.module: Any = None
+
+    @classmethod
+    def from_cache(cls, src: Any, entry: Any, key: str, backend: BaseBackend) -> "CompiledKernel":
+        return cls(src, entry.files, entry.metadata, key, backend)
+
+    @property
+    def run(self) -> Any:
+        """``run(grid, args)``: the driver's launcher for this kernel, built on first use."""
+        if self._launcher is None:
+            from ..runtime.driver import driver
+            self._launcher = driver.active.make_launcher(self)
+        return self._launcher
+
+    def __getitem__(self, grid: Any) -> Any:
+        def runner(*args: Any, stream: Any = None) -> None:
+            g = tuple(grid) + (1, ) * (3 - len(tuple(grid)))
+            self.run(g, args)
+        return runner
+
+    def metadata_json(self) -> str:
+        return json.dumps(self.metadata_dict, default=str)
+
+    def __repr__(self) -> str:
+        return f"<CompiledKernel {self.name} stages={list(self.asm)}>"

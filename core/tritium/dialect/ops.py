@@ -1,0 +1,144 @@
+"""Declaration of the ``tt`` dialect, from which its IRDL definition is generated.
+
+An operand or result spec is ``name`` (exactly one), ``name?`` (optional) or ``name*N`` (up to N
+values, each of its own type). Optional and repeated groups are encoded with the standard
+``operandSegmentSizes``/``resultSegmentSizes`` attributes; :func:`tritium.compiler.builder` fills
+them in. Ops print in MLIR's generic form (``"tt.load"(%p) : (...) -> ...``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    operands: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    regions: int = 0
+    pure: bool = True
+    #: attribute names and their meaning (documentation; IRDL does not check attributes)
+    attrs: dict[str, str] = field(default_factory=dict)
+    doc: str = ""
+
+    def slots(self, specs: tuple[str, ...]) -> list[tuple[str, str]]:
+        """Expand specs into IRDL slots: (name, variadicity)."""
+        out = []
+        for spec in specs:
+            if "*" in spec:
+                base, count = spec.split("*")
+                out.append((f"{base}0", "single"))
+                out += [(f"{base}{i}", "optional") for i in range(1, int(count))]
+            elif spec.endswith("?"):
+                out.append((spec[:-1], "optional"))
+            elif spec.endswith("+"):
+                out.append((spec[:-1], "variadic"))
+            else:
+                out.append((spec, "single"))
+        return out
+
+    def needs_segments(self, specs: tuple[str, ...]) -> bool:
+        """MLIR needs a segment-size attribute once a list has two or more non-single groups."""
+        return sum(v != "single" for _, v in self.slots(specs)) >= 2
+
+
+def _op(name: str, operands: tuple[str, ...] = (), results: tuple[str, ...] = ("result", ), *,
+        regions: int = 0, pure: bool = True, attrs: dict[str, str] | None = None, doc: str = "") -> OpDef:
+    return OpDef(name, operands, results, regions, pure, attrs or {}, doc)
+
+
+OPS: dict[str, OpDef] = {op.name: op for op in [
+    # program identity
+    _op("get_program_id", attrs={"axis": "0, 1 or 2"}, doc="index of this program along an axis of the grid"),
+    _op("get_num_programs", attrs={"axis": "0, 1 or 2"}, doc="size of the grid along an axis"),
+    # creation and shape
+    _op("make_range", attrs={"start": "i32", "end": "i32"}, doc="1-D tensor start, start+1, ..., end-1"),
+    _op("splat", ("src", ), doc="a scalar repeated to a tensor's shape"),
+    _op("broadcast", ("src", ), doc="size-1 dimensions of src repeated to the result's shape"),
+    _op("expand_dims", ("src", ), attrs={"axis": "i32"}, doc="insert a size-1 dimension"),
+    _op("reshape", ("src", ), attrs={"allow_reorder": "unit: elements may be reordered"}),
+    _op("trans", ("src", ), attrs={"order": "array<i32>: result dim i is source dim order[i]"}),
+    _op("cat", ("lhs", "rhs"), attrs={}, doc="concatenate along dim 0 (elements may be reordered)"),
+    _op("join", ("lhs", "rhs"), doc="stack along a new minor dimension of size 2"),
+    _op("split", ("src", ), ("lhs", "rhs"), doc="split a minor dimension of size 2"),
+    _op("gather", ("src", "indices"), attrs={"axis": "i32"}),
+    _op("histogram", ("src", "mask?"), doc="count of values in [0, bins) (bins: result length)"),
+    # pointers and casts
+    _op("addptr", ("ptr", "offset"), doc="ptr + offset elements"),
+    _op("int_to_ptr", ("src", )),
+    _op("ptr_to_int", ("src", )),
+    _op("bitcast", ("src", ), doc="reinterpret bits, or cast between pointer types"),
+    _op("fp_to_fp", ("src", ), attrs={"rounding": "rtne or rtz (downcasts)"},
+        doc="float conversion that arith lacks (fp8 variants, explicit rounding)"),
+    # math that arith/math do not cover
+    _op("precise_sqrt", ("x", )),
+    _op("precise_divf", ("x", "y")),
+    _op("mulhiui", ("x", "y"), doc="high half of the integer product"),
+    _op("clampf", ("x", "min", "max"), attrs={"propagate_nan": "i32: 0 none, 0xffff all"}),
+    _op("extern_elementwise", ("srcs*4", ), attrs={"libname": "str", "libpath": "str", "symbol": "str",
+                                                   "pure": "bool"}),
+    # matrix and reductions
+    _op("dot", ("a", "b", "c"), attrs={"input_precision": "ieee|tf32|tf32x3|bf16x3|bf16x6",
+                                        "max_num_imprecise_acc": "i32"}),
+    _op("dot_scaled", ("a", "b", "c", "a_scale?", "b_scale?"),
+        attrs={"a_elem_type": "str", "b_elem_type": "str", "fast_math": "bool"}),
+    _op("reduce", ("srcs*8", ), ("results*8", ), regions=1, attrs={"axis": "i32"},
+        doc="combine along an axis with the region (block args: accumulators then new values)"),
+    _op("scan", ("srcs*8", ), ("results*8", ), regions=1, attrs={"axis": "i32", "reverse": "bool"}),
+    _op("sort", ("src", ), attrs={"axis": "i32", "descending": "bool"}),
+    # hints and debugging
+    _op("assume", ("cond", ), (), pure=False),
+    _op("print", ("args*16", ), (), pure=False, attrs={"prefix": "str", "hex": "bool", "is_signed": "array<i32>"}),
+    _op("assert", ("cond", ), (), pure=False, attrs={"message": "str"}),
+    _op("debug_barrier", (), (), pure=False),
+    # memory
+    _op("load", ("ptr", "mask?", "other?"), pure=False,
+        attrs={"cache": "str", "evict": "str", "is_volatile": "bool", "boundary_check": "array<i32>",
+               "padding": "zero|nan"}),
+    _op("store", ("ptr", "value", "mask?"), (), pure=False,
+        attrs={"cache": "str", "evict": "str", "boundary_check": "array<i32>"}),
+    _op("atomic_rmw", ("ptr", "val", "mask?"), pure=False,
+        attrs={"op": "add|fadd|and|or|xor|xchg|max|min|umax|umin", "sem": "str", "scope": "str"}),
+    _op("atomic_cas", ("ptr", "cmp", "val"), pure=False, attrs={"sem": "str", "scope": "str"}),
+    _op("make_block_ptr", ("base", "shape+", "strides+", "offsets+"), attrs={"order": "array<i32>"}),
+    _op("advance", ("ptr", "offsets+")),
+    _op("make_tensor_descriptor", ("base", "shape+", "strides+")),
+    _op("descriptor_load", ("desc", "indices+"), pure=False),
+    _op("descriptor_store", ("desc", "src", "indices+"), (), pure=False),
+]}
+
+PURE_OPS = frozenset(f"tt.{n}" for n, op in OPS.items() if op.pure)
+
+TYPES = {
+    "ptr": "pointer to elements of its parameter type (scalar, or a tensor type for block pointers)",
+    "tensordesc": "descriptor of a tensor in memory, loaded and stored in blocks of its parameter's shape",
+}
+
+
+def irdl_source() -> str:
+    lines = ["irdl.dialect @tt {"]
+    for tname in TYPES:
+        lines += [f"  irdl.type @{tname} {{", "    %0 = irdl.any", "    irdl.parameters(pointee: %0)", "  }"]
+    for op in OPS.values():
+        lines.append(f"  irdl.operation @{op.name} {{")
+        var = 0
+        for kind, specs in (("operands", op.operands), ("results", op.results)):
+            slots = op.slots(specs)
+            if not slots:
+                continue
+            parts = []
+            for name, variadicity in slots:
+                lines.append(f"    %{var} = irdl.any")
+                prefix = "" if variadicity == "single" else f"{variadicity} "
+                parts.append(f"{name}: {prefix}%{var}")
+                var += 1
+            lines.append(f"    irdl.{kind}({', '.join(parts)})")
+        if op.regions:
+            regs = []
+            for i in range(op.regions):
+                lines.append(f"    %r{i} = irdl.region")
+                regs.append(f"region{i}: %r{i}")
+            lines.append(f"    irdl.regions({', '.join(regs)})")
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,367 @@
+"""Typed configuration knobs: the only module that reads tritium's environment variables.
+
+Each knob is a descriptor on a group (``knobs.compilation.always_compile``). Reading a knob returns the
+value set from Python if there is one, otherwise the first environment variable of its names that is
+set, otherwise its default. The names follow Triton's (``TRITON_ALWAYS_COMPILE``); where Triton says
+``TRITON_`` the ``TRITIUM_`` spelling is accepted too and wins when both are set.
+
+    tritium.knobs.compilation.always_compile = True
+    with tritium.knobs.compilation.scope():
+        tritium.knobs.compilation.dump_ir = True       # restored when the block ends
+
+Plugins declare their own groups through the ``tritium_knobs`` hook; they appear as attributes of this
+module (``tritium.knobs.<group>``) once plugins are loaded.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
+
+T = TypeVar("T")
+_UNSET: Any = object()
+
+_TRUE = {"1", "true", "on", "yes", "y"}
+_FALSE = {"0", "false", "off", "no", "n", ""}
+
+
+class KnobError(ValueError):
+    pass
+
+
+def parse_bool(text: str, name: str) -> bool:
+    low = text.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise KnobError(f"{name}={text!r}: expected a boolean (1/0, true/false, on/off)")
+
+
+def _env_names(name: str) -> tuple[str, ...]:
+    """TRITON_X is also read as TRITIUM_X (which wins); other names are read as written."""
+    if name.startswith("TRITON_"):
+        return ("TRITIUM_" + name[len("TRITON_"):], name)
+    return (name, )
+
+
+class Knob(Generic[T]):
+    """One typed setting. ``env`` lists the variable names in priority order."""
+
+    kind = "str"
+
+    def __init__(self, env: str | tuple[str, ...] | None, default: T, doc: str = "",
+                 parse: Optional[Callable[[str, str], T]] = None) -> None:
+        names: tuple[str, ...] = ()
+        for n in ((env, ) if isinstance(env, str) else (env or ())):
+            names += _env_names(n)
+        self.env = names
+        self.default = default
+        self.doc = doc
+        self._parse = parse
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def parse(self, text: str, var: str) -> T:
+        if self._parse is not None:
+            return self._parse(text, var)
+        return text  # type: ignore[return-value]
+
+    def from_env(self) -> T:
+        for var in self.env:
+            text = os.environ.get(var)
+            if text is not None:
+                return self.parse(text, var)
+        return self.default
+
+    def env_source(self) -> Optional[str]:
+        return next((v for v in self.env if v in os.environ), None)
+
+    def __get__(self, group: Any, owner: type | None = None) -> Any:
+        if group is None:
+            return self
+        value = group.__dict__.get(self.name, _UNSET)
+        return self.from_env() if value is _UNSET else value
+
+    def __set__(self, group: Any, value: Any) -> None:
+        group.__dict__[self.name] = self.check(value)
+
+    def __delete__(self, group: Any) -> None:
+        group.__dict__.pop(self.name, None)
+
+    def check(self, value: Any) -> Any:
+        return value
+
+
+class BoolKnob(Knob[bool]):
+    kind = "bool"
+
+    def __init__(self, env: str | tuple[str, ...] | None, default: bool = False, doc: str = "") -> None:
+        super().__init__(env, default, doc)
+
+    def parse(self, text: str, var: str) -> bool:
+        return parse_bool(text, var)
+
+    def check(self, value: Any) -> bool:
+        if isinstance(value, str):
+            return parse_bool(value, self.name)
+        return bool(value)
+
+
+class IntKnob(Knob[int]):
+    kind = "int"
+
+    def parse(self, text: str, var: str) -> int:
+        try:
+            return int(text.strip())
+        except ValueError:
+            raise KnobError(f"{var}={text!r}: expected an integer") from None
+
+    def check(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise KnobError(f"knob {self.name} takes an int, got {value!r}")
+        return value
+
+
+class StrKnob(Knob[Optional[str]]):
+    kind = "str"
+
+    def __init__(self, env: str | tuple[str, ...] | None, default: Optional[str] = None, doc: str = "",
+                 choices: tuple[str, ...] = ()) -> None:
+        super().__init__(env, default, doc)
+        self.choices = choices
+
+    def parse(self, text: str, var: str) -> Optional[str]:
+        return self.check(text, var)
+
+    def check(self, value: Any, var: str = "") -> Optional[str]:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise KnobError(f"knob {self.name} takes a string, got {value!r}")
+        if self.choices and value not in self.choices:
+            raise KnobError(f"{var or self.name}={value!r}: expected one of {', '.join(self.choices)}")
+        return value
+
+
+class DumpKnob(Knob[object]):
+    """``1``/``0`` or a kernel name (MLIR_ENABLE_DUMP=1 dumps every kernel, =name only that one)."""
+    kind = "bool|kernel-name"
+
+    def __init__(self, env: str, doc: str = "") -> None:
+        super().__init__(env, False, doc)
+
+    def parse(self, text: str, var: str) -> object:
+        low = text.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        return text.strip()
+
+    def check(self, value: Any) -> object:
+        return value if isinstance(value, str) else bool(value)
+
+    @staticmethod
+    def wants(value: object, kernel_name: str) -> bool:
+        return value is True or (isinstance(value, str) and value == kernel_name)
+
+
+class ListKnob(Knob[tuple[str, ...]]):
+    kind = "list"
+
+    def __init__(self, env: str | tuple[str, ...] | None, sep: str = ",", doc: str = "") -> None:
+        super().__init__(env, (), doc)
+        self.sep = sep
+
+    def parse(self, text: str, var: str) -> tuple[str, ...]:
+        return tuple(p.strip() for p in text.split(self.sep) if p.strip())
+
+    def check(self, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            return self.parse(value, self.name)
+        return tuple(value or ())
+
+
+class ObjectKnob(Knob[Any]):
+    """A Python-only setting (hooks, callables): no environment variable."""
+    kind = "object"
+
+    def __init__(self, default: Any = None, doc: str = "") -> None:
+        super().__init__(None, default, doc)
+
+
+class KnobGroup:
+    """A set of knobs. Subclass it and declare knobs as class attributes."""
+
+    group_name = ""
+
+    @classmethod
+    def descriptors(cls) -> dict[str, Knob]:
+        out: dict[str, Knob] = {}
+        for klass in reversed(cls.__mro__):
+            out.update({k: v for k, v in vars(klass).items() if isinstance(v, Knob)})
+        return out
+
+    def values(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.descriptors()}
+
+    def reset(self) -> None:
+        """Forget values set from Python; the environment and defaults apply again."""
+        for k in self.descriptors():
+            self.__dict__.pop(k, None)
+
+    @contextmanager
+    def scope(self) -> Iterator["KnobGroup"]:
+        """Values set inside the block are undone when it ends."""
+        saved = dict(self.__dict__)
+        try:
+            yield self
+        finally:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={v!r}" for k, v in self.values().items())
+        return f"<knobs.{self.group_name}: {body}>"
+
+
+# --------------------------------------------------------------------------------------------------
+
+def _default_home() -> str:
+    return os.path.expanduser("~")
+
+
+class cache_knobs(KnobGroup):
+    group_name = "cache"
+    home_dir = Knob("TRITON_HOME", None,  # type: ignore[arg-type]
+                    doc="Directory holding .tritium (cache, dumps); default: the user's home directory")
+    dir = StrKnob("TRITON_CACHE_DIR", doc="Kernel cache directory; default: <home>/.tritium/cache")
+    dump_dir = StrKnob("TRITON_DUMP_DIR", doc="Where TRITON_KERNEL_DUMP writes; default: <home>/.tritium/dump")
+    override_dir = StrKnob("TRITON_OVERRIDE_DIR",
+                           doc="Where TRITON_KERNEL_OVERRIDE reads; default: <home>/.tritium/override")
+
+    def tritium_home(self) -> str:
+        return os.path.join(self.home_dir or _default_home(), ".tritium")
+
+    def cache_dir(self) -> str:
+        return self.dir or os.path.join(self.tritium_home(), "cache")
+
+    def dump_path(self) -> str:
+        return self.dump_dir or os.path.join(self.tritium_home(), "dump")
+
+    def override_path(self) -> str:
+        return self.override_dir or os.path.join(self.tritium_home(), "override")
+
+
+class compilation_knobs(KnobGroup):
+    group_name = "compilation"
+    always_compile = BoolKnob("TRITON_ALWAYS_COMPILE", doc="Compile even when the cache has the kernel")
+    dump_ir = BoolKnob("TRITON_KERNEL_DUMP", doc="Write every stage of every compiled kernel to the dump dir")
+    override = BoolKnob("TRITON_KERNEL_OVERRIDE", doc="Replace stages with files found in the override dir")
+    front_end_debugging = BoolKnob("TRITON_FRONT_END_DEBUGGING",
+                                   doc="Show the compiler's own traceback instead of a CompilationError")
+    disable_line_info = BoolKnob("TRITON_DISABLE_LINE_INFO", doc="Strip source locations from the IR")
+    mlir_dump = DumpKnob("MLIR_ENABLE_DUMP", doc="Dump the IR before every MLIR pass: 1, or a kernel name")
+    mlir_dump_path = StrKnob("MLIR_DUMP_PATH", doc="File that MLIR_ENABLE_DUMP appends to; default: stderr")
+    llvm_ir_dump = BoolKnob("LLVM_IR_ENABLE_DUMP", doc="Dump LLVM IR before and after LLVM optimization")
+    mlir_timing = BoolKnob("MLIR_ENABLE_TIMING", doc="Print the time each MLIR pass takes")
+    disable_llvm_opt = StrKnob("DISABLE_LLVM_OPT", doc="1 turns LLVM optimization off")
+    allow_non_constexpr_globals = BoolKnob("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS",
+                                           doc="Let kernels read non-constexpr module globals")
+    sanitize_overflow = BoolKnob("TRITON_SANITIZE_OVERFLOW",
+                                 doc="Check signed integer arithmetic for overflow (debug mode)")
+
+
+class runtime_knobs(KnobGroup):
+    group_name = "runtime"
+    interpret = BoolKnob("TRITON_INTERPRET", doc="Run kernels in the Python interpreter instead of compiling")
+    debug = BoolKnob("TRITON_DEBUG", doc="Keep device_assert checks in compiled code")
+    default_backend = StrKnob("TRITON_DEFAULT_BACKEND", doc="Backend to use when several drivers are active")
+    add_stages_inspection_hook = ObjectKnob(
+        None, doc="fn(self, stages, options, language, capability): inspect or change the stage pipeline; "
+        "called with no arguments it returns a (key, hash) pair for the cache")
+    launch_enter_hook = ObjectKnob(None, doc="Called with launch metadata before every launch")
+    launch_exit_hook = ObjectKnob(None, doc="Called with launch metadata after every launch")
+    jit_cache_hook = ObjectKnob(None, doc="Called before compiling; returning False skips the compile")
+    jit_post_compile_hook = ObjectKnob(None, doc="Called after a kernel was compiled")
+    num_threads = IntKnob("TRITIUM_NUM_THREADS", 0, doc="Host threads a CPU launch may use; 0: all cores")
+
+
+class language_knobs(KnobGroup):
+    group_name = "language"
+    fp32_default = StrKnob("TRITON_F32_DEFAULT", choices=("ieee", "tf32", "tf32x3"),
+                           doc="Default input_precision of tl.dot on fp32 inputs")
+    default_fp_fusion = BoolKnob("TRITON_DEFAULT_FP_FUSION", True, doc="Allow mul+add to fuse into fma")
+
+
+class autotuning_knobs(KnobGroup):
+    group_name = "autotuning"
+    print = BoolKnob("TRITON_PRINT_AUTOTUNING", doc="Print the best config and the time autotuning took")
+    cache = BoolKnob("TRITON_CACHE_AUTOTUNING", doc="Keep autotuning results in the on-disk cache")
+
+
+class plugin_knobs(KnobGroup):
+    group_name = "plugins"
+    paths = ListKnob("TRITON_PLUGIN_PATHS", sep=":", doc="Plugin files or folders to load without installing")
+    enable = ListKnob("TRITIUM_PLUGINS_ENABLE", doc="Only these plugins load (names; empty: all)")
+    disable = ListKnob("TRITIUM_PLUGINS_DISABLE", doc="These plugins do not load (names)")
+
+
+cache = cache_knobs()
+compilation = compilation_knobs()
+runtime = runtime_knobs()
+language = language_knobs()
+autotuning = autotuning_knobs()
+plugins = plugin_knobs()
+
+_groups: dict[str, KnobGroup] = {g.group_name: g for g in (cache, compilation, runtime, language, autotuning,
+                                                            plugins)}
+_group_owner: dict[str, str] = {name: "tritium" for name in _groups}
+
+
+def register_group(group: KnobGroup, owner: str) -> None:
+    """Add a plugin's knob group as ``tritium.knobs.<group_name>``. A name taken by another owner is an error."""
+    name = group.group_name
+    if not name.isidentifier():
+        raise KnobError(f"knob group name {name!r} of {owner} is not an identifier")
+    if name in _groups and _groups[name] is not group:
+        if _group_owner.get(name) == owner:
+            return
+        raise KnobError(f"knob group {name!r} is declared by both {_group_owner[name]} and {owner}")
+    _groups[name] = group
+    _group_owner[name] = owner
+    globals()[name] = group
+
+
+def groups() -> dict[str, KnobGroup]:
+    return dict(_groups)
+
+
+def describe() -> list[tuple[str, str, str, Any, str]]:
+    """(group.knob, kind, environment variables, current value, doc) for every knob."""
+    rows = []
+    for gname, group in _groups.items():
+        for kname, knob in type(group).descriptors().items():
+            rows.append((f"{gname}.{kname}", knob.kind, " ".join(knob.env), getattr(group, kname), knob.doc))
+    return rows
+
+
+@contextmanager
+def scope() -> Iterator[None]:
+    """Undo, when the block ends, every knob set inside it, in every group."""
+    saved = {name: dict(g.__dict__) for name, g in _groups.items()}
+    try:
+        yield
+    finally:
+        for name, g in _groups.items():
+            if name in saved:
+                g.__dict__.clear()
+                g.__dict__.update(saved[name])
+
+
+def reset() -> None:
+    for g in _groups.values():
+        g.reset()

@@ -1,0 +1,33 @@
+"""The Triton language: ``import tritium.language as tl``."""
+from __future__ import annotations
+
+from . import core, math  # noqa: F401
+from .core import (  # noqa: F401
+    TRITON_MAX_TENSOR_NUMEL, CompileTimeError, base_value, block_type, builtin, const, constexpr,
+    constexpr_function, constexpr_type, dtype, is_builtin, pointer_type, range, static_range, tensor,
+    tuple_type, tuple_value)
+from .core import tuple  # noqa: A004,F401
+from .dtypes import (  # noqa: F401
+    bfloat16, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
+    int8, int16, int32, int64, pi32_t, str_to_ty, uint8, uint16, uint32, uint64, void)
+from .functions import (  # noqa: F401
+    PropagateNan, advance, arange, assume, associative_scan, atomic_add, atomic_and, atomic_cas, atomic_max,
+    atomic_min, atomic_or, atomic_xchg, atomic_xor, broadcast, broadcast_to, cast, cat, clamp, debug_barrier,
+    device_assert, device_print, dot, expand_dims, full, gather, histogram, inline_asm_elementwise, join, load,
+    make_block_ptr, max_constancy, max_contiguous, maximum, minimum, multiple_of, num_programs, permute,
+    program_id, reduce, reshape, split, static_assert, static_print, store, trans, view, where, zeros,
+    zeros_like)
+from .math import (  # noqa: F401
+    abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin, sqrt, sqrt_rn, umulhi)
+from .standard import (  # noqa: F401
+    argmax, argmin, cdiv, cumprod, cumsum, flip, interleave, max, min, ravel, reduce_or, sigmoid, softmax,
+    sum, swizzle2d, xor_sum)
+
+# methods of tensors, as in Triton (x.sum(0), x.to(tl.float16), x.reshape(...))
+for _name in ("sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce",
+              "associative_scan", "reshape", "view", "permute", "trans", "expand_dims", "broadcast_to", "split",
+              "ravel", "flip", "sigmoid", "softmax", "cdiv", "exp", "exp2", "log", "log2", "cos", "sin", "sqrt",
+              "rsqrt", "abs", "erf", "floor", "ceil", "histogram", "gather", "cast", "store", "atomic_add"):
+    setattr(tensor, _name, globals()[_name])
+del _name
+

@@ -1,0 +1,426 @@
+"""Values of the Triton language: compile-time constants, tensors, tuples, and the builtin protocol.
+
+A *builtin* is a Python function the code generator calls while it compiles a kernel, passing the
+semantic layer as ``_semantic`` (and itself as ``_generator`` when the builtin asks for it). Calling
+a builtin outside a kernel is an error that says so.
+"""
+from __future__ import annotations
+
+import builtins as _py
+import functools
+import inspect
+from typing import Any, Callable, Sequence, TypeVar
+
+from .dtypes import (  # noqa: F401  (re-exported as tl.core.*)
+    KIND, SIGNEDNESS, block_type, bfloat16, constexpr_type, dtype, float8e4b8, float8e4b15, float8e4nv,
+    float8e5, float8e5b16, float16, float32, float64, int1, int8, int16, int32, int64, pi32_t, pointer_type,
+    tuple_type, uint8, uint16, uint32, uint64, void)
+
+T = TypeVar("T")
+TRITON_BUILTIN = "__triton_builtin__"
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+class CompileTimeError(Exception):
+    """Raised by builtins for user errors; the code generator adds the kernel, line and caret."""
+
+
+def builtin(fn: T) -> T:
+    """Mark a function as a builtin: it runs at compile time and receives ``_semantic``."""
+    wants_generator = "_generator" in inspect.signature(fn).parameters  # type: ignore[arg-type]
+
+    @functools.wraps(fn)  # type: ignore[arg-type]
+    def wrapper(*args, **kwargs):
+        if kwargs.get("_semantic") is None:
+            raise ValueError(f"{fn.__name__}() can only be called inside a @triton.jit function "  # type: ignore
+                             "(did you forget the @jit decorator?)")
+        if not wants_generator:
+            kwargs.pop("_generator", None)
+        return fn(*args, **kwargs)  # type: ignore[operator]
+
+    setattr(wrapper, TRITON_BUILTIN, True)
+    wrapper.__wants_generator__ = wants_generator  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def is_builtin(fn: Any) -> bool:
+    return getattr(fn, TRITON_BUILTIN, False)
+
+
+def _unwrap_if_constexpr(o: Any) -> Any:
+    if isinstance(o, tuple_value):
+        return tuple_value([_unwrap_if_constexpr(x) for x in o.values], o.type)
+    return o.value if isinstance(o, constexpr) else o
+
+
+_unwrap = _unwrap_if_constexpr
+
+
+def _unwrap_shape(shape: Any) -> list[int]:
+    shape = _unwrap(shape)
+    if isinstance(shape, (int, constexpr)):
+        shape = [shape]
+    if isinstance(shape, tuple_value):
+        shape = shape.values
+    return [int(_unwrap(s)) for s in shape]
+
+
+def _constexpr_to_value(v: Any) -> Any:
+    return v.value if isinstance(v, constexpr) else v
+
+
+class const:
+    """Annotation marking a pointer argument as pointing to read-only data."""
+
+
+class base_value:
+    type: Any
+
+
+# --------------------------------------------------------------------------------------------------
+# constexpr
+
+def _cx(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def method(self: "constexpr", other: Any) -> Any:
+        if isinstance(other, tensor):
+            return NotImplemented
+        return constexpr(fn(self.value, _unwrap(other)))
+    return method
+
+
+def _rcx(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def method(self: "constexpr", other: Any) -> Any:
+        if isinstance(other, tensor):
+            return NotImplemented
+        return constexpr(fn(_unwrap(other), self.value))
+    return method
+
+
+class constexpr(base_value):
+    """A value known at compile time. ``tl.constexpr`` is also the annotation of such parameters."""
+
+    def __init__(self, value: Any) -> None:
+        while isinstance(value, constexpr):
+            value = value.value
+        self.value = value
+        self.type = constexpr_type(value)
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __hash__(self) -> int:
+        return hash((type(self.value).__name__, repr(self.value)))
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __iter__(self):
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __getitem__(self, i: Any) -> Any:
+        return constexpr(self.value[_unwrap(i)])
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.value(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+    __add__ = _cx(lambda a, b: a + b)
+    __radd__ = _rcx(lambda a, b: a + b)
+    __sub__ = _cx(lambda a, b: a - b)
+    __rsub__ = _rcx(lambda a, b: a - b)
+    __mul__ = _cx(lambda a, b: a * b)
+    __rmul__ = _rcx(lambda a, b: a * b)
+    __truediv__ = _cx(lambda a, b: a / b)
+    __rtruediv__ = _rcx(lambda a, b: a / b)
+    __floordiv__ = _cx(lambda a, b: a // b)
+    __rfloordiv__ = _rcx(lambda a, b: a // b)
+    __mod__ = _cx(lambda a, b: a % b)
+    __rmod__ = _rcx(lambda a, b: a % b)
+    __pow__ = _cx(lambda a, b: a**b)
+    __rpow__ = _rcx(lambda a, b: a**b)
+    __gt__ = _cx(lambda a, b: a > b)
+    __ge__ = _cx(lambda a, b: a >= b)
+    __lt__ = _cx(lambda a, b: a < b)
+    __le__ = _cx(lambda a, b: a <= b)
+    __eq__ = _cx(lambda a, b: a == b)  # type: ignore[assignment]
+    __ne__ = _cx(lambda a, b: a != b)  # type: ignore[assignment]
+    __and__ = _cx(lambda a, b: a & b)
+    __rand__ = _rcx(lambda a, b: a & b)
+    __or__ = _cx(lambda a, b: a | b)
+    __ror__ = _rcx(lambda a, b: a | b)
+    __xor__ = _cx(lambda a, b: a ^ b)
+    __rxor__ = _rcx(lambda a, b: a ^ b)
+    __lshift__ = _cx(lambda a, b: a << b)
+    __rlshift__ = _rcx(lambda a, b: a << b)
+    __rshift__ = _cx(lambda a, b: a >> b)
+    __rrshift__ = _rcx(lambda a, b: a >> b)
+
+    def __neg__(self) -> "constexpr":
+        return constexpr(-self.value)
+
+    def __pos__(self) -> "constexpr":
+        return constexpr(+self.value)
+
+    def __invert__(self) -> "constexpr":
+        return constexpr(~self.value)
+
+    def __abs__(self) -> "constexpr":
+        return constexpr(abs(self.value))
+
+    def logical_and(self, other: Any) -> "constexpr":
+        return constexpr(self.value and _unwrap(other))
+
+    def logical_or(self, other: Any) -> "constexpr":
+        return constexpr(self.value or _unwrap(other))
+
+    def __not__(self) -> "constexpr":
+        return constexpr(not self.value)
+
+
+CONSTEXPR_0 = constexpr(0)
+
+
+def check_bit_width(value: Any, shift_value: Any) -> None:
+    if isinstance(value, tensor) and isinstance(shift_value, constexpr):
+        bitwidth = value.type.scalar.primitive_bitwidth
+        if shift_value.value >= bitwidth:
+            import warnings
+            warnings.warn(f"Value {shift_value.value} exceeds the maximum bitwidth ({bitwidth}) for type "
+                          f"'{value.dtype}'. This may result in undefined behavior.")
+
+
+# --------------------------------------------------------------------------------------------------
+# tensor
+
+def _bin(name: str, reverse: bool = False) -> Callable[..., Any]:
+    def method(self: "tensor", other: Any, _semantic: Any = None) -> Any:
+        fn = getattr(_semantic, name)
+        return fn(other, self) if reverse else fn(self, other)
+    method.__name__ = name
+    return builtin(method)
+
+
+class tensor(base_value):
+    """A value computed by the kernel: a scalar or a block (tile) of elements."""
+
+    def __init__(self, handle: Any, type: dtype) -> None:
+        self.handle = handle
+        self.type = type
+        self.dtype = type.scalar
+        self.shape: tuple[int, ...] = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.numel = constexpr(type.numel if type.is_block() else 1)
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{', '.join(str(s.value) for s in self.shape)}]"
+
+    def __repr__(self) -> str:
+        return f"tensor({self.type})"
+
+    def __bool__(self) -> bool:
+        raise CompileTimeError("a tensor's truth value is not known at compile time; compare it inside `if`, "
+                               "or use tl.where for elementwise choices")
+
+    def __index__(self) -> int:
+        raise CompileTimeError("a tensor cannot be used where a compile-time integer is needed; "
+                               "pass it as a tl.constexpr argument")
+
+    __add__ = _bin("add")
+    __radd__ = _bin("add", True)
+    __sub__ = _bin("sub")
+    __rsub__ = _bin("sub", True)
+    __mul__ = _bin("mul")
+    __rmul__ = _bin("mul", True)
+    __truediv__ = _bin("truediv")
+    __rtruediv__ = _bin("truediv", True)
+    __floordiv__ = _bin("floordiv")
+    __rfloordiv__ = _bin("floordiv", True)
+    __mod__ = _bin("mod")
+    __rmod__ = _bin("mod", True)
+    __and__ = _bin("and_")
+    __rand__ = _bin("and_", True)
+    __or__ = _bin("or_")
+    __ror__ = _bin("or_", True)
+    __xor__ = _bin("xor_")
+    __rxor__ = _bin("xor_", True)
+    __lshift__ = _bin("shl")
+    __rlshift__ = _bin("shl", True)
+    __rshift__ = _bin("shr")
+    __rrshift__ = _bin("shr", True)
+    __gt__ = _bin("greater_than")
+    __ge__ = _bin("greater_equal")
+    __lt__ = _bin("less_than")
+    __le__ = _bin("less_equal")
+    __eq__ = _bin("equal")  # type: ignore[assignment]
+    __ne__ = _bin("not_equal")  # type: ignore[assignment]
+    __hash__ = object.__hash__  # type: ignore[assignment]
+    logical_and = _bin("logical_and")
+    logical_or = _bin("logical_or")
+
+    @builtin
+    def __pow__(self, other: Any, _semantic: Any = None) -> Any:
+        return _semantic.pow(self, other)
+
+    @builtin
+    def __rpow__(self, other: Any, _semantic: Any = None) -> Any:
+        return _semantic.pow(other, self)
+
+    @builtin
+    def __neg__(self, _semantic: Any = None) -> "tensor":
+        return _semantic.minus(self)
+
+    @builtin
+    def __pos__(self, _semantic: Any = None) -> "tensor":
+        return self
+
+    @builtin
+    def __invert__(self, _semantic: Any = None) -> "tensor":
+        return _semantic.invert(self)
+
+    @builtin
+    def __not__(self, _semantic: Any = None) -> "tensor":
+        return _semantic.not_(self)
+
+    @builtin
+    def __getitem__(self, slices: Any, _semantic: Any = None) -> "tensor":
+        return _semantic.subscript(self, slices)
+
+    @property
+    def T(self) -> "tensor":
+        raise CompileTimeError("use .T inside a kernel")  # replaced by the code generator's attribute hook
+
+    @builtin
+    def to(self, dtype: Any, fp_downcast_rounding: Any = None, bitcast: Any = False,
+           _semantic: Any = None) -> "tensor":
+        dtype = _unwrap(dtype)
+        if _unwrap(bitcast):
+            return _semantic.bitcast(self, dtype)
+        return _semantic.cast(self, dtype, _unwrap(fp_downcast_rounding))
+
+
+class tuple_value(base_value):
+    """A tuple of values inside a kernel (``tl.tuple``)."""
+
+    def __init__(self, args: Sequence[Any], type: Any = None) -> None:
+        self.values = [a if isinstance(a, base_value) or not _is_const_like(a) else constexpr(a) for a in args]
+        self.type = type or tuple_type([getattr(v, "type", None) for v in self.values])
+
+    def __getitem__(self, idx: Any) -> Any:
+        idx = _unwrap(idx)
+        if isinstance(idx, slice):
+            return tuple_value(self.values[idx])
+        return self.values[idx]
+
+    def __getattr__(self, name: str) -> Any:
+        fields = getattr(self.type, "fields", None) or []
+        if name in fields:
+            return self.values[fields.index(name)]
+        raise AttributeError(name)
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        self.values[_unwrap(idx)] = value
+
+    def __add__(self, other: Any) -> "tuple_value":
+        other = other.values if isinstance(other, tuple_value) else list(_unwrap(other))
+        return tuple_value(self.values + other)
+
+    def __mul__(self, n: Any) -> "tuple_value":
+        return tuple_value(self.values * _unwrap(n))
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        other = other.values if isinstance(other, tuple_value) else list(_unwrap(other))
+        return constexpr(self.values == other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(map(repr, self.values)))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __repr__(self) -> str:
+        return f"({', '.join(repr(v) for v in self.values)})"
+
+
+tuple = tuple_value  # noqa: A001  (tl.tuple)
+
+
+def _is_const_like(a: Any) -> bool:
+    return isinstance(a, (int, float, bool, str, type(None), dtype)) or callable(a)
+
+
+# --------------------------------------------------------------------------------------------------
+# iterators
+
+class range:  # noqa: A001  (tl.range mirrors Python's)
+    """A loop that compiles to ``scf.for``. Keyword arguments are scheduling hints."""
+
+    def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
+                 loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
+                 warp_specialize: Any = False, disable_licm: Any = False) -> None:
+        if step is None:
+            self.step = constexpr(1)
+        else:
+            self.step = step
+        if arg2 is None:
+            self.start = constexpr(0)
+            self.end = arg1
+        else:
+            self.start = arg1
+            self.end = arg2
+        self.num_stages = num_stages
+        self.loop_unroll_factor = loop_unroll_factor
+        self.disallow_acc_multi_buffer = disallow_acc_multi_buffer
+        self.flatten = flatten
+        self.warp_specialize = warp_specialize
+        self.disable_licm = disable_licm
+
+    def __iter__(self):
+        raise RuntimeError("tl.range can only be used in a for loop inside a @jit function")
+
+
+class static_range:
+    """A loop unrolled at compile time; its bounds must be compile-time constants."""
+
+    def __init__(self, arg1: Any, arg2: Any = None, step: Any = None) -> None:
+        for a in (arg1, arg2, step):
+            if a is not None and not isinstance(_unwrap(a), int):
+                raise CompileTimeError("static_range bounds must be compile-time integers (tl.constexpr)")
+        if arg2 is None:
+            self.start, self.end = constexpr(0), constexpr(arg1)
+        else:
+            self.start, self.end = constexpr(arg1), constexpr(arg2)
+        self.step = constexpr(1 if step is None else step)
+
+    def __iter__(self):
+        raise RuntimeError("static_range can only be used in a for loop inside a @jit function")
+
+
+def constexpr_function(fn: T) -> T:
+    """Allow a plain Python function to be called from kernels on compile-time values."""
+    fn.__triton_constexpr_function__ = True  # type: ignore[attr-defined]
+    return fn
+
+
+def is_constexpr_function(fn: Any) -> bool:
+    return getattr(fn, "__triton_constexpr_function__", False)
+
+
+_py_min, _py_max = _py.min, _py.max

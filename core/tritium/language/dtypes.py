@@ -1,0 +1,424 @@
+"""Element types, pointer types and block (tile) types of the Triton language."""
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Sequence
+
+
+class KIND(Enum):
+    # order matters: Python scalars of a lower or equal kind do not take part in promotion
+    BOOLEAN = 0
+    INTEGRAL = 1
+    FLOATING = 2
+
+
+class SIGNEDNESS(Enum):
+    SIGNED = 0
+    UNSIGNED = 1
+
+
+class dtype:
+    """A scalar type. Instances are compared and hashed by name."""
+
+    SINT_TYPES = ("int8", "int16", "int32", "int64")
+    UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")
+    FP_TYPES = ("fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64")
+    STANDARD_FP_TYPES = ("fp16", "bf16", "fp32", "fp64")
+    OTHER_TYPES = ("void", )
+    SIGNEDNESS = SIGNEDNESS
+    KIND = KIND
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        assert name in self.SINT_TYPES + self.UINT_TYPES + self.FP_TYPES + self.OTHER_TYPES, name
+        self.primitive_bitwidth = 0
+        self.int_bitwidth = 0
+        self.int_signedness = SIGNEDNESS.SIGNED
+        self.fp_mantissa_width = 0
+        self.exponent_bias = 0
+        if name in self.SINT_TYPES:
+            self.int_bitwidth = int(name[3:])
+            self.primitive_bitwidth = self.int_bitwidth
+        elif name in self.UINT_TYPES:
+            self.int_signedness = SIGNEDNESS.UNSIGNED
+            self.int_bitwidth = int(name.split("int")[-1])
+            self.primitive_bitwidth = self.int_bitwidth
+        elif name in self.FP_TYPES:
+            mant, bias, bits = {
+                "fp8e4b15": (3, 15, 8), "fp8e4nv": (3, 7, 8), "fp8e4b8": (3, 8, 8), "fp8e5": (2, 15, 8),
+                "fp8e5b16": (2, 16, 8), "fp16": (10, 15, 16), "bf16": (7, 127, 16), "fp32": (23, 127, 32),
+                "fp64": (52, 1023, 64)}[name]
+            self.fp_mantissa_width, self.exponent_bias, self.primitive_bitwidth = mant, bias, bits
+
+    # -- predicates -------------------------------------------------------------------------------
+    def is_fp8(self) -> bool:
+        return self.name.startswith("fp8")
+
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "fp8e4nv"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "fp8e5"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
+
+    def is_fp16(self) -> bool:
+        return self.name == "fp16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bf16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "fp32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "fp64"
+
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def is_int8(self) -> bool:
+        return self.name == "int8"
+
+    def is_int16(self) -> bool:
+        return self.name == "int16"
+
+    def is_int32(self) -> bool:
+        return self.name == "int32"
+
+    def is_int64(self) -> bool:
+        return self.name == "int64"
+
+    def is_uint8(self) -> bool:
+        return self.name == "uint8"
+
+    def is_uint16(self) -> bool:
+        return self.name == "uint16"
+
+    def is_uint32(self) -> bool:
+        return self.name == "uint32"
+
+    def is_uint64(self) -> bool:
+        return self.name == "uint64"
+
+    def is_floating(self) -> bool:
+        return self.name in self.FP_TYPES
+
+    def is_standard_floating(self) -> bool:
+        return self.name in self.STANDARD_FP_TYPES
+
+    def is_int_signed(self) -> bool:
+        return self.name in self.SINT_TYPES
+
+    def is_int_unsigned(self) -> bool:
+        return self.name in self.UINT_TYPES
+
+    def is_int(self) -> bool:
+        return self.name in self.SINT_TYPES + self.UINT_TYPES
+
+    def is_bool(self) -> bool:
+        return self.is_int1()
+
+    def kind(self) -> KIND:
+        if self.is_bool():
+            return KIND.BOOLEAN
+        if self.is_int():
+            return KIND.INTEGRAL
+        assert self.is_floating(), self
+        return KIND.FLOATING
+
+    def get_int_max_value(self) -> int:
+        if self.is_int_signed():
+            return 2**(self.int_bitwidth - 1) - 1
+        return 2**self.int_bitwidth - 1
+
+    def get_int_min_value(self) -> int:
+        return -2**(self.int_bitwidth - 1) if self.is_int_signed() else 0
+
+    @staticmethod
+    def is_dtype(type_str: str) -> bool:
+        return type_str in dtype.SINT_TYPES + dtype.UINT_TYPES + dtype.FP_TYPES + dtype.OTHER_TYPES
+
+    @staticmethod
+    def is_void() -> bool:
+        raise RuntimeError("Not implemented")
+
+    @staticmethod
+    def is_block() -> bool:
+        return False
+
+    @staticmethod
+    def is_ptr() -> bool:
+        return False
+
+    @staticmethod
+    def is_const() -> bool:
+        return False
+
+    def is_tuple(self) -> bool:
+        return False
+
+    @property
+    def scalar(self) -> "dtype":
+        return self
+
+    def with_element_ty(self, element_ty: "dtype") -> "dtype":
+        return element_ty
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.name == self.name  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.name))
+
+    @property
+    def cache_key_part(self) -> str:
+        return self.name
+
+    def codegen_name(self) -> str:
+        if self.name.startswith("fp"):
+            return "float" + self.name[2:]
+        if self.name == "bf16":
+            return "bfloat16"
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"triton.language.{self.codegen_name()}"
+
+    def mangle(self) -> str:
+        if self.is_int():
+            return ("i" if self.is_int_signed() else "u") + str(self.int_bitwidth)
+        return {"fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64"}.get(self.name, self.name)
+
+    def __call__(self, value: Any) -> Any:
+        # tl.float32(x) inside a kernel is a cast; the code generator routes it to semantic.cast
+        raise RuntimeError("dtype objects can only be called inside a @jit function")
+
+
+class void_type(dtype):
+    def __init__(self) -> None:
+        super().__init__("void")
+
+    @staticmethod
+    def is_void() -> bool:  # type: ignore[override]
+        return True
+
+
+class pointer_type(dtype):
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False) -> None:
+        if not isinstance(element_ty, dtype):
+            raise TypeError(f"element_ty has type `{type(element_ty).__name__}`; expected `dtype`.")
+        self.element_ty = element_ty  # type: ignore[misc]
+        self.address_space = address_space
+        self.const = const
+        self.name = f"pointer<{element_ty}>" if not const else f"const_pointer<{element_ty}>"
+        self.primitive_bitwidth = 64
+        self.int_bitwidth = 0
+        self.int_signedness = SIGNEDNESS.UNSIGNED
+        self.fp_mantissa_width = 0
+        self.exponent_bias = 0
+
+    def is_ptr(self) -> bool:  # type: ignore[override]
+        return True
+
+    def is_const(self) -> bool:  # type: ignore[override]
+        return self.const
+
+    def is_floating(self) -> bool:
+        return False
+
+    def is_int(self) -> bool:
+        return False
+
+    def is_int_signed(self) -> bool:
+        return False
+
+    def is_int_unsigned(self) -> bool:
+        return False
+
+    def is_bool(self) -> bool:
+        return False
+
+    def kind(self) -> KIND:
+        raise TypeError("pointers have no arithmetic kind")
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, pointer_type) and self.element_ty == other.element_ty
+                and self.address_space == other.address_space and self.const == other.const)
+
+    def __hash__(self) -> int:
+        return hash(("ptr", self.element_ty, self.address_space, self.const))
+
+    def mangle(self) -> str:
+        return f"P{self.element_ty.mangle()}"
+
+    def __repr__(self) -> str:
+        return f"pointer_type({self.element_ty!r})"
+
+
+class block_type(dtype):
+    """A tile: an element type and a static shape."""
+
+    def __init__(self, element_ty: dtype, shape: Sequence[Any]) -> None:
+        self.element_ty = element_ty  # type: ignore[misc]
+        if not shape:
+            raise TypeError("0d block_type is forbidden")
+        from .core import constexpr
+        self.shape = tuple(s.value if isinstance(s, constexpr) else s for s in shape)
+        for s in self.shape:
+            if not isinstance(s, int):
+                raise TypeError(f"block shapes must be compile-time integers, got {s!r}")
+        self.numel = 1
+        for s in self.shape:
+            self.numel *= s
+        self.name = f"<{list(self.shape)}, {element_ty}>"
+        self.primitive_bitwidth = element_ty.primitive_bitwidth
+        self.int_bitwidth = element_ty.int_bitwidth
+        self.int_signedness = element_ty.int_signedness
+        self.fp_mantissa_width = element_ty.fp_mantissa_width
+
+    def is_block(self) -> bool:  # type: ignore[override]
+        return True
+
+    def get_block_shapes(self) -> tuple[int, ...]:
+        return self.shape
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    def with_element_ty(self, scalar_ty: dtype) -> "block_type":
+        return block_type(scalar_ty, self.shape)
+
+    def is_ptr(self) -> bool:  # type: ignore[override]
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, block_type) and self.element_ty == other.element_ty and self.shape == other.shape
+
+    def __hash__(self) -> int:
+        return hash(("block", self.element_ty, self.shape))
+
+    def mangle(self) -> str:
+        return f"{self.element_ty.mangle()}S{'_'.join(map(str, self.shape))}S"
+
+    def __repr__(self) -> str:
+        return f"block_type({self.element_ty!r}, {list(self.shape)})"
+
+    # a block of a type answers the element type's predicates (Triton code relies on it)
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("is_") and name not in ("is_block", "is_ptr"):
+            return getattr(self.element_ty, name)
+        raise AttributeError(name)
+
+
+class tuple_type(dtype):
+    def __init__(self, types: Sequence[dtype], fields: Sequence[str] | None = None) -> None:
+        self.types = list(types)
+        self.fields = list(fields or [""] * len(self.types))
+        self.name = "[" + ",".join(f"{f}:{t}" for f, t in zip(self.fields, self.types)) + "]"
+
+    def is_tuple(self) -> bool:
+        return True
+
+    def __iter__(self):
+        return iter(self.types)
+
+    def __getitem__(self, i: int) -> dtype:
+        return self.types[i]
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, tuple_type) and self.types == other.types and self.fields == other.fields
+
+    def __hash__(self) -> int:
+        return hash(("tuple", tuple(self.types)))
+
+    def mangle(self) -> str:
+        return "T" + "_".join(t.mangle() for t in self.types) + "T"
+
+
+class constexpr_type(dtype):
+    """The type of a compile-time value (used in signatures)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.name = f"constexpr[{value!r}]"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(("constexpr", repr(self.value)))
+
+    def mangle(self) -> str:
+        return f"c{self.value!r}"
+
+
+void = void_type()
+int1 = dtype("int1")
+int8 = dtype("int8")
+int16 = dtype("int16")
+int32 = dtype("int32")
+int64 = dtype("int64")
+uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
+uint64 = dtype("uint64")
+float8e5 = dtype("fp8e5")
+float8e5b16 = dtype("fp8e5b16")
+float8e4nv = dtype("fp8e4nv")
+float8e4b8 = dtype("fp8e4b8")
+float8e4b15 = dtype("fp8e4b15")
+float16 = dtype("fp16")
+bfloat16 = dtype("bf16")
+float32 = dtype("fp32")
+float64 = dtype("fp64")
+pi32_t = pointer_type(int32)
+
+#: signature type strings (Triton's spelling) to dtypes
+SIGNATURE_TYPES: dict[str, dtype] = {
+    "i1": int1, "B": int1, "u1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64,
+    "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64,
+    "fp8e4nv": float8e4nv, "fp8e4b8": float8e4b8, "fp8e4b15": float8e4b15, "fp8e5": float8e5,
+    "fp8e5b16": float8e5b16, "fp16": float16, "bf16": bfloat16, "fp32": float32, "fp64": float64,
+}
+
+
+def str_to_ty(name: str) -> dtype:
+    """Parse a signature type string: ``i32``, ``fp16``, ``*fp32`` (pointer), ``*k fp32`` (const)."""
+    if name.startswith("*"):
+        rest = name[1:]
+        const = rest.startswith("k")
+        if const:
+            rest = rest[1:]
+        return pointer_type(str_to_ty(rest), const=const)
+    try:
+        return SIGNATURE_TYPES[name]
+    except KeyError:
+        raise TypeError(f"unknown type {name!r} in a kernel signature; expected one of "
+                        f"{', '.join(SIGNATURE_TYPES)} or *T for a pointer") from None
+
+
+def ty_to_str(ty: dtype) -> str:
+    if isinstance(ty, pointer_type):
+        return "*" + ("k" if ty.const else "") + ty_to_str(ty.element_ty)
+    for k, v in SIGNATURE_TYPES.items():
+        if v == ty and k not in ("B", "u1"):
+            return k
+    raise TypeError(f"no signature spelling for {ty}")

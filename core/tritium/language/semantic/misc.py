@@ -1,0 +1,280 @@
+"""Dot, reductions and scans, math functions, debugging and compiler hints."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+from .. import core as tl
+from ..core import CompileTimeError
+
+T = tl.tensor
+
+DOT_PRECISIONS = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
+
+
+class MiscMixin:
+    builder: Any
+    options: Any
+
+    # -- math -------------------------------------------------------------------------------------
+    def unary_math(self, name: str, x: Any, float_only: bool = True) -> T:
+        x = self.to_tensor(x)  # type: ignore[attr-defined]
+        if float_only and not x.dtype.is_floating():
+            raise CompileTimeError(f"{name.split('.')[-1]} expects a floating-point argument, got {x.dtype}; "
+                                   "convert it first, e.g. x.to(tl.float32)")
+        return T(self.builder.unary(name, x.handle), x.type)
+
+    def fma(self, x: Any, y: Any, z: Any) -> T:
+        x, y = self.binary_op_type_checking(x, y)  # type: ignore[attr-defined]
+        x, z = self.binary_op_type_checking(x, z)  # type: ignore[attr-defined]
+        x, y = self.binary_op_type_checking(x, y)  # type: ignore[attr-defined]
+        if not x.dtype.is_floating():
+            raise CompileTimeError(f"fma expects floating-point arguments, got {x.dtype}")
+        return T(self.builder.op("math.fma", [x.handle, y.handle, z.handle], [x.handle.type]).result, x.type)
+
+    def umulhi(self, x: Any, y: Any) -> T:
+        x, y = self.binary_op_type_checking(x, y)  # type: ignore[attr-defined]
+        if not x.dtype.is_int():
+            raise CompileTimeError(f"umulhi expects integer arguments, got {x.dtype}")
+        return T(self.builder.tt("mulhiui", {"x": x.handle, "y": y.handle}, [x.handle.type]).result, x.type)
+
+    def precise(self, name: str, *args: Any) -> T:
+        vals = [self.to_tensor(a) for a in args]  # type: ignore[attr-defined]
+        if len(vals) == 2:
+            vals = list(self.binary_op_type_checking(*vals))  # type: ignore[attr-defined]
+        if not vals[0].dtype.is_floating():
+            raise CompileTimeError(f"{name} expects floating-point arguments, got {vals[0].dtype}")
+        keys = ("x", "y")
+        op = self.builder.tt(name, {k: v.handle for k, v in zip(keys, vals)}, [vals[0].handle.type])
+        return T(op.result, vals[0].type)
+
+    def extern_elementwise(self, lib_name: str, lib_path: str, args: Sequence[Any], symbol: str,
+                           ret_dtype: tl.dtype, is_pure: bool = True) -> T:
+        vals = [self.to_tensor(a) for a in args]  # type: ignore[attr-defined]
+        vals = list(self.broadcast_tensors(*vals)) if len(vals) > 1 else vals  # type: ignore[attr-defined]
+        ret_ty = vals[0].type.with_element_ty(ret_dtype) if vals[0].type.is_block() else ret_dtype
+        b = self.builder
+        attrs = {"libname": b.str_attr(lib_name), "libpath": b.str_attr(lib_path), "symbol": b.str_attr(symbol),
+                 "pure": b.bool_attr(is_pure)}
+        op = b.tt("extern_elementwise", {"srcs": [v.handle for v in vals]},
+                  [self.ir_type(ret_ty)], attrs)  # type: ignore[attr-defined]
+        return T(op.result, ret_ty)
+
+    # -- dot --------------------------------------------------------------------------------------
+    def dot(self, a: T, b: T, acc: Optional[T], input_precision: Optional[str], max_num_imprecise_acc: Optional[int],
+            out_dtype: tl.dtype) -> T:
+        for name, x in (("first", a), ("second", b)):
+            if not isinstance(x, T) or not x.type.is_block():
+                raise CompileTimeError(f"the {name} operand of dot must be a 2-D or 3-D block")
+        if not (a.dtype.is_fp8() and b.dtype.is_fp8()):
+            allowed = (tl.int8, tl.uint8, tl.float16, tl.bfloat16, tl.float32, tl.float64)
+            for x in (a, b):
+                if x.dtype not in allowed:
+                    raise CompileTimeError(f"dot does not support {x.dtype} operands")
+            if a.dtype != b.dtype:
+                raise CompileTimeError(f"dot operands must have the same dtype, got {a.dtype} and {b.dtype}; "
+                                       "cast one of them")
+        ra, rb = len(a.shape), len(b.shape)
+        if not (ra == rb == 2 or ra == rb == 3):
+            raise CompileTimeError(f"dot operands must both be 2-D or both 3-D, got shapes {a.type.shape} and "
+                                   f"{b.type.shape}")
+        M, K = a.type.shape[-2], a.type.shape[-1]
+        K2, N = b.type.shape[-2], b.type.shape[-1]
+        if K != K2:
+            raise CompileTimeError(f"dot shapes {list(a.type.shape)} and {list(b.type.shape)} do not chain: "
+                                   f"the inner dimensions are {K} and {K2}")
+        if ra == 3 and a.type.shape[0] != b.type.shape[0]:
+            raise CompileTimeError("batched dot operands must have the same batch size")
+        min_mnk = getattr(self.options, "min_dot_size", (16, 16, 16)) if self.options is not None else (16, 16, 16)
+        if M < min_mnk[0] or N < min_mnk[1] or K < min_mnk[2]:
+            raise CompileTimeError(f"dot needs M >= {min_mnk[0]}, N >= {min_mnk[1]} and K >= {min_mnk[2]}, got "
+                                   f"M={M}, N={N}, K={K}; use larger blocks (or elementwise * and tl.sum)")
+        if input_precision is None:
+            from ... import knobs
+            input_precision = knobs.language.fp32_default or getattr(self.options, "default_dot_input_precision",
+                                                                       "tf32")
+        input_precision = str(input_precision).lower()
+        allowed_prec = getattr(self.options, "allowed_dot_input_precisions", DOT_PRECISIONS)
+        if input_precision not in allowed_prec:
+            raise CompileTimeError(f"input_precision must be one of {', '.join(allowed_prec)}, "
+                                   f"got {input_precision!r}")
+        if a.dtype.is_int():
+            if a.dtype != tl.int8 and a.dtype != tl.uint8:
+                raise CompileTimeError("integer dot supports int8 only")
+            ret = tl.int32
+        elif out_dtype.is_bf16():
+            raise CompileTimeError("out_dtype=bfloat16 is not supported; use float32 and cast the result")
+        elif a.dtype.is_fp32() or a.dtype.is_bf16():
+            ret = tl.float32
+        elif a.dtype.is_fp64():
+            ret = tl.float64
+        else:
+            ret = out_dtype
+        shape = ([a.type.shape[0]] if ra == 3 else []) + [M, N]
+        ret_ty = tl.block_type(ret, shape)
+        if acc is None:
+            acc = self.full(shape, 0, ret)  # type: ignore[attr-defined]
+        else:
+            acc = self.to_tensor(acc)  # type: ignore[attr-defined]
+            if list(acc.type.shape) != shape:
+                raise CompileTimeError(f"the accumulator of dot has shape {list(acc.type.shape)}, expected {shape}")
+            if acc.dtype != ret:
+                raise CompileTimeError(f"the accumulator of dot has dtype {acc.dtype}, expected {ret}")
+        mnia = int(max_num_imprecise_acc or 0)
+        attrs = {"input_precision": self.builder.str_attr(input_precision),
+                 "max_num_imprecise_acc": self.builder.i32_attr(mnia)}
+        op = self.builder.tt("dot", {"a": a.handle, "b": b.handle, "c": acc.handle},
+                             [self.ir_type(ret_ty)], attrs)  # type: ignore[attr-defined]
+        return T(op.result, ret_ty)
+
+    # -- reductions and scans ---------------------------------------------------------------------
+    def _region_op(self, kind: str, inputs: Sequence[T], axis: Optional[int],
+                   combine: Callable[[list[T], list[T]], Sequence[T]], reverse: bool = False) -> tuple[T, ...]:
+        if not inputs:
+            raise CompileTimeError(f"{kind} needs at least one input")
+        inputs = [self.to_tensor(x) for x in inputs]  # type: ignore[attr-defined]
+        if axis is None:
+            if kind == "scan":
+                raise CompileTimeError("scan needs an axis")
+            inputs = [self.reshape(x, [x.type.numel], can_reorder=True) if x.type.is_block() and  # type: ignore
+                      len(x.type.shape) > 1 else x for x in inputs]
+            axis = 0
+        for x in inputs:
+            if not x.type.is_block():
+                raise CompileTimeError(f"{kind} needs block inputs, got a scalar of type {x.type}")
+        shape = list(inputs[0].type.shape)
+        rank = len(shape)
+        if not -rank <= axis < rank:
+            raise CompileTimeError(f"{kind} axis {axis} is out of range for a tensor of rank {rank}")
+        if axis < 0:
+            axis += rank
+        for x in inputs:
+            if list(x.type.shape) != shape:
+                raise CompileTimeError(f"all {kind} inputs must have the same shape, got "
+                                       f"{[list(i.type.shape) for i in inputs]}")
+        b = self.builder
+        scalars = [x.type.scalar for x in inputs]
+        if kind == "reduce":
+            out_shape = [s for i, s in enumerate(shape) if i != axis]
+        else:
+            out_shape = shape
+        out_tys = [tl.block_type(s, out_shape) if out_shape else s for s in scalars]
+        attrs = {"axis": b.i32_attr(axis)}
+        if kind == "scan":
+            attrs["reverse"] = b.bool_attr(reverse)
+        op = b.tt(kind, {"srcs": [x.handle for x in inputs]},
+                  [self.ir_type(t) for t in out_tys], attrs, regions=1)  # type: ignore[attr-defined]
+        elt_ir = [self.ir_type(s) for s in scalars]  # type: ignore[attr-defined]
+        block = op.regions[0].blocks.append(*(elt_ir + elt_ir))
+        args = list(block.arguments)
+        n = len(inputs)
+        with b.at(block):
+            lhs = [T(args[i], scalars[i]) for i in range(n)]
+            rhs = [T(args[n + i], scalars[i]) for i in range(n)]
+            results = combine(lhs, rhs)
+            if isinstance(results, T):
+                results = [results]
+            results = list(results)
+            if len(results) != n:
+                raise CompileTimeError(f"the combine function of {kind} returned {len(results)} values for "
+                                       f"{n} inputs")
+            handles = []
+            for r, s in zip(results, scalars):
+                r = self.to_tensor(r)  # type: ignore[attr-defined]
+                if r.type.is_block():
+                    raise CompileTimeError(f"the combine function of {kind} must return scalars")
+                if r.dtype != s:
+                    r = self.cast(r, s)  # type: ignore[attr-defined]
+                handles.append(r.handle)
+            b.yield_(handles, dialect="gpu")
+        return tuple(T(op.results[i], out_tys[i]) for i in range(n))
+
+    def reduction(self, inputs: Sequence[T], axis: Optional[int], combine: Callable[..., Any]) -> tuple[T, ...]:
+        return self._region_op("reduce", inputs, axis, combine)
+
+    def associative_scan(self, inputs: Sequence[T], axis: int, combine: Callable[..., Any],
+                         reverse: bool = False) -> tuple[T, ...]:
+        return self._region_op("scan", inputs, axis, combine, reverse)
+
+    def histogram(self, x: T, num_bins: int, mask: Optional[T]) -> T:
+        if not x.type.is_block() or len(x.type.shape) != 1 or not x.dtype.is_int():
+            raise CompileTimeError("histogram needs a 1-D integer block")
+        if mask is not None:
+            mask = self.broadcast_impl_shape(self.to_tensor(mask), list(x.type.shape))  # type: ignore
+        ty = tl.block_type(tl.int32, [num_bins])
+        op = self.builder.tt("histogram", {"src": x.handle, "mask": mask.handle if mask is not None else None},
+                             [self.ir_type(ty)])  # type: ignore[attr-defined]
+        return T(op.result, ty)
+
+    def gather(self, src: T, index: T, axis: int) -> T:
+        if not index.dtype.is_int():
+            raise CompileTimeError("gather's index must be an integer block")
+        rank = len(src.type.shape)
+        if len(index.type.shape) != rank:
+            raise CompileTimeError("gather's source and index must have the same rank")
+        if axis < 0:
+            axis += rank
+        for d in range(rank):
+            if d != axis and index.type.shape[d] != src.type.shape[d]:
+                raise CompileTimeError(f"gather's index dimension {d} must match the source's")
+        ty = tl.block_type(src.dtype, list(index.type.shape))
+        op = self.builder.tt("gather", {"src": src.handle, "indices": index.handle}, [self.ir_type(ty)],  # type: ignore
+                             {"axis": self.builder.i32_attr(axis)})
+        return T(op.result, ty)
+
+    # -- debugging and hints ----------------------------------------------------------------------
+    def device_print(self, prefix: str, args: Sequence[T], hex: bool) -> T:
+        if not prefix.endswith(" ") and args:
+            prefix += " "
+        if not prefix.endswith(": ") and args:
+            prefix = prefix[:-1] + ": "
+        if len(prefix) > 2 and not prefix.startswith(" "):
+            prefix = " " + prefix
+        b = self.builder
+        vals = [self.to_tensor(a) for a in args]  # type: ignore[attr-defined]
+        attrs = {"prefix": b.str_attr(prefix), "hex": b.bool_attr(hex),
+                 "is_signed": b.i32_array_attr([int(v.dtype.is_int_signed()) for v in vals])}
+        if vals:
+            for i in range(0, len(vals), 16):
+                b.tt("print", {"args": [v.handle for v in vals[i:i + 16]]}, [], attrs)
+        else:
+            b.op("tt.print", [], [], {**attrs, "operandSegmentSizes": b.i32_array_attr([0] * 16)})
+        return T(None, tl.void)
+
+    def device_assert(self, cond: T, msg: str, mask: Optional[T] = None) -> T:
+        if not getattr(self.options, "debug", False):
+            return T(None, tl.void)
+        cond = self.to_tensor(cond)  # type: ignore[attr-defined]
+        if mask is not None:
+            cond = self.or_(cond, self.not_(mask))  # type: ignore[attr-defined]
+        cond = self.cast(cond, tl.int1)  # type: ignore[attr-defined]
+        self.builder.tt("assert", {"cond": cond.handle}, [], {"message": self.builder.str_attr(msg)})
+        return T(None, tl.void)
+
+    def assume(self, cond: T) -> T:
+        cond = self.to_tensor(cond)  # type: ignore[attr-defined]
+        self.builder.tt("assume", {"cond": cond.handle}, [])
+        return T(None, tl.void)
+
+    def debug_barrier(self) -> T:
+        self.builder.tt("debug_barrier", {}, [])
+        return T(None, tl.void)
+
+    def _hint(self, x: T, values: Sequence[int], attr: str, what: str) -> T:
+        values = [int(tl._unwrap(v)) for v in values]
+        rank = max(1, len(x.shape))
+        if len(values) != rank:
+            raise CompileTimeError(f"{what} needs {rank} value(s) for a tensor of rank {len(x.shape)}, "
+                                   f"got {len(values)}")
+        owner = getattr(x.handle, "owner", None)
+        if owner is not None and hasattr(owner, "attributes"):
+            owner.attributes[attr] = self.builder.i32_array_attr(values)
+        return x
+
+    def multiple_of(self, x: T, values: Sequence[int]) -> T:
+        return self._hint(x, values, "tt.divisibility", "multiple_of")
+
+    def max_contiguous(self, x: T, values: Sequence[int]) -> T:
+        return self._hint(x, values, "tt.contiguity", "max_contiguous")
+
+    def max_constancy(self, x: T, values: Sequence[int]) -> T:
+        return self._hint(x, values, "tt.constancy", "max_constancy")

@@ -1,0 +1,71 @@
+"""The active driver: ``tritium.runtime.driver.active`` (Triton's spelling)."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+from .. import knobs
+
+
+class NoActiveDriver(RuntimeError):
+    pass
+
+
+def _select_backend() -> tuple[str, Any]:
+    from ..backends import backends
+    found = backends()
+    wanted = knobs.runtime.default_backend
+    if wanted:
+        if wanted not in found:
+            raise NoActiveDriver(f"TRITON_DEFAULT_BACKEND={wanted!r}, but the installed backends are "
+                                 f"{', '.join(sorted(found)) or 'none'}; install tritium-{wanted} or change the "
+                                 "setting")
+        return wanted, found[wanted]
+    active = []
+    for name, b in found.items():
+        try:
+            ok = b.driver.is_active()
+        except Exception:
+            ok = False
+        if ok:
+            active.append((-(b.spec.priority if b.spec else 0), name, b))
+    if not active:
+        raise NoActiveDriver("no tritium backend can run on this machine; installed backends: "
+                             f"{', '.join(sorted(found)) or 'none'} (install tritium-cpu, which runs anywhere)")
+    active.sort(key=lambda t: (t[0], t[1]))
+    _, name, b = active[0]
+    return name, b
+
+
+class DriverConfig:
+    """Holds the active driver; ``set_active`` overrides it, ``reset_active`` returns to discovery."""
+
+    def __init__(self) -> None:
+        self._default: Optional[Any] = None
+        self._active: Optional[Any] = None
+        self._lock = threading.Lock()
+        self.backend_name: Optional[str] = None
+
+    @property
+    def default(self) -> Any:
+        if self._default is None:
+            with self._lock:
+                if self._default is None:
+                    name, b = _select_backend()
+                    self._default = b.driver()
+                    self.backend_name = name
+        return self._default
+
+    @property
+    def active(self) -> Any:
+        return self._active if self._active is not None else self.default
+
+    def set_active(self, driver: Any) -> None:
+        self._active = driver
+
+    def reset_active(self) -> None:
+        self._active = None
+        self._default = None
+
+
+driver = DriverConfig()
