@@ -253,14 +253,13 @@ def discover() -> PluginRegistry:
 
 _lock = threading.Lock()
 _active: Optional[PluginRegistry] = None
-_override = threading.local()
+_override: list[PluginRegistry] = []
 
 
 def registry() -> PluginRegistry:
     """The registry in effect: the one installed by :func:`use`, else the discovered one (loaded once)."""
-    stack = getattr(_override, "stack", None)
-    if stack:
-        return stack[-1]
+    if _override:
+        return _override[-1]
     global _active
     if _active is None:
         with _lock:
@@ -279,12 +278,9 @@ def reload() -> PluginRegistry:
 
 @contextmanager
 def use(reg: PluginRegistry) -> Iterator[PluginRegistry]:
-    """Make ``reg`` the registry for this thread inside the block."""
-    stack = getattr(_override, "stack", None)
-    if stack is None:
-        stack = _override.stack = []
-    stack.append(reg)
+    """Make ``reg`` the registry of this process inside the block (tests, embedding applications)."""
+    _override.append(reg)
     try:
         yield reg
     finally:
-        stack.pop()
+        _override.pop()

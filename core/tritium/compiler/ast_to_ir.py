@@ -40,10 +40,11 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: fro
     types, values = kernel_arg_types(fn, src)
     gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=fn.__name__, is_kernel=True,
                         options=options)
-    fop = gen.generate(types)
+    from .._mlir import ir
+    with context, ir.Location.unknown(context):
+        fop = gen.generate(types)
     # specialization facts the lowering can use: pointer/integer arguments divisible by 16
     ir_index = 0
-    from .._mlir import ir
     with context:
         arg_attrs = []
         for i, ty in enumerate(types):

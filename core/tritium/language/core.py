@@ -7,6 +7,7 @@ a builtin outside a kernel is an error that says so.
 from __future__ import annotations
 
 import builtins as _py
+import contextvars
 import functools
 import inspect
 from typing import Any, Callable, Sequence, TypeVar
@@ -25,6 +26,11 @@ class CompileTimeError(Exception):
     """Raised by builtins for user errors; the code generator adds the kernel, line and caret."""
 
 
+#: set by an execution engine that runs kernels as Python (the interpreter): builtins called without
+#: ``_semantic`` then use this one
+_ambient_semantic: contextvars.ContextVar[Any] = contextvars.ContextVar("tritium_ambient_semantic", default=None)
+
+
 def builtin(fn: T) -> T:
     """Mark a function as a builtin: it runs at compile time and receives ``_semantic``."""
     wants_generator = "_generator" in inspect.signature(fn).parameters  # type: ignore[arg-type]
@@ -32,6 +38,12 @@ def builtin(fn: T) -> T:
     @functools.wraps(fn)  # type: ignore[arg-type]
     def wrapper(*args, **kwargs):
         if kwargs.get("_semantic") is None:
+            ambient = _ambient_semantic.get()
+            if ambient is not None:
+                kwargs["_semantic"] = ambient
+                if not wants_generator:
+                    kwargs.pop("_generator", None)
+                return fn(*args, **kwargs)  # type: ignore[operator]
             raise ValueError(f"{fn.__name__}() can only be called inside a @triton.jit function "  # type: ignore
                              "(did you forget the @jit decorator?)")
         if not wants_generator:

@@ -42,18 +42,23 @@ class DriverConfig:
 
     def __init__(self) -> None:
         self._default: Optional[Any] = None
+        self._key: Any = None
         self._active: Optional[Any] = None
         self._lock = threading.Lock()
         self.backend_name: Optional[str] = None
 
     @property
     def default(self) -> Any:
-        if self._default is None:
+        from ..plugins import registry
+        # the choice depends on the plugins in effect and on TRITON_DEFAULT_BACKEND
+        key = (id(registry()), knobs.runtime.default_backend)
+        if self._default is None or self._key != key:
             with self._lock:
-                if self._default is None:
+                if self._default is None or self._key != key:
                     name, b = _select_backend()
                     self._default = b.driver()
                     self.backend_name = name
+                    self._key = key
         return self._default
 
     @property

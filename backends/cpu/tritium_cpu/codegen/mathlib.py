@@ -1,0 +1,663 @@
+"""Elementwise math and float8 conversions written in LLVM IR, for kernels compiled for the CPU.
+
+Kernels apply these functions inside loops that LLVM's loop vectorizer has to turn into AVX code. A call
+to libm (``expf``) stops that, so every float32 function and every conversion here is written out in IR,
+branch-free (``select`` instead of control flow; only intrinsics that have vector forms: ``llvm.fma``,
+``llvm.rint``, ``llvm.floor``, ``llvm.fabs``, ``llvm.copysign``, ``llvm.sqrt``), with ``internal``
+linkage and ``alwaysinline`` so that each call dissolves into the loop body before vectorization.
+
+The float64 functions call libm (through LLVM intrinsics where one exists, otherwise a declaration of
+the libm symbol): they are not performance critical and libm is accurate. Their code therefore refers to
+external symbols (``exp``, ``exp2``, ``log``, ``log2``, ``sin``, ``cos``, ``tanh``, ``erf``) that whoever
+loads the object has to resolve.
+
+Public API::
+
+    function_names()      every function the library can define
+    library_ir(names)     IR text defining exactly those functions (and what they call)
+    signature(name)       (return type, [argument types]) in LLVM syntax
+
+The text never declares intrinsics (LLVM declares a called intrinsic implicitly, and a second ``declare``
+of one the embedding module already declares would be an error), uses no attribute groups (whose numbers
+could clash), and names everything it defines ``tritium_*``.
+
+Accuracy (measured by tests/cpu/test_mathlib.py against float64 references):
+
+=========================  ==============================================================================
+expf, exp2f                < 1 ulp; overflow to inf, underflow through the denormals to 0
+logf, log2f                < 1 ulp; denormal inputs; log(0) = -inf, log(x<0) = nan, log(inf) = inf
+sinf, cosf                 < 1 ulp for |x| < 2**52 (argument reduction and polynomial in float64);
+                           beyond that the result stays in [-1, 1] but is not accurate; inf -> nan
+erff                       absolute error < 1e-7
+tanhf                      relative error < 2.5e-7
+rsqrtf                     1/sqrt(x), both correctly rounded
+=========================  ==============================================================================
+
+Float8 formats (stored as i8), decoding exact and narrowing round-to-nearest-even, matching torch's
+casts bit for bit where torch has the type:
+
+=========  =====================  ====  ===================================================================
+name       torch dtype            bias  specials
+=========  =====================  ====  ===================================================================
+fp8e4nv    float8_e4m3fn          7     no inf; 0x7f/0xff nan; max 448; |x| >= 480, inf, nan -> nan
+fp8e5      float8_e5m2            15    IEEE-like: overflow -> inf, nan -> 0x7f (sign kept)
+fp8e4b8    float8_e4m3fnuz        8     no inf, no -0; 0x80 nan; max 240; |x| >= 248, inf, nan -> 0x80
+fp8e5b16   float8_e5m2fnuz        16    no inf, no -0; 0x80 nan; max 57344; |x| >= 61440 -> 0x80
+fp8e4b15   (Triton only)          15    all 256 encodings finite, max 1.875 (0x7f); narrowing saturates
+                                        to +-1.875, nan -> +-1.875 (sign of the nan)
+=========  =====================  ====  ===================================================================
+
+fp8e4b15 is Triton's format for GPUs without fp8 hardware. Triton's NVIDIA decoder shifts the bits into
+an fp16 and so also reads 0x7f as 1.875; its encoder clamps to 1.75 first and rounds half away from zero
+after a round-toward-zero to fp16. We saturate at 1.875 and round to nearest even instead, so that every
+encoding round-trips; Triton's own tests treat 0x7f/0xff as reserved and do not check either choice.
+
+The ``_rtz`` narrowings (``fp_downcast_rounding="rtz"``) truncate. A finite value beyond the largest
+finite one becomes that largest finite value (as IEEE round-toward-zero does), inf stays inf where the
+format has one and becomes nan where it has none (fp8e4b15: saturates), nan stays nan.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Callable, Iterable, Union
+
+__all__ = ["function_names", "library_ir", "signature"]
+
+
+# ----------------------------------------------------------------------------------------------------
+# A small SSA builder. Writing the functions through it (rather than as IR text) keeps the arithmetic
+# readable and lets Python constants be mixed in: an int or float operand takes the type of the other one.
+# ----------------------------------------------------------------------------------------------------
+
+_SUFFIX = {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16"}
+_FLOATS = ("half", "bfloat", "float", "double")
+
+
+@dataclass(frozen=True)
+class _V:
+    ref: str
+    ty: str
+
+
+Operand = Union[_V, int, float]
+
+
+def _const(ty: str, v: Union[int, float]) -> str:
+    if ty == "i1":
+        return "true" if v else "false"
+    if ty.startswith("i"):
+        return str(int(v))
+    fv = float(v)
+    if ty == "double":
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", fv))[0]
+    if ty == "float":
+        f32 = struct.unpack("<f", struct.pack("<f", fv))[0]
+        # a constant that float32 cannot hold is a typo in a coefficient table, never intended
+        assert f32 == fv or fv != fv, f"{fv!r} is not a float32 value"
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", f32))[0]
+    raise ValueError(f"no constants of type {ty} are needed")
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.calls: set[str] = set()     # library functions this body calls
+        self._n = 0
+
+    # -- plumbing ----------------------------------------------------------------------------------
+    def _emit(self, ty: str, text: str) -> _V:
+        name = f"%t{self._n}"
+        self._n += 1
+        self.lines.append(f"  {name} = {text}")
+        return _V(name, ty)
+
+    def _v(self, x: Operand, ty: str) -> _V:
+        return x if isinstance(x, _V) else _V(_const(ty, x), ty)
+
+    def _pair(self, a: Operand, b: Operand) -> tuple[_V, _V]:
+        ty = a.ty if isinstance(a, _V) else b.ty
+        a, b = self._v(a, ty), self._v(b, ty)
+        assert a.ty == b.ty, (a, b)
+        return a, b
+
+    def _bin(self, op: str, a: Operand, b: Operand) -> _V:
+        a, b = self._pair(a, b)
+        return self._emit(a.ty, f"{op} {a.ty} {a.ref}, {b.ref}")
+
+    def const(self, ty: str, v: Union[int, float]) -> _V:
+        return _V(_const(ty, v), ty)
+
+    # -- arithmetic --------------------------------------------------------------------------------
+    def fadd(self, a, b): return self._bin("fadd", a, b)
+    def fsub(self, a, b): return self._bin("fsub", a, b)
+    def fmul(self, a, b): return self._bin("fmul", a, b)
+    def fdiv(self, a, b): return self._bin("fdiv", a, b)
+    def add(self, a, b): return self._bin("add", a, b)
+    def sub(self, a, b): return self._bin("sub", a, b)
+    def and_(self, a, b): return self._bin("and", a, b)
+    def or_(self, a, b): return self._bin("or", a, b)
+    def xor(self, a, b): return self._bin("xor", a, b)
+    def shl(self, a, b): return self._bin("shl", a, b)
+    def lshr(self, a, b): return self._bin("lshr", a, b)
+    def ashr(self, a, b): return self._bin("ashr", a, b)
+
+    def fneg(self, a: _V) -> _V:
+        return self._emit(a.ty, f"fneg {a.ty} {a.ref}")
+
+    def intrinsic(self, name: str, *args: Operand) -> _V:
+        ty = next(a.ty for a in args if isinstance(a, _V))
+        vs = [self._v(a, ty) for a in args]
+        arglist = ", ".join(f"{v.ty} {v.ref}" for v in vs)
+        return self._emit(ty, f"call {ty} @llvm.{name}.{_SUFFIX[ty]}({arglist})")
+
+    def fma(self, a, b, c): return self.intrinsic("fma", a, b, c)
+    def rint(self, a): return self.intrinsic("rint", a)
+    def floor(self, a): return self.intrinsic("floor", a)
+    def fabs(self, a): return self.intrinsic("fabs", a)
+    def sqrt(self, a): return self.intrinsic("sqrt", a)
+    def copysign(self, a, b): return self.intrinsic("copysign", a, b)
+
+    def horner(self, x: _V, coefs: Iterable[float]) -> _V:
+        """c0 + x*(c1 + x*(c2 + ...)), one fma per coefficient."""
+        cs = list(coefs)
+        acc = self.const(x.ty, cs[-1])
+        for c in reversed(cs[:-1]):
+            acc = self.fma(acc, x, c)
+        return acc
+
+    # -- comparisons and selection -----------------------------------------------------------------
+    def fcmp(self, pred: str, a: Operand, b: Operand) -> _V:
+        a, b = self._pair(a, b)
+        return self._emit("i1", f"fcmp {pred} {a.ty} {a.ref}, {b.ref}")
+
+    def icmp(self, pred: str, a: Operand, b: Operand) -> _V:
+        a, b = self._pair(a, b)
+        return self._emit("i1", f"icmp {pred} {a.ty} {a.ref}, {b.ref}")
+
+    def select(self, c: _V, a: Operand, b: Operand) -> _V:
+        a, b = self._pair(a, b)
+        return self._emit(a.ty, f"select i1 {c.ref}, {a.ty} {a.ref}, {b.ty} {b.ref}")
+
+    # -- conversions -------------------------------------------------------------------------------
+    def cast(self, op: str, a: _V, ty: str) -> _V:
+        return self._emit(ty, f"{op} {a.ty} {a.ref} to {ty}")
+
+    def bitcast(self, a, ty): return self.cast("bitcast", a, ty)
+    def fptosi(self, a, ty): return self.cast("fptosi", a, ty)
+    def sitofp(self, a, ty): return self.cast("sitofp", a, ty)
+    def fpext(self, a, ty): return self.cast("fpext", a, ty)
+    def fptrunc(self, a, ty): return self.cast("fptrunc", a, ty)
+    def zext(self, a, ty): return self.cast("zext", a, ty)
+    def trunc(self, a, ty): return self.cast("trunc", a, ty)
+
+    # -- calls -------------------------------------------------------------------------------------
+    def call(self, name: str, *args: _V) -> _V:
+        """Call another function of this library (which is then emitted too)."""
+        self.calls.add(name)
+        ret = _FUNCS[name].ret
+        arglist = ", ".join(f"{a.ty} {a.ref}" for a in args)
+        return self._emit(ret, f"call {ret} @{name}({arglist})")
+
+    def call_extern(self, name: str, ret: str, *args: _V) -> _V:
+        arglist = ", ".join(f"{a.ty} {a.ref}" for a in args)
+        return self._emit(ret, f"call {ret} @{name}({arglist})")
+
+
+# ----------------------------------------------------------------------------------------------------
+# The registry
+# ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Fn:
+    name: str
+    ret: str
+    args: tuple[str, ...]
+    body: Callable[..., _V]
+    public: bool = True
+    externs: tuple[str, ...] = ()   # full `declare` lines of libm symbols it calls
+
+
+_FUNCS: dict[str, _Fn] = {}
+_ATTRS = "alwaysinline nounwind willreturn nofree nosync memory(none)"
+
+
+def _define(name: str, ret: str, args: tuple[str, ...], public: bool = True, externs: tuple[str, ...] = ()):
+    def register(body: Callable[..., _V]) -> Callable[..., _V]:
+        assert name.startswith("tritium_") and name not in _FUNCS
+        _FUNCS[name] = _Fn(name, ret, args, body, public, externs)
+        return body
+    return register
+
+
+def _render(fn: _Fn) -> tuple[str, set[str]]:
+    b = _Builder()
+    params = [_V(f"%a{i}", t) for i, t in enumerate(fn.args)]
+    result = fn.body(b, *params)
+    assert result.ty == fn.ret, (fn.name, result.ty)
+    header = ", ".join(f"{p.ty} {p.ref}" for p in params)
+    text = "\n".join([f"define internal {fn.ret} @{fn.name}({header}) {_ATTRS} {{", "entry:", *b.lines,
+                      f"  ret {fn.ret} {result.ref}", "}"])
+    return text, b.calls
+
+
+def function_names() -> list[str]:
+    """Every function :func:`library_ir` can define."""
+    return sorted(n for n, f in _FUNCS.items() if f.public)
+
+
+def signature(name: str) -> tuple[str, list[str]]:
+    """``(return type, [argument types])`` of a library function, as LLVM spells the types."""
+    fn = _FUNCS[name]
+    return fn.ret, list(fn.args)
+
+
+def library_ir(names: Iterable[str]) -> str:
+    """LLVM IR text that defines the named functions and whatever they call, nothing else."""
+    pending = list(dict.fromkeys(names))
+    unknown = [n for n in pending if n not in _FUNCS or not _FUNCS[n].public]
+    if unknown:
+        raise KeyError(f"no math library function(s) {', '.join(unknown)}; known: {', '.join(function_names())}")
+    done: dict[str, str] = {}
+    externs: dict[str, None] = {}
+    while pending:
+        name = pending.pop(0)
+        if name in done:
+            continue
+        text, calls = _render(_FUNCS[name])
+        done[name] = text
+        externs.update(dict.fromkeys(_FUNCS[name].externs))
+        pending += sorted(c for c in calls if c not in done)
+    return "\n\n".join([*externs, *done.values()]) + ("\n" if done else "")
+
+
+def _hex(*xs: str) -> tuple[float, ...]:
+    return tuple(float.fromhex(x) for x in xs)
+
+
+# ----------------------------------------------------------------------------------------------------
+# float32 exp and exp2
+#
+# x = k*ln2 + r with |r| <= ln2/2, exp(x) = 2^k * exp(r). The polynomials are minimax fits (relative
+# error, Remez) made for this file; their approximation error is ~2^-28, far below float32's rounding.
+# ----------------------------------------------------------------------------------------------------
+
+_LOG2E = float.fromhex("0x1.715476p+0")
+# ln2 = _LN2_HI + _LN2_LO to ~48 bits; with an fma, x - k*_LN2_HI is exact for the k's that occur
+_LN2_HI, _LN2_LO = _hex("0x1.62e430p-1", "-0x1.05c610p-29")
+# exp(r) = 1 + r + r^2 * P(r) on [-0.347, 0.347]
+_EXP_P = _hex("0x1.fffffcp-2", "0x1.555490p-3", "0x1.5558fcp-5", "0x1.123b8ap-7", "0x1.6a2178p-10")
+# 2^r = 1 + r * P(r) on [-0.5, 0.5]
+_EXP2_P = _hex("0x1.62e432p-1", "0x1.ebfbe2p-3", "0x1.c6ae72p-5", "0x1.3b270ep-7", "0x1.5f72acp-10",
+               "0x1.470bb8p-13")
+_NAN32 = float("nan")
+
+
+def _scale_by_pow2(b: _Builder, p: _V, k: _V) -> _V:
+    """p * 2^k for a float k in [-151, 129] (an integer): in two factors, because 2^k itself may be a
+    denormal or overflow while the product is representable. p*2^k1 is exact, so the final multiply
+    rounds once, and results that are denormal come out correctly rounded."""
+    ki = b.fptosi(k, "i32")
+    k1 = b.ashr(ki, 1)
+    k2 = b.sub(ki, k1)
+    s1 = b.bitcast(b.shl(b.add(k1, 127), 23), "float")
+    s2 = b.bitcast(b.shl(b.add(k2, 127), 23), "float")
+    return b.fmul(b.fmul(p, s1), s2)
+
+
+@_define("tritium_expf", "float", ("float",))
+def _expf(b: _Builder, x: _V) -> _V:
+    # Clamp so that k stays in range of _scale_by_pow2 (which then overflows or underflows by itself).
+    # The compares are ordered, so nan becomes 89 here and is put back at the end; keeping nan out of
+    # fptosi matters because fptosi of nan is poison.
+    xc = b.select(b.fcmp("olt", x, 89.0), x, 89.0)
+    xc = b.select(b.fcmp("ogt", xc, -104.0), xc, -104.0)
+    k = b.rint(b.fmul(xc, _LOG2E))
+    r = b.fma(b.fneg(k), _LN2_HI, xc)
+    r = b.fma(b.fneg(k), _LN2_LO, r)
+    q = b.horner(r, _EXP_P)
+    # adding the 1 last keeps the small terms' rounding errors below half an ulp of the result
+    p = b.fadd(b.fma(q, b.fmul(r, r), r), 1.0)
+    y = _scale_by_pow2(b, p, k)
+    return b.select(b.fcmp("uno", x, x), x, y)
+
+
+@_define("tritium_exp2f", "float", ("float",))
+def _exp2f(b: _Builder, x: _V) -> _V:
+    xc = b.select(b.fcmp("olt", x, 129.0), x, 129.0)
+    xc = b.select(b.fcmp("ogt", xc, -151.0), xc, -151.0)
+    k = b.rint(xc)
+    r = b.fsub(xc, k)            # exact
+    p = b.fma(r, b.horner(r, _EXP2_P), 1.0)
+    y = _scale_by_pow2(b, p, k)
+    return b.select(b.fcmp("uno", x, x), x, y)
+
+
+# ----------------------------------------------------------------------------------------------------
+# float32 log and log2
+#
+# x = 2^e * m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), log(1+f) = f - f^2/2 + f^3 * P(f).
+# ----------------------------------------------------------------------------------------------------
+
+_LOG_P = _hex("0x1.555554p-2", "-0x1.000226p-2", "0x1.99a008p-3", "-0x1.547244p-3", "0x1.22da1ap-3",
+              "-0x1.0d8546p-3", "0x1.055b84p-3", "-0x1.38b5a6p-4")
+_LOG2E_HI, _LOG2E_LO = _hex("0x1.715476p+0", "0x1.4ae0c0p-26")
+_SQRT_HALF_BITS = 0x3F3504F3
+
+
+def _log_reduce(b: _Builder, x: _V) -> tuple[_V, _V, _V]:
+    """(e as float, f, log(1+f) - f) for a positive finite x."""
+    # denormals are scaled into the normal range first so the exponent field tells the whole story
+    tiny = b.fcmp("olt", x, float.fromhex("0x1p-126"))
+    xs = b.select(tiny, b.fmul(x, float.fromhex("0x1p23")), x)
+    # Subtracting sqrt(1/2)'s bits makes the exponent field of the difference the e that puts m in
+    # [sqrt(1/2), sqrt(2)) -- one integer subtraction instead of a compare-and-adjust.
+    t = b.sub(b.bitcast(xs, "i32"), _SQRT_HALF_BITS)
+    e = b.add(b.ashr(t, 23), b.select(tiny, -23, 0))
+    m = b.bitcast(b.add(b.and_(t, 0x7FFFFF), _SQRT_HALF_BITS), "float")
+    f = b.fsub(m, 1.0)
+    q = b.fma(f, b.horner(f, _LOG_P), -0.5)
+    tail = b.fmul(b.fmul(f, f), q)        # log(1+f) - f, small next to f
+    return b.sitofp(e, "float"), f, tail
+
+
+def _log_specials(b: _Builder, x: _V, y: _V) -> _V:
+    y = b.select(b.fcmp("oeq", x, float("inf")), x, y)
+    y = b.select(b.fcmp("oeq", x, 0.0), float("-inf"), y)
+    return b.select(b.fcmp("ult", x, 0.0), _NAN32, y)   # negative or nan
+
+
+@_define("tritium_logf", "float", ("float",))
+def _logf(b: _Builder, x: _V) -> _V:
+    e, f, tail = _log_reduce(b, x)
+    # e*ln2 + f + tail, with e*ln2's low part folded into the small terms before the big ones are added
+    lo = b.fma(e, _LN2_LO, tail)
+    y = b.fma(e, _LN2_HI, b.fadd(f, lo))
+    return _log_specials(b, x, y)
+
+
+@_define("tritium_log2f", "float", ("float",))
+def _log2f(b: _Builder, x: _V) -> _V:
+    e, f, tail = _log_reduce(b, x)
+    # log2(1+f) = (f + tail) * log2(e); splitting log2(e) keeps f*log2(e), the big term, inside one fma
+    lo = b.fma(f, _LOG2E_LO, b.fmul(tail, _LOG2E))
+    y = b.fadd(e, b.fma(f, _LOG2E_HI, lo))
+    return _log_specials(b, x, y)
+
+
+# ----------------------------------------------------------------------------------------------------
+# float32 sin and cos, computed in float64
+#
+# With float64 the whole job needs no extra-precision tricks: reducing by a three-part pi/2 (each fma
+# rounds relative to the shrinking remainder) leaves r with a relative error ~2^-52 for every float32
+# below 2^52, and the polynomials are good to 2^-36, so the final rounding to float32 is nearly the only
+# error. The vectorizer handles the mixed widths (two ymm of doubles per eight floats).
+# ----------------------------------------------------------------------------------------------------
+
+_TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
+_PIO2 = _hex("0x1.921fb54442d18p+0", "0x1.1a62633145c07p-54", "-0x1.f1976b7ed8fbcp-110")
+# sin(r) = r + r^3 * S(r^2), cos(r) = 1 - r^2/2 + r^4 * C(r^2) on |r| <= pi/4
+_SIN_S = _hex("-0x1.5555554d9ce7ep-3", "0x1.111108760a3fcp-7", "-0x1.a00f380e39080p-13", "0x1.6cb7153b20dfap-19")
+_COS_C = _hex("0x1.5555554ed7ce4p-5", "-0x1.6c16b828411c7p-10", "0x1.a010dd9d7403ep-16", "-0x1.241e5cfadd8b1p-22")
+
+
+def _reduce_pio2(b: _Builder, d: _V) -> tuple[_V, _V]:
+    """(k mod 4 as a double, r) with d = k*pi/2 + r, |r| <= ~pi/4."""
+    k = b.rint(b.fmul(d, _TWO_OVER_PI))
+    r = d
+    for part in _PIO2:
+        r = b.fma(b.fneg(k), part, r)
+    # k mod 4 in floating point, because k may exceed any integer type (up to 2^127); every step is exact
+    kq = b.fsub(k, b.fmul(b.floor(b.fmul(k, 0.25)), 4.0))
+    return kq, r
+
+
+def _sincos_poly(b: _Builder, x: _V, quadrant_offset: int) -> _V:
+    """sin(|x|) (offset 0) or cos(|x|) (offset 1), as a double."""
+    d = b.fpext(b.fabs(x), "double")
+    kq, r = _reduce_pio2(b, d)
+    # Beyond 2^52, k itself is inexact and r can be large; a second reduction at least brings r back into
+    # the polynomials' range so that the result stays in [-1, 1]. Below 2^52 it does nothing (k2 = 0).
+    kq2, r = _reduce_pio2(b, r)
+    q = b.fadd(b.fadd(kq, kq2), float(quadrant_offset))
+    q = b.select(b.fcmp("ord", q, q), q, 0.0)       # x = inf gives nan here; fptosi(nan) would be poison
+    qi = b.fptosi(q, "i32")
+    z = b.fmul(r, r)
+    s = b.fma(b.fmul(r, z), b.horner(z, _SIN_S), r)
+    c = b.fma(b.fmul(z, z), b.horner(z, _COS_C), b.fma(z, -0.5, 1.0))
+    v = b.select(b.icmp("ne", b.and_(qi, 1), 0), c, s)
+    return b.select(b.icmp("ne", b.and_(qi, 2), 0), b.fneg(v), v)
+
+
+@_define("tritium_sinf", "float", ("float",))
+def _sinf(b: _Builder, x: _V) -> _V:
+    y = b.fptrunc(_sincos_poly(b, x, 0), "float")
+    # sin is odd: computing sin(|x|) and flipping the sign bit also gets sin(-0) = -0 right
+    sign = b.and_(b.bitcast(x, "i32"), 0x80000000)
+    return b.bitcast(b.xor(b.bitcast(y, "i32"), sign), "float")
+
+
+@_define("tritium_cosf", "float", ("float",))
+def _cosf(b: _Builder, x: _V) -> _V:
+    return b.fptrunc(_sincos_poly(b, x, 1), "float")
+
+
+# ----------------------------------------------------------------------------------------------------
+# float32 erf and tanh: two approximations each, both evaluated, one selected
+# ----------------------------------------------------------------------------------------------------
+
+# erf(a) = a * P(a^2) for a < 0.875
+_ERF_SMALL = _hex("0x1.20dd74p+0", "-0x1.81270ap-2", "0x1.ce2100p-4", "-0x1.b6f18ep-6", "0x1.49bcd8p-8",
+                  "-0x1.44fe52p-11")
+# erf(a) = 1 - exp(Q(a)) for 0.875 <= a < 3.9375: log(erfc) is smooth where erfc itself falls off too
+# fast for a polynomial. From 3.9375 on, erf rounds to 1 in float32.
+_ERF_BIG = _hex("0x1.567776p-13", "-0x1.212446p+0", "-0x1.4454cap-1", "-0x1.bb013ep-4", "0x1.9a3a92p-6",
+                "-0x1.0f53ecp-8", "0x1.c0d8c8p-12", "-0x1.589630p-16")
+
+
+@_define("tritium_erff", "float", ("float",))
+def _erff(b: _Builder, x: _V) -> _V:
+    a = b.fabs(x)
+    small = b.fmul(a, b.horner(b.fmul(a, a), _ERF_SMALL))
+    big = b.fsub(1.0, b.call("tritium_expf", b.horner(a, _ERF_BIG)))
+    y = b.select(b.fcmp("olt", a, 0.875), small, big)
+    y = b.select(b.fcmp("oge", a, 3.9375), 1.0, y)     # nan compares false and stays nan
+    return b.copysign(y, x)
+
+
+# tanh(a) = a + a^3 * P(a^2) for a < 0.625
+_TANH_P = _hex("-0x1.555554p-2", "0x1.11107ap-3", "-0x1.b9f006p-5", "0x1.63896cp-6", "-0x1.0bad74p-7",
+               "0x1.17394cp-9")
+
+
+@_define("tritium_tanhf", "float", ("float",))
+def _tanhf(b: _Builder, x: _V) -> _V:
+    a = b.fabs(x)
+    z = b.fmul(a, a)
+    small = b.fma(b.fmul(a, z), b.horner(z, _TANH_P), a)
+    # Above 0.625, 1 - 2/(e^2a + 1) loses little to cancellation (the result is > 0.55), and for large a
+    # e^2a = inf gives exactly 1 without a special case.
+    e2a = b.call("tritium_expf", b.fadd(a, a))
+    big = b.fsub(1.0, b.fdiv(2.0, b.fadd(e2a, 1.0)))
+    y = b.select(b.fcmp("olt", a, 0.625), small, big)
+    return b.copysign(y, x)
+
+
+@_define("tritium_rsqrtf", "float", ("float",))
+def _rsqrtf(b: _Builder, x: _V) -> _V:
+    return b.fdiv(1.0, b.sqrt(x))
+
+
+# ----------------------------------------------------------------------------------------------------
+# float64: libm. LLVM intrinsics where they exist (LLVM lowers them to the libm call and the text needs no
+# declaration); erf has none.
+# ----------------------------------------------------------------------------------------------------
+
+def _libm64(name: str, intrinsic: str = "", symbol: str = "") -> None:
+    externs = (f"declare double @{symbol}(double) nounwind willreturn memory(none)",) if symbol else ()
+
+    @_define(f"tritium_{name}", "double", ("double",), externs=externs)
+    def body(b: _Builder, x: _V) -> _V:
+        if intrinsic:
+            return b.intrinsic(intrinsic, x)
+        return b.call_extern(symbol, "double", x)
+
+
+for _n in ("exp", "exp2", "log", "log2", "sin", "cos", "tanh"):
+    _libm64(_n, intrinsic=_n)
+_libm64("erf", symbol="erf")
+
+
+# ----------------------------------------------------------------------------------------------------
+# float8 <-> float32
+#
+# All formats share one pattern: sign, E exponent bits, M mantissa bits, a bias, and a convention for
+# the top encodings. Conversions work on the bits as integers; the only float arithmetic is for denormals,
+# where a power-of-two multiply (exact) plus rint or truncation does the rounding.
+# ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Fp8:
+    name: str
+    ebits: int
+    mbits: int
+    bias: int
+    kind: str       # "fn": no inf, 0x7f nan | "ieee": inf and nans | "fnuz": 0x80 the only nan | "finite"
+
+    @property
+    def max_code(self) -> int:
+        """The magnitude bits of the largest finite value."""
+        if self.kind == "fn":
+            return 0x7E
+        if self.kind == "ieee":
+            return ((1 << self.ebits) - 2) << self.mbits | ((1 << self.mbits) - 1)
+        return 0x7F
+
+
+_FP8 = {f.name: f for f in (
+    _Fp8("fp8e4nv", 4, 3, 7, "fn"),
+    _Fp8("fp8e5", 5, 2, 15, "ieee"),
+    _Fp8("fp8e4b8", 4, 3, 8, "fnuz"),
+    _Fp8("fp8e5b16", 5, 2, 16, "fnuz"),
+    _Fp8("fp8e4b15", 4, 3, 15, "finite"),
+)}
+_QNAN32_BITS = 0x7FC00000
+_INF32_BITS = 0x7F800000
+
+
+def _fp8_to_f32(b: _Builder, fmt: _Fp8, v: _V) -> _V:
+    u = b.zext(v, "i32")
+    sign = b.shl(b.and_(u, 0x80), 24)
+    mag = b.and_(u, 0x7F)
+    exp = b.lshr(mag, fmt.mbits)
+    # normal: move the fields into place and rebias the exponent
+    normal = b.add(b.shl(mag, 23 - fmt.mbits), (127 - fmt.bias) << 23)
+    # denormal (exponent field 0): mantissa * 2^(1 - bias - M), exact in float32
+    den = b.fmul(b.sitofp(b.and_(mag, (1 << fmt.mbits) - 1), "float"), 2.0 ** (1 - fmt.bias - fmt.mbits))
+    bits = b.select(b.icmp("eq", exp, 0), b.bitcast(den, "i32"), normal)
+    if fmt.kind == "fn":
+        bits = b.select(b.icmp("eq", mag, 0x7F), _QNAN32_BITS, bits)
+    elif fmt.kind == "ieee":
+        top = b.icmp("eq", exp, (1 << fmt.ebits) - 1)
+        mant_zero = b.icmp("eq", b.and_(mag, (1 << fmt.mbits) - 1), 0)
+        bits = b.select(top, b.select(mant_zero, _INF32_BITS, _QNAN32_BITS), bits)
+    elif fmt.kind == "fnuz":
+        # 0x80 is the nan; with the sign or-ed in below it becomes 0xffc00000, still a nan
+        bits = b.select(b.icmp("eq", u, 0x80), _QNAN32_BITS, bits)
+    return b.bitcast(b.or_(bits, sign), "float")
+
+
+def _f32_to_fp8(b: _Builder, fmt: _Fp8, x: _V, rtz: bool) -> _V:
+    xb = b.bitcast(x, "i32")
+    sign = b.and_(b.lshr(xb, 24), 0x80)
+    a = b.and_(xb, 0x7FFFFFFF)
+    shift = 23 - fmt.mbits
+    # Normal results: rebias the exponent, then round the mantissa on the integer bits; a carry out of the
+    # mantissa correctly bumps the exponent (and may overflow past max_code, handled below).
+    t = b.sub(a, (127 - fmt.bias) << 23)
+    if not rtz:
+        # round half to even: add just under half an ulp, plus one more if the kept lsb is odd
+        odd = b.and_(b.lshr(t, shift), 1)
+        t = b.add(b.add(t, (1 << (shift - 1)) - 1), odd)
+    normal = b.lshr(t, shift)
+    # Denormal results: |x| * 2^(bias - 1 + M) is exact and its integer part is the code (2^M means
+    # rounding reached the smallest normal, whose code is indeed 2^M). Inputs outside this range are
+    # replaced by 0 before fptosi, which would turn large values into poison.
+    min_normal_bits = (127 + 1 - fmt.bias) << 23
+    is_den = b.icmp("ult", a, min_normal_bits)
+    ad = b.select(is_den, b.bitcast(a, "float"), 0.0)
+    scaled = b.fmul(ad, 2.0 ** (fmt.bias - 1 + fmt.mbits))
+    if not rtz:
+        scaled = b.rint(scaled)
+    code = b.select(is_den, b.fptosi(scaled, "i32"), normal)
+
+    is_nan = b.icmp("ugt", a, _INF32_BITS)
+    is_inf = b.icmp("eq", a, _INF32_BITS)
+    nan_code = {"fn": 0x7F, "ieee": 0x7F, "fnuz": 0x80, "finite": fmt.max_code}[fmt.kind]
+    inf_code = {"fn": 0x7F, "ieee": 0x7F & ~((1 << fmt.mbits) - 1), "fnuz": 0x80,
+                "finite": fmt.max_code}[fmt.kind]
+    # Past the largest finite value: round-to-nearest does what torch does (inf, or nan where there is
+    # no inf); truncation never leaves the finite range, so only inf itself becomes inf (or nan).
+    over = b.icmp("ugt", code, fmt.max_code)              # inf and nan included
+    code = b.select(over, fmt.max_code if rtz else inf_code, code)
+    if rtz:
+        code = b.select(is_inf, inf_code, code)
+    code = b.select(is_nan, nan_code, code)
+    if fmt.kind == "fnuz":
+        # the nan 0x80 carries no sign of its own, and there is no -0
+        no_sign = b.or_(b.icmp("eq", code, 0), b.icmp("eq", code, 0x80))
+        sign = b.select(no_sign, 0, sign)
+    return b.trunc(b.or_(code, sign), "i8")
+
+
+def _register_fp8(fmt: _Fp8) -> None:
+    _define(f"tritium_{fmt.name}_to_f32", "float", ("i8",))(lambda b, v: _fp8_to_f32(b, fmt, v))
+    _define(f"tritium_f32_to_{fmt.name}", "i8", ("float",))(lambda b, x: _f32_to_fp8(b, fmt, x, False))
+    _define(f"tritium_f32_to_{fmt.name}_rtz", "i8", ("float",))(lambda b, x: _f32_to_fp8(b, fmt, x, True))
+
+
+for _f in _FP8.values():
+    _register_fp8(_f)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Round-toward-zero narrowing between the IEEE types (the hardware only rounds to nearest)
+# ----------------------------------------------------------------------------------------------------
+
+@_define("tritium_f32_to_f16_rtz", "half", ("float",))
+def _f32_to_f16_rtz(b: _Builder, x: _V) -> _V:
+    xb = b.bitcast(x, "i32")
+    sign = b.and_(b.lshr(xb, 16), 0x8000)
+    a = b.and_(xb, 0x7FFFFFFF)
+    # normal halves: rebias and drop the low 13 mantissa bits
+    normal = b.lshr(b.sub(a, (127 - 15) << 23), 13)
+    # denormal halves (|x| < 2^-14): truncate |x| * 2^24, exact until the fptosi
+    is_den = b.icmp("ult", a, (127 - 14) << 23)
+    ad = b.select(is_den, b.bitcast(a, "float"), 0.0)
+    h = b.select(is_den, b.fptosi(b.fmul(ad, 2.0 ** 24), "i32"), normal)
+    h = b.select(b.icmp("ugt", h, 0x7BFF), 0x7BFF, h)     # finite overflow: largest finite half
+    h = b.select(b.icmp("eq", a, _INF32_BITS), 0x7C00, h)
+    h = b.select(b.icmp("ugt", a, _INF32_BITS), 0x7E00, h)
+    return b.bitcast(b.trunc(b.or_(h, sign), "i16"), "half")
+
+
+@_define("tritium_f32_to_bf16_rtz", "bfloat", ("float",))
+def _f32_to_bf16_rtz(b: _Builder, x: _V) -> _V:
+    # bfloat16 is float32's top half: truncation is round-toward-zero, denormals and overflow included.
+    # Only a nan whose payload sits in the dropped bits needs its quiet bit set to stay a nan.
+    xb = b.bitcast(x, "i32")
+    hi = b.lshr(xb, 16)
+    is_nan = b.icmp("ugt", b.and_(xb, 0x7FFFFFFF), _INF32_BITS)
+    hi = b.select(is_nan, b.or_(hi, 0x40), hi)
+    return b.bitcast(b.trunc(hi, "i16"), "bfloat")
+
+
+@_define("tritium_f64_to_f32_rtz", "float", ("double",))
+def _f64_to_f32_rtz(b: _Builder, x: _V) -> _V:
+    # Round to nearest, then step one ulp toward zero where that went up in magnitude. Float magnitudes
+    # are ordered like their bit patterns, so the step is an integer decrement; it also turns an overflow
+    # to inf into the largest finite float and a denormal rounded up into the one below.
+    y = b.fptrunc(x, "float")
+    up = b.fcmp("ogt", b.fpext(b.fabs(y), "double"), b.fabs(x))
+    yb = b.bitcast(y, "i32")
+    return b.bitcast(b.select(up, b.sub(yb, 1), yb), "float")
