@@ -67,6 +67,8 @@ class JITFunction:
         self.__globals__ = fn.__globals__
         self.__module__ = fn.__module__
         self.pre_run_hooks: list[Callable] = []
+        #: run this kernel in the interpreter even when TRITON_INTERPRET is off
+        self.interpret = False
 
     def _indices(self, names: Optional[Sequence]) -> set[int]:
         out = set()
@@ -118,7 +120,7 @@ class JITFunction:
         return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
 
     def run(self, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> Any:
-        if knobs.runtime.interpret:
+        if knobs.runtime.interpret or self.interpret:
             from ..interpreter import run_interpreted  # type: ignore[import-not-found]
             return run_interpreted(self, args, kwargs, grid, warmup)
         from .launch import launch
