@@ -46,6 +46,31 @@ def atomic_write(path: str, data: Artifact) -> None:
         raise
 
 
+_fingerprints: dict[str, str] = {}
+
+
+def package_fingerprint(package: str) -> str:
+    """SHA-256 of every Python source file of an installed package (like Triton's ``triton_key``), so that
+    an edited compiler never reuses kernels the old code compiled. Computed once per process."""
+    fp = _fingerprints.get(package)
+    if fp is None:
+        import importlib.util
+        spec = importlib.util.find_spec(package)
+        h = hashlib.sha256(package.encode())
+        roots = list(spec.submodule_search_locations or []) if spec else []
+        for root in roots:
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    if name.endswith(".py"):
+                        path = os.path.join(dirpath, name)
+                        h.update(os.path.relpath(path, root).encode())
+                        with open(path, "rb") as f:
+                            h.update(f.read())
+        fp = _fingerprints[package] = h.hexdigest()
+    return fp
+
+
 class CacheEntry:
     """A complete, verified cache entry: file name -> bytes, plus the metadata dict."""
 

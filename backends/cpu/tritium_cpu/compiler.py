@@ -80,8 +80,10 @@ class CPUBackend(BaseBackend):
 
     def hash(self) -> str:
         import llvmlite
+        from tritium.cache import package_fingerprint
         from . import __version__
-        key = f"{__version__}-{llvmlite.__version__}-{self.cpu}-{self.features}-{cpu_knobs.opt_level}"
+        key = (f"{__version__}-{package_fingerprint('tritium_cpu')}-{llvmlite.__version__}-{self.cpu}-"
+               f"{self.features}-{cpu_knobs.opt_level}")
         return hashlib.sha256(key.encode()).hexdigest()
 
     def parse_options(self, options: dict) -> CPUOptions:
@@ -122,7 +124,10 @@ class CPUBackend(BaseBackend):
         from .codegen import lower_to_llvm
         import llvmlite.binding as llvm
         tm = host_target(self.cpu, self.features, cpu_knobs.opt_level)
-        symbol = f"{metadata['name']}_{metadata['hash'][:12]}"
+        # symbols live in one process-wide JIT engine: make them unique per compiled IR, so that a
+        # recompilation (TRITON_ALWAYS_COMPILE, an override) never resolves to an older kernel
+        digest = hashlib.sha256((metadata["hash"] + str(module)).encode()).hexdigest()[:16]
+        symbol = f"{metadata['name']}_{digest}"
         text, meta = lower_to_llvm(module, symbol, options, llvm.get_default_triple(), str(tm.target_data),
                                    vector_bits(self.features))
         metadata.update(meta)

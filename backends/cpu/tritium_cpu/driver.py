@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+import threading
 from typing import Any, Callable
 
 from tritium import knobs
@@ -146,15 +147,14 @@ class CPUDriver(DriverBase):
 
     def make_launcher(self, kernel: Any) -> CPULauncher:
         import llvmlite.binding as llvm
-        from .compiler import host_cpu, host_target
-        cpu, features = host_cpu()
-        tm = host_target(cpu, features, cpu_knobs.opt_level)
-        _load_process_symbols()
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(kernel.kernel))
-        engine.finalize_object()
         symbol = kernel.metadata_dict["symbol"]
-        address = engine.get_function_address(f"{symbol}_launch")
+        with _engine_lock:
+            engine = _engine()
+            address = engine.get_function_address(f"{symbol}_launch")
+            if not address:
+                engine.add_object_file(llvm.ObjectFileRef.from_data(kernel.kernel))
+                engine.finalize_object()
+                address = engine.get_function_address(f"{symbol}_launch")
         if not address:
             raise RuntimeError(f"kernel `{kernel.name}`: symbol {symbol}_launch not found in its object file")
         names = _runtime_arg_names(kernel)
@@ -166,6 +166,25 @@ class CPUDriver(DriverBase):
 
 
 _symbols_loaded = False
+_engine_lock = threading.Lock()
+_engine_obj: Any = None
+
+
+def _engine() -> Any:
+    """One JIT engine for the process: every kernel's object file is linked into it (symbol names carry
+    the kernel's hash, so they never collide). The engine owns its target machine and lives forever,
+    like a loaded shared library."""
+    global _engine_obj
+    if _engine_obj is None:
+        import llvmlite.binding as llvm
+        from .compiler import host_cpu
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _load_process_symbols()
+        cpu, features = host_cpu()
+        tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=0)
+        _engine_obj = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+    return _engine_obj
 
 
 _PROCESS_SYMBOLS = ("pthread_create", "pthread_join", "printf", "fflush", "exp", "exp2", "log", "log2", "sin", "cos",

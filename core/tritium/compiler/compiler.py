@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .. import __version__, knobs
 from ..backends.compiler import BaseBackend, GPUTarget, Language
-from ..cache import DumpFolder, KernelCache, OverrideFolder
+from ..cache import DumpFolder, KernelCache, OverrideFolder, package_fingerprint
 from ..plugins import PluginError, registry
 from .errors import CompilationError
 from .stages import StageDict, inspection_hook_key
@@ -103,7 +103,7 @@ def cache_key(src: Any, backend: BaseBackend, options: Any) -> str:
     plugin_keys = "".join(f"{info.name}={k}" for info, k in reg.call_each(
         "tritium_cache_key", options=options, backend=backend) if k)
     hook = inspection_hook_key(knobs.runtime.add_stages_inspection_hook)
-    parts = [__version__, src.hash(), backend.hash(), BaseBackend.options_hash(options), reg.identity(),
+    parts = [__version__, package_fingerprint("tritium"), src.hash(), backend.hash(), BaseBackend.options_hash(options), reg.identity(),
              plugin_keys, hook, str(knobs.language.fp32_default), str(knobs.compilation.disable_line_info)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 

@@ -79,10 +79,19 @@ def callable_fingerprint(fn: Any) -> str:
     extra = []
     for cell in closure:
         try:
-            extra.append(repr(cell.cell_contents))
+            value = cell.cell_contents
         except ValueError:
-            pass
+            continue
+        # settings captured by the hook change what it does; mutable state (a log list) does not
+        if _is_setting(value):
+            extra.append(repr(value))
     return hashlib.sha256(text + "\0".join(extra).encode()).hexdigest()
+
+
+def _is_setting(v: Any) -> bool:
+    if isinstance(v, (int, float, str, bool, bytes, type(None))):
+        return True
+    return isinstance(v, (tuple, frozenset)) and all(_is_setting(x) for x in v)
 
 
 def inspection_hook_key(hook: Optional[Callable]) -> str:
