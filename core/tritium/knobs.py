@@ -327,10 +327,10 @@ def register_group(group: KnobGroup, owner: str) -> None:
     name = group.group_name
     if not name.isidentifier():
         raise KnobError(f"knob group name {name!r} of {owner} is not an identifier")
-    if name in _groups and _groups[name] is not group:
-        if _group_owner.get(name) == owner:
-            return
+    if name in _groups and _groups[name] is not group and _group_owner.get(name) != owner:
         raise KnobError(f"knob group {name!r} is declared by both {_group_owner[name]} and {owner}")
+    # the same owner registering a new object (a plugin reloaded from its file) replaces the old one, so
+    # that tritium.knobs.<name> is the object the plugin reads
     _groups[name] = group
     _group_owner[name] = owner
     globals()[name] = group

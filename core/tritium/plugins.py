@@ -1,27 +1,30 @@
-"""Finding, checking and registering plugins (backends and pass packages alike).
+"""The registry of plugins (backends and pass packages alike): checking, ordering, calling, cache keys.
 
-Discovery is explicit: the installed distributions' entry points of group ``tritium.plugins``, plus the
-files and folders named in ``TRITIUM_PLUGIN_PATHS``/``TRITON_PLUGIN_PATHS``. Nothing else is imported.
-``TRITIUM_PLUGINS_ENABLE``/``TRITIUM_PLUGINS_DISABLE`` (or ``knobs.plugins.enable/disable``) switch
-plugins per process. Tests build their own :class:`PluginRegistry` and install it with :func:`use`, so
-they never depend on what happens to be installed.
+Discovery (:mod:`tritium.plugin_discovery`) is explicit: the installed distributions' entry points of group
+``tritium.plugins``, plus the files and folders named in ``TRITIUM_PLUGIN_PATHS``/``TRITON_PLUGIN_PATHS``.
+``TRITIUM_PLUGINS_ENABLE``/``TRITIUM_PLUGINS_DISABLE`` (or :func:`configure` from Python) switch plugins per
+process. Tests build their own :class:`PluginRegistry` and install it with :func:`use`, so they never
+depend on what happens to be installed. The order in which plugins are called is documented in
+:mod:`tritium.hookspecs`.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
+import inspect
+import itertools
 import os
 import sys
 import threading
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import pluggy
 
 from . import hookspecs as hs
 from . import knobs
+
 
 ENTRY_POINT_GROUP = "tritium.plugins"
 
@@ -30,75 +33,126 @@ class PluginError(RuntimeError):
     """A plugin could not be loaded or misbehaved. The message names the plugin and its distribution."""
 
 
-def _sort_key(info: hs.PluginInfo) -> tuple[int, str]:
-    # core first, then everything else by name: a documented, stable order
-    return (0 if info.name == "core" else 1, info.name)
+def _is_backend_provider(obj: Any) -> bool:
+    return callable(getattr(obj, "tritium_backends", None))
+
+
+def _order_key(info: hs.PluginInfo, obj: Any) -> tuple[int, str]:
+    # the documented order (hookspecs): core, then plugins that provide backends, then the others; by name
+    return (0 if info.name == "core" else 1 if _is_backend_provider(obj) else 2, info.name)
+
+
+_serial = itertools.count(1)
+# plugin knob groups by group name -> the plugin that declared it (across registries: knobs are global)
+_knob_owners: dict[str, hs.PluginInfo] = {}
 
 
 class PluginRegistry:
-    """The set of active plugins and what they registered (backends, passes, knob groups)."""
+    """A set of active plugins and what they registered: backends, passes, knob groups.
+
+    Building one calls ``tritium_backends``, ``tritium_passes`` and ``tritium_knobs`` of every plugin, so a
+    name registered twice is an error here, not at the first compilation."""
 
     def __init__(self, plugins: Sequence[tuple[hs.PluginInfo, Any]] = ()) -> None:
+        self.serial = next(_serial)   # unique for the process's lifetime, unlike id()
         self.pm = pluggy.PluginManager(hs.PROJECT)
         self.pm.add_hookspecs(hs.TritiumHookSpecs)
         self.infos: dict[str, hs.PluginInfo] = {}
-        self._backends: Optional[dict[str, tuple[hs.BackendSpec, hs.PluginInfo]]] = None
-        self._passes: Optional[dict[str, tuple[hs.PassSpec, hs.PluginInfo]]] = None
-        self._key: Optional[str] = None
-        # pluggy calls the most recently registered first; register in reverse of the documented order
-        for info, obj in sorted(plugins, key=lambda p: _sort_key(p[0]), reverse=True):
+        self._identity: Optional[str] = None
+        ordered = sorted(plugins, key=lambda p: _order_key(*p))
+        self.order = [info.name for info, _ in ordered]
+        # pluggy calls the most recently registered first: register in reverse of the documented order
+        for info, obj in reversed(ordered):
             self._register(info, obj)
+        self.backends = self._collect("tritium_backends", "backend", hs.BackendSpec)
+        self.passes = self._collect("tritium_passes", "pass", hs.PassSpec)
+        self.knob_groups: dict[str, tuple[Any, hs.PluginInfo]] = {}
         self._load_knobs()
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
-    def from_objects(cls, objects: dict[str, Any], distribution: str = "(in process)") -> "PluginRegistry":
-        """Build a registry from plugin modules/objects given by name (for tests and embedding)."""
+    def from_objects(cls, objects: dict[str, Any], distribution: str = "(in process)",
+                     version: Optional[str] = None) -> "PluginRegistry":
+        """Build a registry from plugin modules or objects given by name (tests, embedding applications).
+
+        A value may be a module, any object with hook functions, or a module's import path."""
         items = []
         for name, obj in objects.items():
             if isinstance(obj, str):
                 obj = importlib.import_module(obj)
-            items.append((_info_for(name, obj, distribution, "python object"), obj))
+            info = hs.PluginInfo(name=name, distribution=distribution, version=version or _object_version(obj),
+                                 source="python object")
+            items.append((info, obj))
         return cls(items)
 
     def _register(self, info: hs.PluginInfo, obj: Any) -> None:
         _check_api(info, obj)
-        unknown = [n for n in dir(obj) if n.startswith("tritium_") and callable(getattr(obj, n, None))
-                   and n not in hs.HOOK_NAMES]
+        hooks = {n for n in dir(obj) if n.startswith("tritium_") and callable(getattr(obj, n, None))}
+        unknown = sorted(hooks - set(hs.HOOK_NAMES))
         if unknown:
             raise PluginError(f"{info.describe()} defines {', '.join(unknown)}, which are not tritium hooks "
-                              f"(known hooks: {', '.join(hs.HOOK_NAMES)})")
+                              f"(known hooks: {', '.join(hs.HOOK_NAMES)}); check the spelling")
         if info.name in self.infos:
             other = self.infos[info.name]
             raise PluginError(f"two plugins are named {info.name!r}: distribution {other.distribution} "
-                              f"and distribution {info.distribution}")
-        self.infos[info.name] = info
+                              f"({other.source}) and distribution {info.distribution} ({info.source}); "
+                              f"uninstall or disable one (TRITIUM_PLUGINS_DISABLE)")
         info.module = obj
         try:
             self.pm.register(obj, name=info.name)
         except ValueError as exc:  # pluggy: the same object registered twice
             raise PluginError(f"{info.describe()} could not be registered: {exc}") from None
+        for impl in self.pm.get_hookcallers(obj) or ():
+            for hi in impl.get_hookimpls():
+                if hi.plugin is obj and (hi.hookwrapper or getattr(hi, "wrapper", False)):
+                    self.pm.unregister(obj)
+                    raise PluginError(f"{info.describe()} marks {hi.function.__name__} as a hook wrapper; "
+                                      "tritium hooks are plain calls: drop hookwrapper/wrapper=True")
+        self.infos[info.name] = info
+
+    def _collect(self, hook: str, what: str, kind: type) -> dict[str, tuple[Any, hs.PluginInfo]]:
+        found: dict[str, tuple[Any, hs.PluginInfo]] = {}
+        for info, specs in self.call_each(hook):
+            for spec in specs or ():
+                if not isinstance(spec, kind):
+                    raise PluginError(f"{info.describe()} returned {spec!r} from {hook}; expected "
+                                      f"tritium.hookspecs.{kind.__name__}")
+                if spec.name in found:
+                    other = found[spec.name][1]
+                    raise PluginError(f"{what} {spec.name!r} is registered by two plugins: {other.name!r} of "
+                                      f"distribution {other.distribution} and {info.name!r} of distribution "
+                                      f"{info.distribution}; uninstall or disable one (TRITIUM_PLUGINS_DISABLE)")
+                found[spec.name] = (spec, info)
+        return found
 
     def _load_knobs(self) -> None:
         for info, groups in self.call_each("tritium_knobs"):
             for group in groups or ():
-                try:
-                    knobs.register_group(group, f"{info.name} ({info.distribution})")
-                except knobs.KnobError as exc:
-                    raise PluginError(str(exc)) from None
+                if not isinstance(group, knobs.KnobGroup):
+                    raise PluginError(f"{info.describe()} returned {group!r} from tritium_knobs; expected a "
+                                      "tritium.knobs.KnobGroup instance")
+                _register_knob_group(group, info)
+                self.knob_groups[group.group_name] = (group, info)
 
     # -- calling hooks ----------------------------------------------------------------------------
-    def plugin_of(self, impl: pluggy.HookImpl) -> hs.PluginInfo:
-        return self.infos[impl.plugin_name]
-
-    def call_each(self, hook: str, stage: str = "", **kwargs: Any) -> list[tuple[hs.PluginInfo, Any]]:
-        """Call every implementation of ``hook`` in the documented order; a failure names the plugin."""
+    def impls(self, hook: str) -> list[tuple[hs.PluginInfo, Callable[..., Any], tuple[str, ...]]]:
+        """(plugin, function, argument names) of every implementation of ``hook``, in calling order."""
         caller = getattr(self.pm.hook, hook)
+        # pluggy lists implementations last-called-first (tryfirst at the end, trylast at the start)
+        return [(self.infos[i.plugin_name], i.function, tuple(i.argnames)) for i in reversed(caller.get_hookimpls())]
+
+    def call_each(self, hook: str, stage: str = "", before: Optional[Callable[[hs.PluginInfo], None]] = None,
+                  **kwargs: Any) -> list[tuple[hs.PluginInfo, Any]]:
+        """Call every implementation of ``hook`` in the documented order and return (plugin, result) pairs.
+
+        ``before(plugin)`` runs before each call (e.g. to record who edits a pipeline). An exception becomes a
+        :class:`PluginError` naming the plugin, its distribution, the hook and ``stage``."""
         results = []
-        for impl in reversed(caller.get_hookimpls()):  # pluggy's list is last-called-first
-            info = self.infos[impl.plugin_name]
+        for info, fn, argnames in self.impls(hook):
+            if before is not None:
+                before(info)
             try:
-                results.append((info, impl.function(**{k: kwargs[k] for k in impl.argnames})))
+                results.append((info, fn(**{k: kwargs[k] for k in argnames})))
             except PluginError:
                 raise
             except Exception as exc:
@@ -107,163 +161,154 @@ class PluginRegistry:
                                   f"{type(exc).__name__}: {exc}") from exc
         return results
 
-    # -- what plugins registered ------------------------------------------------------------------
-    @property
-    def backends(self) -> dict[str, tuple[hs.BackendSpec, hs.PluginInfo]]:
-        if self._backends is None:
-            found: dict[str, tuple[hs.BackendSpec, hs.PluginInfo]] = {}
-            for info, specs in self.call_each("tritium_backends"):
-                for spec in specs or ():
-                    if spec.name in found:
-                        other = found[spec.name][1]
-                        raise PluginError(f"backend {spec.name!r} is provided by two distributions: "
-                                          f"{other.distribution} (plugin {other.name!r}) and "
-                                          f"{info.distribution} (plugin {info.name!r}); uninstall or "
-                                          f"disable one (TRITIUM_PLUGINS_DISABLE)")
-                    found[spec.name] = (spec, info)
-            self._backends = found
-        return self._backends
-
-    @property
-    def passes(self) -> dict[str, tuple[hs.PassSpec, hs.PluginInfo]]:
-        if self._passes is None:
-            found: dict[str, tuple[hs.PassSpec, hs.PluginInfo]] = {}
-            for info, specs in self.call_each("tritium_passes"):
-                for spec in specs or ():
-                    if spec.name in found:
-                        other = found[spec.name][1]
-                        raise PluginError(f"pass {spec.name!r} is registered by two distributions: "
-                                          f"{other.distribution} (plugin {other.name!r}) and "
-                                          f"{info.distribution} (plugin {info.name!r})")
-                    found[spec.name] = (spec, info)
-            self._passes = found
-        return self._passes
-
+    # -- cache keys -------------------------------------------------------------------------------
     def identity(self) -> str:
-        """Names, distributions and versions of the active plugins: part of every cache key."""
-        if self._key is None:
-            parts = [f"{i.name}={i.distribution}@{i.version}@api{i.api[0]}.{i.api[1]}"
-                     for i in sorted(self.infos.values(), key=_sort_key)]
-            for i in sorted(self.infos.values(), key=_sort_key):
+        """Digest of the active plugins' names, distributions, versions, API versions and source: part of
+        every cache key, so enabling, disabling, upgrading or editing a plugin never reuses a kernel."""
+        if self._identity is None:
+            parts = []
+            for name in self.order:
+                i = self.infos[name]
+                parts.append(f"{i.name}={i.distribution}@{i.version}@api{i.api[0]}.{i.api[1]}"
+                             f"@{_source_digest(i.module)}")
                 parts += [f"{i.name}:{k}={v}" for k, v in sorted(i.extra_key.items())]
-            self._key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
-        return self._key
+            self._identity = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        return self._identity
+
+    def cache_key(self, options: Any, backend: Any) -> str:
+        """What the plugins contribute to a kernel's cache key: :meth:`identity`, each plugin's
+        ``tritium_cache_key``, the values of every plugin knob group and of the knobs passes ``read``."""
+        parts = [self.identity()]
+        parts += [f"{info.name}={k}" for info, k in self.call_each("tritium_cache_key", options=options,
+                                                                      backend=backend) if k]
+        for name, (group, _) in sorted(self.knob_groups.items()):
+            parts += [f"knob {name}.{k}={v!r}" for k, v in sorted(group.values().items())]
+        for pname, (spec, info) in sorted(self.passes.items()):
+            for ref in spec.reads:
+                parts.append(f"read {pname}:{ref}={_read_knob(ref, spec, info)!r}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _read_knob(ref: str, spec: hs.PassSpec, info: hs.PluginInfo) -> Any:
+    group, _, name = ref.partition(".")
+    try:
+        return getattr(knobs.groups()[group], name)
+    except (KeyError, AttributeError):
+        raise PluginError(f"pass {spec.name!r} of {info.describe()} reads knob {ref!r}, which does not exist "
+                          f"(groups: {', '.join(sorted(knobs.groups()))})") from None
+
+
+def _register_knob_group(group: Any, info: hs.PluginInfo) -> None:
+    name = group.group_name
+    owner = _knob_owners.get(name)
+    if name in knobs.groups() and owner is None:
+        raise PluginError(f"{info.describe()} declares knob group {name!r}, which is tritium's own; "
+                          f"choose another group_name")
+    if owner is not None and owner.name != info.name:
+        raise PluginError(f"knob group {name!r} is declared by two plugins: {owner.name!r} of distribution "
+                          f"{owner.distribution} and {info.name!r} of distribution {info.distribution}")
+    mine = type(group).descriptors()
+    for gname, other in knobs.groups().items():
+        if gname == name:
+            continue
+        for kname, knob in type(other).descriptors().items():
+            clash = set(knob.env) & {e for k in mine.values() for e in k.env}
+            if clash:
+                who = _knob_owners.get(gname)
+                whose = f"{who.describe()}" if who else "tritium"
+                raise PluginError(f"{info.describe()} declares environment variable {sorted(clash)[0]} in knob "
+                                  f"group {name!r}, which knob {gname}.{kname} of {whose} already reads; use a "
+                                  f"prefix of your own (TRITIUM_{name.upper()}_...)")
+    try:
+        knobs.register_group(group, f"plugin {info.name!r}")
+    except knobs.KnobError as exc:
+        raise PluginError(f"{info.describe()}: {exc}") from None
+    _knob_owners[name] = info
 
 
 def _check_api(info: hs.PluginInfo, obj: Any) -> None:
     api = getattr(obj, "TRITIUM_PLUGIN_API", None)
+    where = getattr(obj, "__name__", type(obj).__name__)
     if api is None:
-        raise PluginError(f"{info.describe()} does not declare TRITIUM_PLUGIN_API; add "
-                          f"`TRITIUM_PLUGIN_API = {hs.PLUGIN_API}` to {getattr(obj, '__name__', obj)!s}")
-    api = tuple(api)
-    if len(api) != 2 or api[0] != hs.PLUGIN_API[0] or api[1] > hs.PLUGIN_API[1]:
-        raise PluginError(f"{info.describe()} targets plugin API {api[0]}.{api[1] if len(api) > 1 else 0}, "
-                          f"but this tritium provides {hs.PLUGIN_API[0]}.{hs.PLUGIN_API[1]}; "
-                          f"install a version of {info.distribution} made for it")
-    info.api = (int(api[0]), int(api[1]))
+        raise PluginError(f"{info.describe()} does not declare the plugin API it targets; add "
+                          f"`TRITIUM_PLUGIN_API = {hs.PLUGIN_API}` to {where}")
+    try:
+        major, minor = (int(v) for v in api)
+    except (TypeError, ValueError):
+        raise PluginError(f"{info.describe()} declares TRITIUM_PLUGIN_API = {api!r}; expected a (major, minor) "
+                          f"pair such as {hs.PLUGIN_API}") from None
+    if major != hs.PLUGIN_API[0] or minor > hs.PLUGIN_API[1]:
+        raise PluginError(f"{info.describe()} targets plugin API {major}.{minor}, but this tritium provides "
+                          f"{hs.PLUGIN_API[0]}.{hs.PLUGIN_API[1]}; install a version of {info.distribution} made "
+                          f"for plugin API {hs.PLUGIN_API[0]}.x, or a tritium that provides {major}.{minor}")
+    info.api = (major, minor)
 
 
-def _info_for(name: str, obj: Any, distribution: str, source: str, version: str = "0") -> hs.PluginInfo:
-    if isinstance(obj, ModuleType) and getattr(obj, "__file__", None) and source == "python object":
-        # in-process plugins have no version: hash their source so that an edit changes the cache key
-        try:
-            with open(obj.__file__, "rb") as f:
-                version = "src-" + hashlib.sha256(f.read()).hexdigest()[:16]
-        except OSError:
-            pass
-    return hs.PluginInfo(name=name, distribution=distribution, version=version, source=source)
+def _object_version(obj: Any) -> str:
+    # in-process plugins have no distribution version; their source digest (in the identity) tracks edits
+    return "0+local"
+
+
+_digests: dict[tuple[str, float], str] = {}
+
+
+def _source_digest(obj: Any) -> str:
+    """A digest of a plugin's code: every .py file of the top-level package of its module (a plugin edited
+    in an editable install changes the cache key), or the source of its hook functions."""
+    files: list[str] = []
+    if isinstance(obj, ModuleType) and getattr(obj, "__file__", None):
+        top = sys.modules.get(obj.__name__.split(".")[0])
+        path = getattr(top, "__file__", None) or obj.__file__
+        if os.path.basename(path) == "__init__.py":
+            root = os.path.dirname(path)
+            for d, subdirs, names in os.walk(root):
+                subdirs[:] = sorted(s for s in subdirs if not s.startswith((".", "__pycache__")))
+                files += [os.path.join(d, n) for n in sorted(names) if n.endswith(".py")]
+        else:
+            files = [obj.__file__]
+    h = hashlib.sha256()
+    if files:
+        base = os.path.dirname(files[0])
+        for f in files:
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            key = (f, st.st_mtime)
+            d = _digests.get(key)
+            if d is None:
+                with open(f, "rb") as fh:
+                    d = _digests[key] = hashlib.sha256(fh.read()).hexdigest()
+            h.update(f"{os.path.relpath(f, base)}:{d}\n".encode())
+        return h.hexdigest()[:16]
+    for n in sorted(hs.HOOK_NAMES):
+        fn = getattr(obj, n, None)
+        if fn is not None:
+            try:
+                h.update(inspect.getsource(fn).encode())
+            except (OSError, TypeError):
+                h.update(repr(getattr(fn, "__code__", fn)).encode())
+    return h.hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------------------------------
-# discovery
+# the registry in effect
 
-def _wanted(name: str) -> bool:
-    enable, disable = knobs.plugins.enable, knobs.plugins.disable
-    if name in disable:
-        return False
-    # core and the backends it needs to run at all can only be turned off by name
-    return not enable or name in enable or name == "core"
-
-
-def _entry_points() -> Iterable[Any]:
-    from importlib.metadata import entry_points
-    return entry_points(group=ENTRY_POINT_GROUP)
-
-
-def _load_path_plugins(paths: Iterable[str]) -> list[tuple[hs.PluginInfo, Any]]:
-    out = []
-    for path in paths:
-        path = os.path.abspath(os.path.expanduser(path))
-        files = []
-        if os.path.isdir(path):
-            files = sorted(os.path.join(path, f) for f in os.listdir(path)
-                           if f.endswith(".py") and not f.startswith("_"))
-        elif os.path.isfile(path):
-            files = [path]
-        else:
-            raise PluginError(f"TRITIUM_PLUGIN_PATHS names {path}, which does not exist")
-        for file in files:
-            name = os.path.splitext(os.path.basename(file))[0]
-            if not _wanted(name):
-                continue
-            modname = f"tritium_path_plugin_{name}"
-            spec = importlib.util.spec_from_file_location(modname, file)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            try:
-                sys.modules[modname] = module
-                spec.loader.exec_module(module)
-            except Exception as exc:
-                sys.modules.pop(modname, None)
-                raise PluginError(f"plugin {name!r} from {file} failed to import: "
-                                  f"{type(exc).__name__}: {exc}") from exc
-            with open(file, "rb") as f:
-                version = "file-" + hashlib.sha256(f.read()).hexdigest()[:16]
-            out.append((hs.PluginInfo(name=name, distribution=f"(path) {file}", version=version,
-                                      source=file), module))
-    return out
-
-
-def discover() -> PluginRegistry:
-    """Load the installed plugins and those on TRITIUM_PLUGIN_PATHS, honouring enable/disable."""
-    items: list[tuple[hs.PluginInfo, Any]] = []
-    seen: dict[str, str] = {}
-    for ep in _entry_points():
-        if not _wanted(ep.name):
-            continue
-        dist = getattr(ep, "dist", None)
-        dist_name = dist.metadata["Name"] if dist is not None else "(unknown distribution)"
-        version = dist.version if dist is not None else "0"
-        if ep.name in seen and seen[ep.name] != dist_name:
-            raise PluginError(f"two distributions provide a plugin named {ep.name!r}: {seen[ep.name]} and "
-                              f"{dist_name}; uninstall one or disable it (TRITIUM_PLUGINS_DISABLE)")
-        if ep.name in seen:
-            continue  # the same distribution seen twice on sys.path
-        seen[ep.name] = dist_name
-        try:
-            obj = ep.load()
-        except Exception as exc:
-            raise PluginError(f"plugin {ep.name!r} (distribution {dist_name} {version}) failed to load "
-                              f"from entry point {ep.value!r}: {type(exc).__name__}: {exc}") from exc
-        items.append((hs.PluginInfo(name=ep.name, distribution=dist_name, version=version,
-                                    source="entry point"), obj))
-    items += _load_path_plugins(knobs.plugins.paths)
-    return PluginRegistry(items)
-
-
-_lock = threading.Lock()
+_lock = threading.RLock()
 _active: Optional[PluginRegistry] = None
 _override: list[PluginRegistry] = []
 
 
 def registry() -> PluginRegistry:
-    """The registry in effect: the one installed by :func:`use`, else the discovered one (loaded once)."""
+    """The registry in effect: the one installed by :func:`use`, else the discovered one (loaded once; call
+    :func:`reload` or :func:`configure` after changing plugin knobs from Python)."""
     if _override:
         return _override[-1]
     global _active
     if _active is None:
         with _lock:
             if _active is None:
+                from .plugin_discovery import discover
                 _active = discover()
     return _active
 
@@ -271,16 +316,43 @@ def registry() -> PluginRegistry:
 def reload() -> PluginRegistry:
     """Discover again (after changing enable/disable knobs or TRITIUM_PLUGIN_PATHS)."""
     global _active
+    from .plugin_discovery import discover
     with _lock:
         _active = discover()
     return _active
 
 
+def configure(enable: Optional[Sequence[str]] = None, disable: Optional[Sequence[str]] = None,
+              paths: Optional[Sequence[str]] = None) -> PluginRegistry:
+    """Switch plugins for this process from Python, then discover again::
+
+        tritium.plugins.configure(disable=["nanfinder"])
+
+    ``enable`` lists the only plugins that load (``core`` always does), ``disable`` those that do not,
+    ``paths`` files or folders of plugins to load without installing. ``None`` leaves a setting as it is."""
+    if enable is not None:
+        knobs.plugins.enable = tuple(enable)
+    if disable is not None:
+        knobs.plugins.disable = tuple(disable)
+    if paths is not None:
+        knobs.plugins.paths = tuple(paths)
+    return reload()
+
+
 @contextmanager
 def use(reg: PluginRegistry) -> Iterator[PluginRegistry]:
     """Make ``reg`` the registry of this process inside the block (tests, embedding applications)."""
-    _override.append(reg)
+    with _lock:
+        _override.append(reg)
     try:
         yield reg
     finally:
-        _override.pop()
+        with _lock:
+            # the innermost use of reg ends (the same registry may be installed in nested blocks)
+            del _override[len(_override) - 1 - _override[::-1].index(reg)]
+
+
+def discover() -> PluginRegistry:
+    """Load the installed plugins and those on TRITIUM_PLUGIN_PATHS, honouring enable/disable."""
+    from .plugin_discovery import discover as _discover
+    return _discover()

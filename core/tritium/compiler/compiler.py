@@ -99,12 +99,11 @@ def make_backend(target: GPUTarget) -> BaseBackend:
 
 
 def cache_key(src: Any, backend: BaseBackend, options: Any) -> str:
-    reg = registry()
-    plugin_keys = "".join(f"{info.name}={k}" for info, k in reg.call_each(
-        "tritium_cache_key", options=options, backend=backend) if k)
+    # the plugins' part: their identity (names, versions, source), tritium_cache_key and knob values
+    plugin_key = registry().cache_key(options, backend)
     hook = inspection_hook_key(knobs.runtime.add_stages_inspection_hook)
-    parts = [__version__, package_fingerprint("tritium"), src.hash(), backend.hash(), BaseBackend.options_hash(options), reg.identity(),
-             plugin_keys, hook, str(knobs.language.fp32_default), str(knobs.compilation.disable_line_info)]
+    parts = [__version__, package_fingerprint("tritium"), src.hash(), backend.hash(), BaseBackend.options_hash(options),
+             plugin_key, hook, str(knobs.language.fp32_default), str(knobs.compilation.disable_line_info)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 

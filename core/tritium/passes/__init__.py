@@ -1,7 +1,10 @@
-"""Core's target-independent passes, one per file, each registered under its name by the core plugin."""
+"""Core's target-independent passes, one per file, each registered under its name by the core plugin.
+
+The Python passes are registered with :func:`tritium.hookspecs.lazy`, so listing them imports no MLIR.
+"""
 from __future__ import annotations
 
-from ..hookspecs import PassSpec
+from ..hookspecs import PassSpec, lazy
 
 UPSTREAM = {
     "canonicalize": "upstream MLIR canonicalization (folds arith/math/scf on tensors)",
@@ -12,18 +15,18 @@ UPSTREAM = {
     "sccp": "upstream MLIR sparse conditional constant propagation",
 }
 
+#: name -> (module:function, doc). The file, the function and the IR test (tests/ir/<name>.mlir) share the name.
+PYTHON = {
+    "tt-dce": ("tritium.passes.tt_dce:tt_dce",
+               "remove tile ops whose results are unused and that have no side effects"),
+    "tt-cse": ("tritium.passes.tt_cse:tt_cse", "merge identical side-effect-free tile ops in the same block"),
+    "tt-combine": ("tritium.passes.tt_combine:tt_combine",
+                   "algebraic rewrites of tile ops (splat/broadcast folding, addptr chains, dot accumulation)"),
+    "tt-licm": ("tritium.passes.tt_licm:tt_licm", "hoist loop-invariant side-effect-free tile ops out of scf.for"),
+}
+
 
 def core_passes() -> list[PassSpec]:
-    from .tt_combine import tt_combine
-    from .tt_cse import tt_cse
-    from .tt_dce import tt_dce
-    from .tt_licm import tt_licm
     out = [PassSpec(name, name, doc) for name, doc in UPSTREAM.items()]
-    out += [
-        PassSpec("tt-dce", tt_dce, "remove tile ops whose results are unused and that have no side effects"),
-        PassSpec("tt-cse", tt_cse, "merge identical side-effect-free tile ops in the same block"),
-        PassSpec("tt-combine", tt_combine, "algebraic rewrites of tile ops (splat/broadcast folding, "
-                 "addptr chains, dot accumulation)"),
-        PassSpec("tt-licm", tt_licm, "hoist loop-invariant side-effect-free tile ops out of scf.for"),
-    ]
+    out += [PassSpec(name, lazy(path), doc) for name, (path, doc) in PYTHON.items()]
     return out
