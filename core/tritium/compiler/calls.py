@@ -46,7 +46,27 @@ def _rebuild(spec: Any, handles: Sequence[Any]) -> Any:
     return v if isinstance(v, (constexpr, tuple_value)) else constexpr(v)
 
 
-def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any) -> Any:
+def _inline_call(gen: Any, fn: Any, bound: Any, node: Any) -> Any:
+    """Generate ``fn``'s body at the current insertion point. Used inside the regions of tile ops (combine
+    functions of reduce/scan, map_elementwise), where MLIR's inliner cannot reach calls."""
+    from .code_generator import CodeGenerator, ReturnSignal
+    sub = CodeGenerator(fn, gen.semantic, gen.module, gen.function_cache, arg_values=[], func_name="",
+                        is_kernel=False, call_stack=gen.call_stack, options=gen.options)
+    sub.inline_calls = True
+    for name, v in bound.arguments.items():
+        sub.lscope[name] = v if isinstance(v, (tensor, tuple_value, constexpr)) else constexpr(tl._unwrap(v))
+    try:
+        sub.visit_compound(fn.parse().body[0].body)
+    except ReturnSignal:
+        pass
+    rets = sub.ret_values or []
+    if getattr(sub, "ret_is_tuple", False):
+        return tuple_value(rets)
+    return rets[0] if rets else constexpr(None)
+
+
+def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any,
+                      inline: bool = False) -> Any:
     from .code_generator import CodeGenerator
     if fn in gen.call_stack:
         chain = " -> ".join(f.__name__ for f in gen.call_stack + (fn, ))
@@ -58,6 +78,12 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
     except TypeError as exc:
         raise gen.error(node, f"bad arguments for `{fn.__name__}`: {exc}") from None
     bound.apply_defaults()
+    for name, param in sig.parameters.items():
+        if fn.is_constexpr_param(name) and isinstance(bound.arguments[name], tensor):
+            raise gen.error(node, f"argument `{name}` of `{fn.__name__}` is a tl.constexpr, but the value "
+                                  "passed is only known at run time")
+    if inline or getattr(gen, "inline_calls", False):
+        return _inline_call(gen, fn, bound, node)
     tensors: list[tensor] = []
     specs = []
     for name, param in sig.parameters.items():

@@ -78,6 +78,8 @@ class CodeGenerator(ast.NodeVisitor, ControlFlowMixin):
         self.first_line = fn.first_line
         self.src = fn.src
         self.func_op: Any = None
+        #: generate called @jit functions in place (set inside the regions of tile ops)
+        self.inline_calls = False
         self._last_node: Optional[ast.AST] = None
 
     # -- errors ------------------------------------------------------------------------------------
@@ -87,12 +89,15 @@ class CodeGenerator(ast.NodeVisitor, ControlFlowMixin):
     def visit(self, node: ast.AST) -> Any:
         if node is None:
             return None
+        return self._visit_node(node, lambda: super(CodeGenerator, self).visit(node))
+
+    def _visit_node(self, node: ast.AST, run: Callable[[], Any]) -> Any:
         last = self._last_node
         if hasattr(node, "lineno"):
             self._last_node = node
             self.builder.set_loc(self.filename, node.lineno + self.first_line - 1, node.col_offset + 1)
         try:
-            return super().visit(node)
+            return run()
         except (CompilationError, ReturnSignal):
             raise
         except Exception as exc:
@@ -190,9 +195,14 @@ class CodeGenerator(ast.NodeVisitor, ControlFlowMixin):
 
     # -- statements ------------------------------------------------------------------------------
     def visit_compound(self, stmts: Sequence[ast.stmt]) -> None:
+        from .control_flow import contains_return
         for i, stmt in enumerate(stmts):
             if self.returned:
                 raise self.error(stmt, "code after `return` is not supported; move it before the return")
+            if isinstance(stmt, ast.If) and contains_return(stmt):
+                # an early return: the rest of the body runs on the paths that do not return
+                self._visit_node(stmt, lambda: self.visit_If(stmt, rest=stmts[i + 1:]))
+                return
             self.visit(stmt)
 
     def visit_Module(self, node: ast.Module) -> Any:
@@ -519,10 +529,12 @@ class CodeGenerator(ast.NodeVisitor, ControlFlowMixin):
             acc = self.semantic.minimum(acc, a) if fn is builtins.min else self.semantic.maximum(acc, a)
         return acc
 
-    def call_jit_function(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any = None) -> Any:
-        """Call a @jit device function: build (or reuse) a specialized ``func.func`` and call it."""
+    def call_jit_function(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any = None,
+                          inline: bool = False) -> Any:
+        """Call a @jit device function: build (or reuse) a specialized ``func.func`` and call it; with
+        ``inline``, generate its body in place (inside the regions of tile ops)."""
         from .calls import call_jit_function
-        return call_jit_function(self, fn, args, kwargs, node if node is not None else self._last_node)
+        return call_jit_function(self, fn, args, kwargs, node if node is not None else self._last_node, inline)
 
 
 def _py_num(a: Any, b: Any) -> bool:

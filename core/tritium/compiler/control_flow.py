@@ -21,6 +21,30 @@ def _type_name(v: Any) -> str:
     return type(v).__name__
 
 
+def contains_return(node: ast.AST) -> bool:
+    """Whether ``node`` returns from the function (returns inside nested function definitions do not count)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Return):
+            return True
+        if isinstance(child, (ast.FunctionDef, ast.Lambda)):
+            continue
+        if contains_return(child):
+            return True
+    return False
+
+
+def always_returns(stmts: Sequence[ast.stmt]) -> bool:
+    """Whether every path through ``stmts`` ends in a ``return``."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return False
+
+
 def _same_static(a: Any, b: Any) -> bool:
     """Both branches left the same compile-time value: no scf result is needed."""
     if isinstance(a, tensor) or isinstance(b, tensor):
@@ -39,19 +63,26 @@ class ControlFlowMixin:
 
     # -- helpers ---------------------------------------------------------------------------------
     def _run_block(self, stmts: Sequence[ast.stmt], scope: dict) -> tuple[dict, dict, bool]:
-        """Visit ``stmts`` with a copy of ``scope``; return (scope after, names assigned, returned)."""
+        """Visit ``stmts`` with a copy of ``scope``; return (scope after, names assigned, returned).
+
+        When the block returned, ``self._block_returns`` holds what it returned (a list of values)."""
         saved_scope, saved_defs, saved_ret = self.lscope, self.local_defs, self.returned  # type: ignore
+        saved_values = self.ret_values  # type: ignore[has-type]
         self.lscope, self.local_defs = dict(scope), {}
+        self.ret_values = None
         from .code_generator import ReturnSignal
         returned = False
         try:
             self.visit_compound(stmts)  # type: ignore[attr-defined]
         except ReturnSignal:
             returned = True
+        returned = returned or self.returned  # type: ignore[has-type]
+        self._block_returns = list(self.ret_values or []) if returned else None
         try:
             return self.lscope, self.local_defs, returned
         finally:
             self.lscope, self.local_defs, self.returned = saved_scope, saved_defs, saved_ret  # type: ignore
+            self.ret_values = saved_values
 
     def _carried_value(self, node: ast.AST, name: str, v: Any) -> tensor:
         if isinstance(v, tensor):
@@ -68,17 +99,31 @@ class ControlFlowMixin:
                                    "use tl.where for elementwise choices")
         return self.semantic.cast(cond, tl.int1).handle
 
-    def visit_If(self, node: ast.If) -> None:
+    def visit_If(self, node: ast.If, rest: Sequence[ast.stmt] = ()) -> None:
+        """``rest``: the statements after this ``if`` in the function body, when a branch returns early; they
+        run in each branch that does not return, so both branches end the function."""
         cond = self.visit(node.test)  # type: ignore[attr-defined]
         if not isinstance(cond, tensor):
             body = node.body if tl._unwrap(cond) else node.orelse
-            self.visit_compound(body)  # type: ignore[attr-defined]
+            self.visit_compound(list(body) + list(rest))  # type: ignore[attr-defined]
             return
-        self._emit_if(node, cond, lambda scope: self._run_block(node.body, scope),
-                      lambda scope: self._run_block(node.orelse, scope))
+        then_stmts = list(node.body) + ([] if always_returns(node.body) else list(rest))
+        else_stmts = list(node.orelse) + ([] if always_returns(node.orelse) else list(rest))
+        early = bool(rest) or contains_return(node)
+        returns: list = []
+
+        def branch(stmts: list) -> Callable:
+            def run(scope: dict) -> tuple[dict, dict, bool]:
+                out = self._run_block(stmts, scope)
+                returns.append(self._block_returns)
+                return out
+            return run
+
+        self._emit_if(node, cond, branch(then_stmts), branch(else_stmts), early_return=early, returns=returns)
 
     def _emit_if(self, node: ast.AST, cond: tensor, then_fn: Callable, else_fn: Callable,
-                 want: Sequence[str] | None = None) -> list[tensor]:
+                 want: Sequence[str] | None = None, early_return: bool = False,
+                 returns: list | None = None) -> list[tensor]:
         b = self.builder
         c = self._scalar_condition(node, cond)
         tmp = b.op("scf.if", [c], [], regions=2)
@@ -89,9 +134,11 @@ class ControlFlowMixin:
             then_scope, then_defs, then_ret = then_fn(liveins)
         with b.at(else_block):
             else_scope, else_defs, else_ret = else_fn(liveins)
-        if then_ret or else_ret:
-            raise self.error(node, "`return` inside a run-time `if` is not supported; assign the result to a "  # type: ignore
+        if (then_ret or else_ret) and not early_return:
+            raise self.error(node, "`return` inside a run-time `if` is not supported here; assign the result to a "  # type: ignore
                                    "variable and return it after the if")
+        if early_return:
+            return self._if_returns(node, c, tmp, then_block, else_block, returns or [None, None])
         names = list(want) if want is not None else [
             n for n in dict.fromkeys(list(then_defs) + list(else_defs))
             if (n in then_defs and n in else_defs) or n in liveins]
@@ -130,6 +177,50 @@ class ControlFlowMixin:
             self.lscope[n] = v
             self.local_defs[n] = v
         return results
+
+    def _if_returns(self, node: ast.AST, c: Any, tmp: Any, then_block: Any, else_block: Any,
+                    returns: list) -> list[tensor]:
+        """An ``if`` that ends the function: its branches' return values become the ``scf.if`` results."""
+        b = self.builder
+        then_vals, else_vals = (list(r or []) for r in returns)
+        if len(then_vals) != len(else_vals):
+            raise self.error(node, "the branches of this `if` return different numbers of values; return the "  # type: ignore
+                                   "same kind of value on every path")
+        ty, yields = [], ([], [])
+        static: list = []
+        for tv, ev in zip(then_vals, else_vals):
+            if _same_static(tv, ev):
+                static.append(tv)
+                continue
+            with b.at(then_block):
+                tv = self._carried_value(node, "return value", tv)
+            with b.at(else_block):
+                ev = self._carried_value(node, "return value", ev)
+            if tv.type != ev.type:
+                raise self.error(node, f"this function returns {tv.type} on one path and {ev.type} on another; "  # type: ignore
+                                       "convert them to one type")
+            ty.append(tv.type)
+            yields[0].append(tv.handle)
+            yields[1].append(ev.handle)
+            static.append(None)
+        with b.at(then_block):
+            b.yield_(yields[0])
+        with b.at(else_block):
+            b.yield_(yields[1])
+        real = b.op("scf.if", [c], [h.type for h in yields[0]], regions=2)
+        then_block.append_to(real.regions[0])
+        else_block.append_to(real.regions[1])
+        tmp.erase()
+        results, k = [], 0
+        for sv in static:
+            if sv is None:
+                results.append(tensor(real.results[k], ty[k]))
+                k += 1
+            else:
+                results.append(sv)
+        self.ret_values = results  # type: ignore[attr-defined]
+        self.returned = True  # type: ignore[attr-defined]
+        return [r for r in results if isinstance(r, tensor)]
 
     def if_expression(self, node: ast.IfExp, cond: tensor) -> tensor:
         key = "__ifexp_value__"

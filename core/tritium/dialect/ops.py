@@ -85,7 +85,10 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
     _op("reduce", ("srcs*8", ), ("results*8", ), regions=1, attrs={"axis": "i32"},
         doc="combine along an axis with the region (block args: accumulators then new values)"),
     _op("scan", ("srcs*8", ), ("results*8", ), regions=1, attrs={"axis": "i32", "reverse": "bool"}),
-    _op("sort", ("src", ), attrs={"axis": "i32", "descending": "bool"}),
+    _op("map_elementwise", ("srcs*8", ), ("results*8", ), regions=1, attrs={"pack": "i32"},
+        doc="apply the region to each group of `pack` consecutive elements (row-major) of the same-shaped srcs; "
+            "block args: pack scalars per src (src-major), gpu.yield: pack scalars per result (result-major)"),
+    _op("unsplat", ("src", ), doc="the only element of a one-element tensor, as a scalar"),
     # hints and debugging
     _op("assume", ("cond", ), (), pure=False),
     _op("print", ("args*16", ), (), pure=False, attrs={"prefix": "str", "hex": "bool", "is_signed": "array<i32>"}),
@@ -102,9 +105,21 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
     _op("atomic_cas", ("ptr", "cmp", "val"), pure=False, attrs={"sem": "str", "scope": "str"}),
     _op("make_block_ptr", ("base", "shape+", "strides+", "offsets+"), attrs={"order": "array<i32>"}),
     _op("advance", ("ptr", "offsets+")),
-    _op("make_tensor_descriptor", ("base", "shape+", "strides+")),
-    _op("descriptor_load", ("desc", "indices+"), pure=False),
-    _op("descriptor_store", ("desc", "src", "indices+"), (), pure=False),
+    _op("make_tensor_descriptor", ("base", "shape+", "strides+"), attrs={"padding": "zero|nan"},
+        doc="descriptor of the tensor at base (shape: i32 per dim, strides: i64 per dim, last stride 1); the "
+            "result type !tt.tensordesc<tensor<block>> gives the block shape and element type"),
+    _op("descriptor_load", ("desc", "indices+"), pure=False,
+        doc="the block at element offsets indices (i32 per dim); out-of-bounds elements read as the padding"),
+    _op("descriptor_store", ("desc", "src", "indices+"), (), pure=False,
+        doc="write the block src at offsets indices; out-of-bounds elements are dropped"),
+    _op("descriptor_reduce", ("desc", "src", "indices+"), (), pure=False,
+        attrs={"kind": "add|fadd|min|max|umin|umax|and|or|xor"},
+        doc="atomically combine src into the block at offsets indices (relaxed); out-of-bounds elements dropped"),
+    _op("descriptor_gather", ("desc", "x_offsets", "y_offset"), pure=False,
+        doc="rows x_offsets (1-D int block) of a 2-D descriptor with a one-row block, columns y_offset.."
+            "y_offset+block[1]-1; result [len(x_offsets), block[1]]; out-of-bounds elements read as padding"),
+    _op("descriptor_scatter", ("desc", "src", "x_offsets", "y_offset"), (), pure=False,
+        doc="the inverse of descriptor_gather: write src rows to rows x_offsets; out-of-bounds elements dropped"),
 ]}
 
 PURE_OPS = frozenset(f"tt.{n}" for n, op in OPS.items() if op.pure)

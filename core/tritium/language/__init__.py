@@ -1,7 +1,7 @@
 """The Triton language: ``import tritium.language as tl``."""
 from __future__ import annotations
 
-from . import core, math  # noqa: F401
+from . import core, extra, math, random, standard, target_info  # noqa: F401
 from .core import (  # noqa: F401
     TRITON_MAX_TENSOR_NUMEL, CompileTimeError, base_value, block_type, builtin, const, constexpr,
     constexpr_function, constexpr_type, dtype, is_builtin, pointer_type, range, static_range, tensor,
@@ -19,6 +19,15 @@ from .functions import (  # noqa: F401
     zeros_like)
 from .math import (  # noqa: F401
     abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin, sqrt, sqrt_rn, umulhi)
+from .descriptor import (  # noqa: F401
+    load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor, tensor_descriptor,
+    tensor_descriptor_base, tensor_descriptor_base_type, tensor_descriptor_type)
+from .elementwise import add, condition, item, map_elementwise, mul, slice, sub  # noqa: F401,A004
+from .random import (  # noqa: F401
+    pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn, randn4x,
+    uint_to_uniform_float)
+from .scaled import dot_scaled  # noqa: F401
+from .sorting import bitonic_merge, sort, topk  # noqa: F401
 from .standard import (  # noqa: F401
     argmax, argmin, cdiv, cumprod, cumsum, flip, interleave, max, min, ravel, reduce_or, sigmoid, softmax,
     sum, swizzle2d, xor_sum)
@@ -27,7 +36,9 @@ from .standard import (  # noqa: F401
 for _name in ("sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce",
               "associative_scan", "reshape", "view", "permute", "trans", "expand_dims", "broadcast_to", "split",
               "ravel", "flip", "sigmoid", "softmax", "cdiv", "exp", "exp2", "log", "log2", "cos", "sin", "sqrt",
-              "rsqrt", "abs", "erf", "floor", "ceil", "histogram", "gather", "cast", "store", "atomic_add"):
+              "rsqrt", "abs", "erf", "floor", "ceil", "histogram", "gather", "cast", "store", "atomic_add",
+              "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+              "advance", "sort", "topk", "item", "sqrt_rn", "log2", "exp2"):
     setattr(tensor, _name, globals()[_name])
 del _name
 

@@ -244,7 +244,7 @@ def _combine_with(fn: Any, _generator: Any):
     def combine(lhs, rhs):
         if _generator is None:
             raise CompileTimeError("a user combine function needs the code generator")
-        return _generator.call_jit_function(fn, [*lhs, *rhs], {})
+        return _generator.call_jit_function(fn, [*lhs, *rhs], {}, inline=True)
     return combine
 
 

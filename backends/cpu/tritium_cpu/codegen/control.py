@@ -21,6 +21,31 @@ def _uses(value: Any) -> int:
     return n
 
 
+def _flat(values: list[Any]) -> tuple[list[Any], list[tuple[Any, int]]]:
+    """Expand composite values (block pointers, descriptors) into their scalars, which flow through
+    phis like any scalar; the layout lets :func:`_unflat` put them back together."""
+    from .blockptr import Composite
+    out: list[Any] = []
+    layout: list[tuple[Any, int]] = []
+    for v in values:
+        if isinstance(v, Composite):
+            parts = v.scalars()
+            out += parts
+            layout.append((v, len(parts)))
+        else:
+            out.append(v)
+            layout.append((None, 1))
+    return out, layout
+
+
+def _unflat(flat: list[Any], layout: list[tuple[Any, int]]) -> list[Any]:
+    out, i = [], 0
+    for template, n in layout:
+        out.append(template.rebuild(flat[i:i + n]) if template is not None else flat[i])
+        i += n
+    return out
+
+
 def _phi_slot(fn: Function) -> tuple[str, int]:
     fn.emit("")
     return fn.current, len(fn.blocks[-1][1]) - 1
@@ -71,15 +96,13 @@ class ControlFlowMixin:
             if b is not None and node is not None:
                 self.store_node(node, b)
 
-    def _bind_args(self, args: list[Any], carried: list[Any], scalars: list[Any]) -> None:
-        from .lower import Scalar
-        for arg, buf, sc in zip(args, carried, scalars):
-            if buf is not None:
-                t = Tile(Buf(buf.ptr, buf.shape, buf.ty))
-                t.uses = _uses(arg)
-                self.values[arg] = t
-            else:
-                self.values[arg] = sc
+    def _bind_args(self, args: list[Any], carried: list[Any], scalars: list[Any],
+                   layout: list[tuple[Any, int]]) -> None:
+        vals = [Tile(Buf(buf.ptr, buf.shape, buf.ty)) if buf is not None else sc for buf, sc in zip(carried, scalars)]
+        for arg, v in zip(args, _unflat(vals, layout)):
+            if isinstance(v, Tile):
+                v.uses = _uses(arg)
+            self.values[arg] = v
 
     # -- for -------------------------------------------------------------------------------------
     def op_for(self, op: Any) -> None:
@@ -87,7 +110,7 @@ class ControlFlowMixin:
         fn = self.fn
         operands = list(op.operands)
         lb, ub, step = (self.consume(v) for v in operands[:3])
-        inits = [self.consume(v) for v in operands[3:]]
+        inits, layout = _flat([self.consume(v) for v in operands[3:]])
         self.flush_pending()
         ity = type_info(operands[0].type)[1]
         carried = self._carry_in(inits)
@@ -112,10 +135,10 @@ class ControlFlowMixin:
         fn.cond_br(cond, body_l, exit_)
         fn.start_block(body_l)
         self.values[args[0]] = Scalar(iv, ity)
-        self._bind_args(args[1:], carried, phis)
+        self._bind_args(args[1:], carried, phis, layout)
         ops = block_ops(block)
         self.lower_ops(ops[:-1])
-        yielded = [self.consume(v) for v in ops[-1].operands]
+        yielded, _ = _flat([self.consume(v) for v in ops[-1].operands])
         self.flush_pending()
         self._write_carried(yielded, carried)
         nxt = fn.inst(f"add {ity} {iv}, {step.value}")
@@ -126,11 +149,12 @@ class ControlFlowMixin:
             if p is not None:
                 _fill(fn, slot, f"{p.value} = phi {p.ty} [{init.value}, %{pre}], [{y.value}, %{latch}]")
         fn.start_block(exit_)
-        for res, p, buf in zip(op.results, phis, carried):
-            if buf is not None:
-                self.set(res, Tile(Buf(buf.ptr, buf.shape, buf.ty)))
+        outs = [Tile(Buf(buf.ptr, buf.shape, buf.ty)) if buf is not None else p for p, buf in zip(phis, carried)]
+        for res, v in zip(op.results, _unflat(outs, layout)):
+            if isinstance(v, Tile):
+                self.set(res, v)
             else:
-                self.values[res] = p
+                self.values[res] = v
 
     # -- if ----------------------------------------------------------------------------------------
     def op_if(self, op: Any) -> None:
@@ -145,7 +169,7 @@ class ControlFlowMixin:
             bufs.append(Buf(self.buffer(shape, lt), shape, lt) if shape is not None else None)
         then_l, else_l, join = fn.label("then"), fn.label("else"), fn.label("endif")
         fn.cond_br(cond.value, then_l, else_l)
-        incoming: list[list[tuple[str, str]]] = [[] for _ in results]
+        incoming: list[list[tuple[Any, str]]] = [[] for _ in results]
         for region, label in ((op.regions[0], then_l), (op.regions[1], else_l)):
             fn.start_block(label)
             blocks = list(region.blocks)
@@ -162,22 +186,25 @@ class ControlFlowMixin:
                             node = Splat(y.value, b.shape, b.ty)
                         self.store_node(node, b)
                     else:
-                        incoming[k].append((y.value, fn.current))
+                        incoming[k].append((y, fn.current))
             fn.br(join)
         fn.start_block(join)
         for k, (r, b) in enumerate(zip(results, bufs)):
             if b is not None:
                 self.set(r, Tile(Buf(b.ptr, b.shape, b.ty)))
-            else:
-                lt = type_info(r.type)[1]
-                srcs = ", ".join(f"[{v}, %{lbl}]" for v, lbl in incoming[k])
-                self.values[r] = Scalar(fn.inst(f"phi {lt} {srcs}"), lt)
+                continue
+            flats = [(_flat([y])[0], lbl) for y, lbl in incoming[k]]
+            phis = []
+            for j, first in enumerate(flats[0][0]):
+                srcs = ", ".join(f"[{vals[j].value}, %{lbl}]" for vals, lbl in flats)
+                phis.append(Scalar(fn.inst(f"phi {first.ty} {srcs}"), first.ty))
+            self.values[r] = _unflat(phis, _flat([incoming[k][0][0]])[1])[0]
 
     # -- while -------------------------------------------------------------------------------------
     def op_while(self, op: Any) -> None:
         from .lower import Scalar, type_info
         fn = self.fn
-        inits = [self.consume(v) for v in op.operands]
+        inits, layout = _flat([self.consume(v) for v in op.operands])
         self.flush_pending()
         carried = self._carry_in(inits)
         before = op.regions[0].blocks[0]
@@ -194,7 +221,7 @@ class ControlFlowMixin:
             else:
                 phis.append(None)
                 slots.append(None)
-        self._bind_args(list(before.arguments), carried, phis)
+        self._bind_args(list(before.arguments), carried, phis, layout)
         ops = block_ops(before)
         self.lower_ops(ops[:-1])
         cond_op = ops[-1]
@@ -202,7 +229,7 @@ class ControlFlowMixin:
         self.flush_pending()
         forwarded = []
         for v, r in zip(cvals[1:], op.results):
-            shape, lt, _ = type_info(r.type)
+            shape, lt, _ = type_info(r.type) if isinstance(v, Tile) else (None, "", "")
             if shape is None:
                 forwarded.append(v)
             else:
@@ -223,7 +250,7 @@ class ControlFlowMixin:
                 self.values[arg] = fv
         ops = block_ops(after)
         self.lower_ops(ops[:-1])
-        yielded = [self.consume(v) for v in ops[-1].operands]
+        yielded, _ = _flat([self.consume(v) for v in ops[-1].operands])
         self.flush_pending()
         self._write_carried(yielded, carried)
         latch = fn.current

@@ -15,7 +15,7 @@ SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2,
 
 
 def llvm_type(mlir_elem: str) -> str:
-    if mlir_elem.startswith("!tt.ptr"):
+    if mlir_elem.startswith(("!tt.ptr", "!tt.tensordesc")):
         return "ptr"
     t = _TYPES.get(mlir_elem)
     if t is None:

@@ -11,12 +11,15 @@ from typing import Any, Optional
 
 from tritium._mlir import ir, walk_children
 
+from .blockptr import BlockPtrMixin
 from .control import ControlFlowMixin
 from .irtext import FP8, Function, Module, const, llvm_type
 from .memory import MemoryMixin
 from .reduce import ReduceMixin
+from .regions import RegionMixin
 from .scalar import MathLibrary, ScalarEmitter, expensive, is_elementwise
-from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Select2, Splat, Tile, loop_nest, numel
+from .tiles import (Buf, Elem, Evaluator, Node, Range, Remap, Select2, Splat, Tile, load_masks, loop_nest, numel,
+                    with_mask_fast_path)
 
 _type_cache: dict[str, tuple[Optional[tuple[int, ...]], str, str]] = {}
 
@@ -47,7 +50,7 @@ class LoweringError(NotImplementedError):
     pass
 
 
-class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin):
+class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, RegionMixin):
     def __init__(self, module: Module, math: MathLibrary, kernel: Any, name: str, options: Any, vector_bits: int):
         self.module = module
         self.math = math
@@ -121,13 +124,15 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin):
         fn = self.fn
         self.work += numel(node.shape)
 
-        def body(idx: list[str]) -> None:
-            ev = Evaluator(fn)
-            v = ev.value(node, idx)
-            p = ev.element_ptr(dst, idx)
-            fn.emit(f"store {node.ty} {v}, ptr {p}, align {_align(node.ty)}")
+        def emit_loop(masks_true: bool) -> None:
+            def body(idx: list[str]) -> None:
+                ev = Evaluator(fn, masks_true)
+                v = ev.value(node, idx)
+                p = ev.element_ptr(dst, idx)
+                fn.emit(f"store {node.ty} {v}, ptr {p}, align {_align(node.ty)}")
+            loop_nest(fn, node.shape, body)
 
-        loop_nest(fn, node.shape, body)
+        with_mask_fast_path(fn, node.shape, load_masks(node), emit_loop)
 
     def flush_pending(self, consumed: tuple = ()) -> None:
         """Before a side effect: compute now every pending load that is still needed afterwards."""
@@ -439,6 +444,8 @@ def _attrs(op: Any) -> dict:
 
 
 def _scalar_const(attr: Any, lt: str) -> str:
+    if isinstance(attr, ir.BoolAttr):
+        return "true" if ir.BoolAttr(attr).value else "false"
     if isinstance(attr, ir.IntegerAttr):
         v = ir.IntegerAttr(attr).value
         if lt == "i1":
@@ -478,6 +485,16 @@ _HANDLERS = {
     "tt.dot": ReduceMixin.op_dot,
     "tt.reduce": ReduceMixin.op_reduce,
     "tt.scan": ReduceMixin.op_scan,
+    "tt.make_block_ptr": BlockPtrMixin.op_make_block_ptr,
+    "tt.advance": BlockPtrMixin.op_advance,
+    "tt.make_tensor_descriptor": BlockPtrMixin.op_make_tensor_descriptor,
+    "tt.descriptor_load": BlockPtrMixin.op_descriptor_load,
+    "tt.descriptor_store": BlockPtrMixin.op_descriptor_store,
+    "tt.descriptor_reduce": BlockPtrMixin.op_descriptor_reduce,
+    "tt.descriptor_gather": BlockPtrMixin.op_descriptor_gather,
+    "tt.descriptor_scatter": BlockPtrMixin.op_descriptor_scatter,
+    "tt.map_elementwise": RegionMixin.op_map_elementwise,
+    "tt.unsplat": RegionMixin.op_unsplat,
     "scf.for": ControlFlowMixin.op_for,
     "scf.if": ControlFlowMixin.op_if,
     "scf.while": ControlFlowMixin.op_while,

@@ -7,7 +7,7 @@ from typing import Any, Optional
 from tritium._mlir import ir
 
 from .irtext import SIZES, const
-from .tiles import Buf, Evaluator, Load, Node, Tile, loop_nest
+from .tiles import Buf, Evaluator, Load, Node, Tile, load_masks, loop_nest, with_mask_fast_path
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic", "": "seq_cst"}
 _RMW = {"add": "add", "fadd": "fadd", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg", "max": "max",
@@ -17,7 +17,8 @@ _RMW = {"add": "add", "fadd": "fadd", "and": "and", "or": "or", "xor": "xor", "x
 def segments(op: Any, n_groups: int) -> list[int]:
     if "operandSegmentSizes" in op.attributes:
         return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    return [1] * n_groups
+    # without the attribute at most one group is variadic: by our op definitions, the last one
+    return [1] * (n_groups - 1) + [len(op.operands) - (n_groups - 1)]
 
 
 def split_operands(op: Any, names: list[str]) -> dict[str, list[Any]]:
@@ -33,6 +34,10 @@ def _str_attr(op: Any, name: str, default: str = "") -> str:
     return ir.StringAttr(op.attributes[name]).value if name in op.attributes else default
 
 
+def _is_block_ptr(value: Any) -> bool:
+    return str(value.type).startswith("!tt.ptr<tensor<")
+
+
 def _location(op: Any) -> str:
     m = re.search(r'loc\("([^"]*)":(\d+):(\d+)\)', str(op.location))
     return f"{m.group(1)}:{m.group(2)}" if m else "<unknown>"
@@ -41,11 +46,11 @@ def _location(op: Any) -> str:
 class MemoryMixin:
     # -- loads -------------------------------------------------------------------------------------
     def op_load(self, op: Any) -> None:
-        from .lower import LoweringError, type_info
+        from .lower import type_info
         parts = split_operands(op, ["ptr", "mask", "other"])
         ptr_v = parts["ptr"][0]
-        if "tensor<" in str(ptr_v.type).split("!tt.ptr<", 1)[-1][:8]:
-            raise LoweringError("block pointers are not supported by the CPU backend yet")
+        if _is_block_ptr(ptr_v):
+            return self.load_block_ptr(op, ptr_v)
         res = op.results[0]
         shape, lt, _ = type_info(res.type)
         ptr = self.consume(ptr_v)
@@ -69,6 +74,8 @@ class MemoryMixin:
     def op_store(self, op: Any) -> None:
         from .lower import type_info
         parts = split_operands(op, ["ptr", "value", "mask"])
+        if _is_block_ptr(parts["ptr"][0]):
+            return self.store_block_ptr(op, parts["ptr"][0], parts["value"][0])
         ptr = self.consume(parts["ptr"][0])
         val = self.consume(parts["value"][0])
         mask = self.consume(parts["mask"][0]) if parts["mask"] else None
@@ -84,14 +91,17 @@ class MemoryMixin:
         mn = self.as_node(mask, shape) if mask is not None else None
         self.work += 2 * _n(shape)
 
-        def body(idx: list[str]) -> None:
-            ev = Evaluator(fn)
-            p = ev.value(pn, idx, address=True)
-            v = ev.value(vn, idx)
-            m = ev.value(mn, idx) if mn is not None else None
-            self._guarded(m, lambda: fn.emit(f"store {vty} {v}, ptr {p}, align {SIZES[vty]}"))
+        def emit_loop(masks_true: bool) -> None:
+            def body(idx: list[str]) -> None:
+                ev = Evaluator(fn, masks_true)
+                p = ev.value(pn, idx, address=True)
+                v = ev.value(vn, idx)
+                m = ev.value(mn, idx) if mn is not None and not masks_true else None
+                self._guarded(m, lambda: fn.emit(f"store {vty} {v}, ptr {p}, align {SIZES[vty]}"))
+            loop_nest(fn, shape, body)
 
-        loop_nest(fn, shape, body)
+        masks = load_masks(vn) + load_masks(pn) + ([mn] if mn is not None else [])
+        with_mask_fast_path(fn, shape, masks, emit_loop)
         self._drop_consumed((ptr, val, mask))
 
     def _drop_consumed(self, items: tuple) -> None:

@@ -134,7 +134,7 @@ class Load(Node):
         fn = ev.fn
         p = ev.value(self.ptr, idx, address=True)
         vol = "volatile " if self.volatile else ""
-        if self.mask is None:
+        if self.mask is None or ev.masks_true:
             return fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
         o = ev.value(self.other, idx) if self.other is not None else const(self.ty, 0)
         m = ev.value(self.mask, idx)
@@ -147,7 +147,6 @@ class Load(Node):
         v = fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
         fn.br(join)
         fn.start_block(join)
-        ev.blocks_changed()
         return fn.inst(f"phi {self.ty} [{v}, %{do}], [{o}, %{before}]")
 
     def children(self) -> list[Node]:
@@ -190,10 +189,12 @@ def strides(shape: tuple[int, ...]) -> list[int]:
 class Evaluator:
     """Evaluates nodes at one index tuple inside a loop body, computing shared subexpressions once."""
 
-    def __init__(self, fn: Function, address_mode: Any = None) -> None:
+    def __init__(self, fn: Function, masks_true: bool = False) -> None:
         self.fn = fn
         self.memo: dict[tuple, str] = {}
         self.address = False
+        #: set inside the copy of a loop that runs when every mask of the tile is known to be true
+        self.masks_true = masks_true
 
     def value(self, node: Node, idx: list[str], address: bool = False) -> str:
         key = (id(node), tuple(idx), address or self.address)
@@ -207,11 +208,6 @@ class Evaluator:
                 self.address = saved
             self.memo[key] = v
         return v
-
-    def blocks_changed(self) -> None:
-        # values computed in a conditional block do not dominate what follows; keep only the
-        # ones computed before the branch (their keys were stored already)
-        pass
 
     def element_ptr(self, buf: Buf, idx: list[str]) -> str:
         lin = linear_index(self.fn, buf.shape, idx)
@@ -274,3 +270,77 @@ def loop_nest(fn: Function, shape: tuple[int, ...], body: Callable[[list[str]], 
         fn.start_block(exit_)
 
     rec(0)
+
+
+def load_masks(node: Node) -> list[Node]:
+    """The masks of the loads a fused expression performs (not those behind a materialized buffer)."""
+    out: list[Node] = []
+    seen: set[int] = set()
+
+    def visit(n: Node) -> None:
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        if isinstance(n, Load) and n.mask is not None:
+            out.append(n.mask)
+        for c in n.children():
+            visit(c)
+
+    visit(node)
+    return out
+
+
+def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
+    """An i1 that is true when every element of every mask is true: one flat, vectorizable loop."""
+    total = numel(shape)
+    pre = fn.current
+    head, exit_ = fn.label("all"), fn.label("allx")
+    fn.br(head)
+    fn.start_block(head)
+    lin = fn.tmp("lin")
+    acc = fn.tmp("allacc")
+    at = len(fn.blocks[-1][1])
+    fn.emit("")
+    fn.emit("")
+    idx = []
+    st = strides(shape)
+    for d, n in enumerate(shape):
+        if n == 1:
+            idx.append("0")
+            continue
+        q = lin if st[d] == 1 else fn.inst(f"udiv i64 {lin}, {st[d]}")
+        idx.append(fn.inst(f"urem i64 {q}, {n}") if d > 0 else q)
+    ev = Evaluator(fn)
+    cur = acc
+    for m in masks:
+        v = ev.value(m, idx)
+        cur = fn.inst(f"and i1 {cur}, {v}")
+    nxt = fn.inst(f"add nuw nsw i64 {lin}, 1")
+    c = fn.inst(f"icmp ult i64 {nxt}, {total}")
+    body_end = fn.current
+    fn.cond_br(c, head, exit_)
+    for label, lines in fn.blocks:
+        if label == head:
+            lines[at] = f"{lin} = phi i64 [0, %{pre}], [{nxt}, %{body_end}]"
+            lines[at + 1] = f"{acc} = phi i1 [true, %{pre}], [{cur}, %{body_end}]"
+            break
+    fn.start_block(exit_)
+    return fn.inst(f"and i1 {cur}, true")
+
+
+def with_mask_fast_path(fn: Function, shape: tuple[int, ...], masks: list[Node], emit_loop) -> None:
+    """Emit ``emit_loop(masks_true)`` twice: a copy without mask checks for the common case where every
+    mask is true (masked vector memory ops are slow on x86), and the general copy."""
+    if not masks:
+        emit_loop(False)
+        return
+    ok = all_true(fn, shape, masks)
+    fast, slow, done = fn.label("fast"), fn.label("masked"), fn.label("done")
+    fn.cond_br(ok, fast, slow)
+    fn.start_block(fast)
+    emit_loop(True)
+    fn.br(done)
+    fn.start_block(slow)
+    emit_loop(False)
+    fn.br(done)
+    fn.start_block(done)

@@ -10,12 +10,14 @@ from typing import Any
 
 from .. import core as tl
 from .arith import ArithMixin
+from .descriptor import DescriptorMixin
 from .memory import MemoryMixin
 from .misc import MiscMixin
+from .regions import RegionMixin
 from .shape import ShapeMixin
 
 
-class Semantic(ArithMixin, ShapeMixin, MemoryMixin, MiscMixin):
+class Semantic(ArithMixin, ShapeMixin, MemoryMixin, MiscMixin, DescriptorMixin, RegionMixin):
     tensor = tl.tensor
     lang = tl
 
@@ -38,6 +40,9 @@ class Semantic(ArithMixin, ShapeMixin, MemoryMixin, MiscMixin):
             return b.get_block_ty(self.ir_type(ty.element_ty), ty.shape)
         if isinstance(ty, tl.pointer_type):
             return b.get_ptr_ty(self.ir_type(ty.element_ty), ty.address_space)
+        from ..descriptor import tensor_descriptor_base_type
+        if isinstance(ty, tensor_descriptor_base_type):
+            return b.get_tensordesc_ty(self.ir_type(ty.block_type))
         name = ty.name
         if ty.is_int():
             return b.get_int_ty(ty.int_bitwidth)

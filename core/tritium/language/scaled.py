@@ -1,0 +1,119 @@
+"""``tl.dot_scaled``: matrix products of microscaled (MX) blocks, emulated with ordinary operations.
+
+Operands in e2m1 (fp4, two per byte), e4m3, e5m2, bf16 or fp16 are decoded to float32 exactly, multiplied
+by their per-group scales (e8m0 bytes, 2**(s - 127), over groups of 32 along K; or e4m3 scales over groups
+of 16), and multiplied with ``tl.dot`` in IEEE float32. Every product of decoded values is exact in float32,
+so this differs from hardware MX units only in the order of the final sums.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import core
+from .core import CompileTimeError, _unwrap, builtin
+
+_FORMATS = {"e2m1": None, "e4m3": core.float8e4nv, "e5m2": core.float8e5, "bf16": core.bfloat16,
+            "fp16": core.float16}
+_STORAGE = {"e4m3": core.uint8, "e5m2": core.uint8, "bf16": core.uint16, "fp16": core.uint16}
+
+
+def _shape(x: Any) -> list[int]:
+    return [d.value for d in x.shape]
+
+
+def _fp4_to_f32(s: Any, codes: Any) -> Any:
+    """e2m1 codes (0..15, int32) to float32: sign, 2 exponent bits (bias 1), 1 mantissa bit."""
+    sign = s.shl(s.and_(s.shr(codes, 3), 1), 31)
+    e = s.and_(s.shr(codes, 1), 3)
+    m = s.and_(codes, 1)
+    normal = s.or_(s.shl(s.add(e, 126), 23), s.shl(m, 22))       # (1 + m/2) * 2**(e - 1)
+    sub = s.mul(m, 0x3F000000)                                    # m * 0.5
+    bits = s.or_(s.where(s.equal(e, 0), sub, normal), sign)
+    return s.bitcast(bits, core.float32)
+
+
+def _decode(s: Any, x: Any, fmt: str, k_pack: bool, is_lhs: bool) -> Any:
+    """The operand as float32 with its logical shape ([..., M, K] or [..., K, N])."""
+    if fmt == "e2m1":
+        if x.dtype != core.uint8:
+            raise CompileTimeError(f"e2m1 operands are packed two per byte in uint8, got {x.dtype}")
+        b = s.cast(x, core.int32)
+        lo, hi = _fp4_to_f32(s, s.and_(b, 15)), _fp4_to_f32(s, s.shr(b, 4))
+        pair = s.join(lo, hi)                      # [..., R, C, 2]: the low nibble comes first
+        shape = _shape(x)
+        rank = len(shape)
+        # the packed dimension is K for k_pack, else M (lhs) or N (rhs)
+        packed_dim = (rank - 1 if is_lhs else rank - 2) if k_pack else (rank - 2 if is_lhs else rank - 1)
+        if packed_dim == rank - 1:
+            return s.reshape(pair, shape[:-1] + [shape[-1] * 2])
+        perm = list(range(rank - 1)) + [rank, rank - 1]
+        moved = s.permute(pair, perm)              # [..., R, 2, C]
+        return s.reshape(moved, shape[:-2] + [shape[-2] * 2, shape[-1]])
+    want = _FORMATS[fmt]
+    if x.dtype != want:
+        if x.dtype != _STORAGE[fmt]:
+            raise CompileTimeError(f"a {fmt} operand must be {want} or stored as {_STORAGE[fmt]}, got {x.dtype}")
+        x = s.bitcast(x, want)
+    return s.cast(x, core.float32)
+
+
+def _scale_values(s: Any, scale: Any) -> tuple[Any, int]:
+    """Scale factors as float32 and the group size they apply to."""
+    if scale.dtype == core.float8e4nv:
+        return s.cast(scale, core.float32), 16
+    if scale.dtype != core.uint8:
+        raise CompileTimeError(f"scales must be e8m0 bytes (uint8) or float8e4nv, got {scale.dtype}")
+    e = s.cast(scale, core.int32)
+    bits = s.where(s.equal(e, 0), 0x00400000, s.shl(e, 23))       # 2**-127 is a float32 denormal
+    bits = s.where(s.equal(e, 255), 0x7FC00000, bits)              # 0xff encodes NaN
+    return s.bitcast(bits, core.float32), 32
+
+
+def _apply_scale(s: Any, x: Any, scale: Optional[Any], rows: int, k: int, is_lhs: bool, what: str) -> Any:
+    if scale is None:
+        return x
+    values, group = _scale_values(s, scale)
+    want = [rows, k // group]
+    got = _shape(scale)[-2:]
+    if got != want:
+        raise CompileTimeError(f"{what} must have shape {want} ([{'M' if is_lhs else 'N'}, K // {group}]), "
+                               f"got {got}")
+    sshape = _shape(values)
+    expanded = s.broadcast_impl_shape(s.expand_dims(values, len(sshape)), sshape + [group])
+    per_elem = s.reshape(expanded, sshape[:-1] + [sshape[-1] * group])     # [..., rows, K]
+    if not is_lhs:
+        rank = len(sshape)
+        per_elem = s.permute(per_elem, list(range(rank - 2)) + [rank - 1, rank - 2])
+    return s.mul(x, per_elem)
+
+
+@builtin
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False, lhs_k_pack=True,
+               rhs_k_pack=True, out_dtype=core.float32, _semantic=None):
+    """``lhs @ rhs`` of microscaled blocks (formats e2m1, e4m3, e5m2, bf16, fp16), accumulated into ``acc``."""
+    s = _semantic
+    out_dtype = _unwrap(out_dtype)
+    if out_dtype != core.float32:
+        raise CompileTimeError(f"dot_scaled supports out_dtype=float32 only, got {out_dtype}")
+    lf, rf = _unwrap(lhs_format), _unwrap(rhs_format)
+    for f in (lf, rf):
+        if f not in _FORMATS:
+            raise CompileTimeError(f"dot_scaled format {f!r} is not one of {', '.join(_FORMATS)}")
+    lk, rk = bool(_unwrap(lhs_k_pack)), bool(_unwrap(rhs_k_pack))
+    for fmt, packed in ((lf, lk), (rf, rk)):
+        if not packed and fmt != "e2m1":
+            raise CompileTimeError("only e2m1 operands can be packed along a dimension other than K")
+    lhs, rhs = s.to_tensor(_unwrap(lhs)), s.to_tensor(_unwrap(rhs))
+    if not lhs.type.is_block() or not rhs.type.is_block() or len(lhs.shape) != len(rhs.shape) \
+            or len(lhs.shape) not in (2, 3):
+        raise CompileTimeError("dot_scaled operands must both be 2-D or both 3-D blocks")
+    a = _decode(s, lhs, lf, lk, True)
+    b = _decode(s, rhs, rf, rk, False)
+    M, K = _shape(a)[-2:]
+    K2, N = _shape(b)[-2:]
+    if K != K2:
+        raise CompileTimeError(f"dot_scaled operands pack different K: {K} (lhs) and {K2} (rhs)")
+    ls, rs = _unwrap(lhs_scale), _unwrap(rhs_scale)
+    a = _apply_scale(s, a, ls, M, K, True, "lhs_scale")
+    b = _apply_scale(s, b, rs, N, K, False, "rhs_scale")
+    return s.dot(a, b, _unwrap(acc), "ieee", None, core.float32)
