@@ -141,12 +141,13 @@ class PluginRegistry:
         # pluggy lists implementations last-called-first (tryfirst at the end, trylast at the start)
         return [(self.infos[i.plugin_name], i.function, tuple(i.argnames)) for i in reversed(caller.get_hookimpls())]
 
-    def call_each(self, hook: str, stage: str = "", before: Optional[Callable[[hs.PluginInfo], None]] = None,
+    def call_each(self, hook: str, before: Optional[Callable[[hs.PluginInfo], None]] = None,
                   **kwargs: Any) -> list[tuple[hs.PluginInfo, Any]]:
         """Call every implementation of ``hook`` in the documented order and return (plugin, result) pairs.
 
         ``before(plugin)`` runs before each call (e.g. to record who edits a pipeline). An exception becomes a
-        :class:`PluginError` naming the plugin, its distribution, the hook and ``stage``."""
+        :class:`PluginError` naming the plugin, its distribution, the hook and the stage (``kwargs["stage"]``)."""
+        stage = kwargs.get("stage", "")
         results = []
         for info, fn, argnames in self.impls(hook):
             if before is not None:
@@ -311,6 +312,15 @@ def registry() -> PluginRegistry:
                 from .plugin_discovery import discover
                 _active = discover()
     return _active
+
+
+def jit_key() -> tuple:
+    """A cheap key (about a microsecond) of the plugin state compiled kernels depend on: the registry in effect
+    and the plugin knob values set from Python. An in-memory kernel cache that includes it never hands out a
+    kernel compiled under other plugins or other plugin settings (the on-disk cache key covers all of that,
+    environment included)."""
+    reg = registry()
+    return (reg.serial, *(tuple(g.__dict__.items()) for g, _ in reg.knob_groups.values()))
 
 
 def reload() -> PluginRegistry:

@@ -1,20 +1,12 @@
-"""IR tests: every ``tests/ir/<pass>.mlir`` runs its ``// RUN:`` lines, ``tritium-opt`` then ``filecheck``.
-
-A RUN line reads ``tritium-opt %s -p PASSES [flags] | filecheck %s [flags]``; ``not tritium-opt ...`` expects
-the tool to fail and checks what it wrote to stderr. ``tritium-opt`` runs in this process, against the
-explicit plugin registry of tests/conftest.py (so installed plugins cannot change the result); filecheck is
-the ``filecheck`` package, run as a program.
-"""
+"""IR tests: every ``tests/ir/*.mlir`` runs its ``// RUN:`` lines (``tritium-opt`` then ``filecheck``), through
+:mod:`tritium.tools.irtest`, against the explicit plugin registry of tests/conftest.py."""
 from __future__ import annotations
 
-import contextlib
-import io
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tritium.tools.irtest import IRTestFailure, filecheck, run_ir_file, run_lines, run_opt
 
 pytestmark = pytest.mark.ir
 
@@ -22,66 +14,9 @@ HERE = Path(__file__).parent
 FILES = sorted(HERE.glob("*.mlir"))
 
 
-def run_lines(path: Path) -> list[str]:
-    lines, cur = [], ""
-    for raw in path.read_text().splitlines():
-        s = raw.strip()
-        if not s.startswith("// RUN:"):
-            continue
-        cur += s[len("// RUN:"):].strip()
-        if cur.endswith("\\"):
-            cur = cur[:-1] + " "
-            continue
-        lines.append(cur)
-        cur = ""
-    return lines
-
-
-def run_opt(argv: list[str]) -> tuple[int, str, str]:
-    """tritium-opt in process: (exit status, stdout, stderr)."""
-    from tritium.tools.opt import main
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse errors
-            code = exc.code if isinstance(exc.code, int) else 2
-    return code, out.getvalue(), err.getvalue()
-
-
-def filecheck(check_file: Path, text: str, flags: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "filecheck", *flags, str(check_file)], input=text,
-                          capture_output=True, text=True)
-
-
-def run_line(path: Path, line: str) -> None:
-    opt_part, bar, check_part = line.partition("|")
-    assert bar, f"{path.name}: RUN line must pipe into filecheck: {line}"
-    opt_args = [str(path) if a == "%s" else a for a in shlex.split(opt_part)]
-    expect_failure = opt_args[0] == "not"
-    if expect_failure:
-        opt_args = opt_args[1:]
-    opt_args = [a for a in opt_args if a != "2>&1"]
-    assert opt_args[0] == "tritium-opt", f"{path.name}: RUN line must start with tritium-opt: {line}"
-    code, out, err = run_opt(opt_args[1:])
-    if expect_failure:
-        assert code != 0, f"{path.name}: expected tritium-opt to fail, it printed:\n{out}"
-        out = err
-    else:
-        assert code == 0, f"{path.name}: tritium-opt failed:\n{err}"
-    fc = shlex.split(check_part)
-    assert fc[0] == "filecheck", f"{path.name}: RUN line must pipe into filecheck: {line}"
-    flags = [a for a in fc[1:] if a != "%s"]
-    res = filecheck(path, out, flags)
-    assert res.returncode == 0, f"{path.name}: filecheck failed\n{res.stdout}{res.stderr}\n--- output ---\n{out}"
-
-
 @pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])
 def test_ir_file(path: Path) -> None:
-    lines = run_lines(path)
-    assert lines, f"{path.name} has no // RUN: line"
-    for line in lines:
-        run_line(path, line)
+    run_ir_file(path)
 
 
 def test_every_core_python_pass_has_its_ir_test() -> None:
@@ -95,10 +30,14 @@ def test_every_core_python_pass_has_its_ir_test() -> None:
         assert any(f"-p {name}" in line for line in run_lines(path)), f"{path.name} does not run {name}"
 
 
-def test_a_wrong_check_fails() -> None:
-    """The harness can fail: a CHECK that does not match is reported."""
-    bad = HERE / "tt-dce.mlir"
-    code, out, _ = run_opt([str(bad), "-p", "tt-dce", "--split-input-file"])
+def test_a_wrong_check_fails(tmp_path: Path) -> None:
+    """The harness can fail: output that does not match the CHECK lines is reported."""
+    code, out, _ = run_opt([str(HERE / "tt-dce.mlir"), "-p", "tt-dce", "--split-input-file"])
     assert code == 0
-    res = filecheck(bad, out.replace('"tt.store"', '"tt.stored_elsewhere"'), [])
-    assert res.returncode != 0
+    assert filecheck(HERE / "tt-dce.mlir", out.replace('"tt.store"', '"tt.other"')).returncode != 0
+    # a file whose pass does not do what its CHECK lines say fails as a whole
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("// RUN: tritium-opt %s -p tt-dce | filecheck %s\n// CHECK: tt.splat\n"
+                   "func.func @f(%x: f32) {\n  %s = \"tt.splat\"(%x) : (f32) -> tensor<4xf32>\n  return\n}\n")
+    with pytest.raises(IRTestFailure, match="filecheck failed"):
+        run_ir_file(bad)
