@@ -38,6 +38,14 @@ def parse_bool(text: str, name: str) -> bool:
     raise KnobError(f"{name}={text!r}: expected a boolean (1/0, true/false, on/off)")
 
 
+_ENVIRON_TYPE = type(os.environ)
+
+
+def _encode_env_key(name: str) -> object:
+    encode = getattr(os.environ, "encodekey", None)
+    return encode(name) if encode is not None else name
+
+
 def _env_names(name: str) -> tuple[str, ...]:
     """TRITON_X is also read as TRITIUM_X (which wins); other names are read as written."""
     if name.startswith("TRITON_"):
@@ -56,6 +64,7 @@ class Knob(Generic[T]):
         for n in ((env, ) if isinstance(env, str) else (env or ())):
             names += _env_names(n)
         self.env = names
+        self._env_keys = tuple(_encode_env_key(n) for n in names)
         self.default = default
         self.doc = doc
         self._parse = parse
@@ -70,8 +79,18 @@ class Knob(Generic[T]):
         return text  # type: ignore[return-value]
 
     def from_env(self) -> T:
+        env = os.environ
+        if type(env) is _ENVIRON_TYPE:
+            # os.environ.get raises and catches KeyError for an unset variable (~2 us); knobs are read on
+            # every kernel launch, so look the pre-encoded name up in its backing dict instead
+            data = env._data  # type: ignore[attr-defined]
+            for var, key in zip(self.env, self._env_keys):
+                raw = data.get(key)
+                if raw is not None:
+                    return self.parse(env.decodevalue(raw), var)  # type: ignore[attr-defined]
+            return self.default
         for var in self.env:
-            text = os.environ.get(var)
+            text = env.get(var)
             if text is not None:
                 return self.parse(text, var)
         return self.default
@@ -192,6 +211,12 @@ class ObjectKnob(Knob[Any]):
     def __init__(self, default: Any = None, doc: str = "") -> None:
         super().__init__(None, default, doc)
 
+    def __get__(self, group: Any, owner: type | None = None) -> Any:
+        # no environment to consult: hooks are read on every launch, so keep this to one dict lookup
+        if group is None:
+            return self
+        return group.__dict__.get(self.name, self.default)
+
 
 class KnobGroup:
     """A set of knobs. Subclass it and declare knobs as class attributes."""
@@ -310,15 +335,24 @@ class plugin_knobs(KnobGroup):
     disable = ListKnob("TRITIUM_PLUGINS_DISABLE", doc="These plugins do not load (names)")
 
 
+class interpreter_knobs(KnobGroup):
+    group_name = "interpreter"
+    bounds_check = BoolKnob("TRITIUM_INTERPRET_BOUNDS_CHECK", True,
+                            doc="Interpreter: raise on loads and stores outside the argument's memory")
+    batch = BoolKnob("TRITIUM_INTERPRET_BATCH", True,
+                     doc="Interpreter: run the grid's programs as vectorized batches (0: one at a time)")
+
+
 cache = cache_knobs()
 compilation = compilation_knobs()
 runtime = runtime_knobs()
 language = language_knobs()
 autotuning = autotuning_knobs()
 plugins = plugin_knobs()
+interpreter = interpreter_knobs()
 
 _groups: dict[str, KnobGroup] = {g.group_name: g for g in (cache, compilation, runtime, language, autotuning,
-                                                            plugins)}
+                                                            plugins, interpreter)}
 _group_owner: dict[str, str] = {name: "tritium" for name in _groups}
 
 

@@ -17,11 +17,11 @@ from tritium.backends.driver import DriverBase
 
 from .knobs import cpu as cpu_knobs
 
-_LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
-_F32 = struct.Struct("<f")
-_U32 = struct.Struct("<I")
-_F64 = struct.Struct("<d")
-_U64 = struct.Struct("<Q")
+# No argtypes: ctypes then converts only what it is given (bytes -> char*, int -> int), which costs a third
+# of a typed call; the launcher is ``void launch(void *args, i32 n0, i32 n1, i32 n2, i32 nthreads)``.
+_LAUNCH = ctypes.CFUNCTYPE(None)
+#: struct format of one 8-byte argument slot, by the LLVM type the kernel reads from it
+_SLOT_FORMATS = {"ptr": "Q", "float": "f4x", "double": "d", "half": "e6x"}
 _MASK64 = (1 << 64) - 1
 
 
@@ -36,48 +36,26 @@ class KernelAssertionError(AssertionError):
     """A ``tl.device_assert`` failed while the kernel ran."""
 
 
-def _pack_ptr(kernel: str, name: str) -> Callable[[Any], int]:
-    def pack(v: Any) -> int:
-        device = v.device
-        if device not in ("cpu", "mock"):
-            raise TypeError(f"argument `{name}` of kernel `{kernel}` lives on device '{device}', but the CPU backend "
-                            "runs on the host: pass a CPU tensor or numpy array (e.g. x.cpu()), or run on a GPU "
-                            "backend")
-        return v.address
-    return pack
-
-
-def _pack_int(v: Any) -> int:
-    return int(v) & _MASK64
-
-
-def _pack_f32(v: Any) -> int:
-    return _U32.unpack(_F32.pack(v))[0]
-
-
-def _pack_f64(v: Any) -> int:
-    return _U64.unpack(_F64.pack(v))[0]
+def _bf16_bits(v: Any) -> int:
+    bits = struct.unpack("<I", struct.pack("<f", float(v)))[0]
+    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
 
 
 class CPULauncher:
+    """``launcher(grid, args)``: ``grid`` three ints, ``args`` the run-time arguments in signature order
+    (arrays as integer addresses). The arguments are packed into 8-byte slots with one ``struct.pack``."""
+
     def __init__(self, kernel: Any, engine: Any, address: int, arg_names: list[str]) -> None:
         md = kernel.metadata_dict
         self.kernel = kernel
         self.engine = engine  # keeps the code alive
         self.fn = _LAUNCH(address)
-        types = md.get("arg_types", [])
-        self.slots = ctypes.c_uint64 * max(1, len(types))
-        packers: list[Callable[[Any], int]] = []
-        for name, t in zip(arg_names, types):
-            if t == "ptr":
-                packers.append(_pack_ptr(kernel.name, name))
-            elif t == "float":
-                packers.append(_pack_f32)
-            elif t == "double":
-                packers.append(_pack_f64)
-            else:
-                packers.append(_pack_int)
-        self.packers = packers
+        self.fn.argtypes = None
+        self.types = list(md.get("arg_types", []))
+        self.arg_names = arg_names
+        fmt = "".join(_SLOT_FORMATS.get(t, "q") if t != "bfloat" else "H6x" for t in self.types)
+        self.pack = struct.Struct("<" + fmt).pack
+        self.has_bf16 = "bfloat" in self.types
         self.work = int(md.get("cpu_work", 1))
         self.has_print = bool(md.get("has_print"))
         self.assert_state = None
@@ -86,26 +64,62 @@ class CPULauncher:
             self.assert_state = _AssertState.from_address(addr)
         self.cores = cpu_count()
 
-    def __call__(self, grid: tuple[int, int, int], args: list[Any]) -> None:
-        packers = self.packers
-        if len(args) != len(packers):
-            raise TypeError(f"kernel `{self.kernel.name}` expects {len(packers)} run-time arguments, got {len(args)}")
-        slots = self.slots(*[p(a) for p, a in zip(packers, args)])
-        total = grid[0] * grid[1] * grid[2]
-        nthreads = knobs.runtime.num_threads or self.cores
-        if total * self.work < cpu_knobs.parallel_threshold:
+    def __call__(self, grid: tuple[int, int, int], args: tuple) -> None:
+        n0, n1, n2 = grid
+        total = n0 * n1 * n2
+        if total == 1:
             nthreads = 1
-        self.fn(ctypes.addressof(slots), grid[0], grid[1], grid[2], nthreads)
+        elif total <= 0:
+            if total < 0 or n0 < 0 or n1 < 0 or n2 < 0:
+                raise ValueError(f"kernel `{self.kernel.name}`: negative grid {grid}")
+            return
+        else:
+            nthreads = knobs.runtime.num_threads or self.cores
+            if total * self.work < cpu_knobs.parallel_threshold:
+                nthreads = 1
+        try:
+            packed = self.pack(*args)
+            self.fn(packed, n0, n1, n2, nthreads)
+        except (struct.error, ctypes.ArgumentError, TypeError):
+            self._checked_call(grid, args, nthreads)
         if self.has_print:
             _libc().fflush(None)
         if self.assert_state is not None and self.assert_state.failed:
-            s = self.assert_state
-            msg = ctypes.string_at(s.message).decode(errors="replace") if s.message else "assertion failed"
-            pid = (s.pid0, s.pid1, s.pid2)
-            index = s.index
-            ctypes.memset(ctypes.addressof(s), 0, ctypes.sizeof(s))
-            raise KernelAssertionError(f"device_assert failed in kernel `{self.kernel.name}` at {msg} "
-                                       f"(program id {pid}, element {index})")
+            self._raise_assert()
+
+    def _checked_call(self, grid: tuple, args: tuple, nthreads: int) -> None:
+        """The slow path after the fast one failed: say which argument is wrong, or wrap what needs it."""
+        if len(args) != len(self.types):
+            raise TypeError(f"kernel `{self.kernel.name}` takes {len(self.types)} run-time arguments "
+                            f"({', '.join(self.arg_names)}), got {len(args)}")
+        values = []
+        for name, t, v in zip(self.arg_names, self.types, args):
+            try:
+                if t == "bfloat":
+                    v = _bf16_bits(v)
+                elif t in ("float", "double", "half"):
+                    v = float(v)
+                else:
+                    v = int(v) & _MASK64 if t != "ptr" else int(v)
+            except (TypeError, ValueError):
+                raise TypeError(f"argument `{name}` of kernel `{self.kernel.name}` must be a number of type {t}, "
+                                f"got {v!r}") from None
+            values.append(v)
+        fmt = "".join(_SLOT_FORMATS.get(t, "Q") if t != "bfloat" else "H6x" for t in self.types)
+        try:
+            n0, n1, n2 = (int(x) for x in grid)
+        except (TypeError, ValueError):
+            raise TypeError(f"kernel `{self.kernel.name}`: the grid must hold integers, got {grid!r}") from None
+        self.fn(struct.pack("<" + fmt, *values), n0, n1, n2, nthreads)
+
+    def _raise_assert(self) -> None:
+        s = self.assert_state
+        msg = ctypes.string_at(s.message).decode(errors="replace") if s.message else "assertion failed"
+        pid = (s.pid0, s.pid1, s.pid2)
+        index = s.index
+        ctypes.memset(ctypes.addressof(s), 0, ctypes.sizeof(s))
+        raise KernelAssertionError(f"device_assert failed in kernel `{self.kernel.name}` at {msg} "
+                                   f"(program id {pid}, element {index})")
 
 
 class _AssertState(ctypes.Structure):
@@ -145,6 +159,17 @@ class CPUDriver(DriverBase):
         import torch
         return torch.device("cpu")
 
+    def accepts_device(self, device: str) -> bool:
+        return device in ("cpu", "mock")
+
+    @property
+    def utils(self) -> "CPUUtils":
+        return _UTILS
+
+    def get_device_interface(self) -> Any:
+        import torch
+        return torch.cpu
+
     def make_launcher(self, kernel: Any) -> CPULauncher:
         import llvmlite.binding as llvm
         symbol = kernel.metadata_dict["symbol"]
@@ -158,6 +183,7 @@ class CPUDriver(DriverBase):
         if not address:
             raise RuntimeError(f"kernel `{kernel.name}`: symbol {symbol}_launch not found in its object file")
         names = _runtime_arg_names(kernel)
+        _describe_for_occupancy(kernel)
         return CPULauncher(kernel, engine, address, names)
 
     def get_benchmarker(self) -> Callable[..., Any]:
@@ -165,6 +191,40 @@ class CPUDriver(DriverBase):
         return do_bench
 
 
+class CPUUtils:
+    """``driver.active.utils``: what tutorials ask of the device, answered for the host."""
+
+    @staticmethod
+    def get_device_properties(device: Any = None) -> dict[str, Any]:
+        # the names GPU code reads; a "multiprocessor" here is a core, and a program runs on one core
+        return {"multiprocessor_count": cpu_count(), "max_shared_mem": _l2_cache_bytes(), "max_num_regs": 1 << 16,
+                "warpSize": 1, "sm_clock_rate": 0, "mem_clock_rate": 0, "mem_bus_width": 0,
+                "max_threads_per_block": 1}
+
+
+def _describe_for_occupancy(kernel: Any) -> None:
+    """GPU code sizes persistent grids from registers and shared memory per program
+    (``regs // (n_regs * warpSize * num_warps)``, ``max_shared_mem // shared``). On the host one program
+    occupies one core, so report the figures that make both ratios 1."""
+    props = CPUUtils.get_device_properties()
+    num_warps = max(1, int(kernel.metadata_dict.get("num_warps", 1) or 1))
+    kernel.n_regs = max(1, props["max_num_regs"] // (props["warpSize"] * num_warps))
+    kernel.n_spills = 0
+    kernel.n_max_threads = 1
+    if not kernel.metadata.shared:
+        kernel.metadata = kernel.metadata._replace(shared=props["max_shared_mem"])
+
+
+def _l2_cache_bytes() -> int:
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as f:
+            text = f.read().strip().upper()
+        return int(text[:-1]) * 1024 if text.endswith("K") else int(text)
+    except (OSError, ValueError):
+        return 1 << 20
+
+
+_UTILS = CPUUtils()
 _symbols_loaded = False
 _engine_lock = threading.Lock()
 _engine_obj: Any = None

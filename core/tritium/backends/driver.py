@@ -32,7 +32,13 @@ class DriverBase(metaclass=ABCMeta):
 
     @abstractmethod
     def make_launcher(self, kernel: Any) -> Callable[..., None]:
-        """Return ``launch(grid, args)`` for a CompiledKernel; built once per kernel, not per call."""
+        """Return ``launch(grid, args)`` for a CompiledKernel; built once per kernel, not per call. ``grid`` is
+        three ints; ``args`` the run-time arguments in signature order, arrays as integer addresses."""
+
+    def accepts_device(self, device: str) -> bool:
+        """Whether kernels of this driver can use memory of ``device`` (a torch device type, "cpu" for numpy
+        arrays, "mock" for warmup's stand-ins). Asked once per specialization."""
+        return True
 
     def get_benchmarker(self) -> Callable[..., Any]:
         from ..testing import do_bench

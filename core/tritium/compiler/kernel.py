@@ -21,6 +21,7 @@ class CompiledKernel:
         t = metadata["target"]
         md = dict(metadata)
         md["target"] = GPUTarget(t[0], t[1], t[2])
+        md.setdefault("shared", 0)
         self.metadata = namedtuple("KernelMetadata", sorted(md))(**md)
         self.metadata_dict = md
         binary_ext = backend.binary_ext if backend is not None else ""
@@ -39,6 +40,10 @@ class CompiledKernel:
         self._launcher: Any = None
         self.function: Any = None
         self.module: Any = None
+        # what Triton's _init_handles reports; a driver's make_launcher may set them
+        self.n_regs = 0
+        self.n_spills = 0
+        self.n_max_threads = 0
 
     @classmethod
     def from_cache(cls, src: Any, entry: Any, key: str, backend: BaseBackend) -> "CompiledKernel":
@@ -52,10 +57,15 @@ class CompiledKernel:
             self._launcher = driver.active.make_launcher(self)
         return self._launcher
 
+    def _init_handles(self) -> None:
+        """Load the binary (build the launcher) now rather than on the first launch."""
+        self.run
+
     def __getitem__(self, grid: Any) -> Any:
+        """``kernel[grid](*args)`` with every argument of the @jit function, constexprs included (as Triton)."""
         def runner(*args: Any, stream: Any = None) -> None:
-            g = tuple(grid) + (1, ) * (3 - len(tuple(grid)))
-            self.run(g, args)
+            from ..runtime.launch import run_compiled
+            run_compiled(self, grid, args)
         return runner
 
     def metadata_json(self) -> str:

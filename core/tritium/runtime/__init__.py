@@ -1,11 +1,17 @@
 """Runtime: @jit, launches, drivers, autotuning."""
 from .driver import driver  # noqa: F401
 from .jit import JITFunction, KernelParam, jit  # noqa: F401
-from ..compiler.errors import OutOfResources  # noqa: F401
+
+_LAZY = {"Autotuner": "autotuner", "Config": "autotuner", "Heuristics": "autotuner", "autotune": "autotuner",
+         "heuristics": "autotuner", "OutOfResources": "errors"}
 
 
 def __getattr__(name: str):
-    if name in ("Autotuner", "Config", "Heuristics", "autotune", "heuristics"):
+    where = _LAZY.get(name)
+    if where == "autotuner":
         from . import autotuner
         return getattr(autotuner, name)
-    raise AttributeError(name)
+    if where == "errors":
+        from ..compiler.errors import OutOfResources
+        return OutOfResources
+    raise AttributeError(f"module 'tritium.runtime' has no attribute {name!r}")

@@ -6,6 +6,8 @@ from typing import Any, Optional
 
 from .. import knobs
 
+_plugins: Any = None  # tritium.plugins (pluggy) loads on the first launch, not on import
+
 
 class NoActiveDriver(RuntimeError):
     pass
@@ -38,7 +40,13 @@ def _select_backend() -> tuple[str, Any]:
 
 
 class DriverConfig:
-    """Holds the active driver; ``set_active`` overrides it, ``reset_active`` returns to discovery."""
+    """Holds the active driver; ``set_active`` overrides it, ``reset_active`` returns to discovery.
+
+    The default driver is chosen again when the plugin registry in effect changes or when
+    ``knobs.runtime.default_backend`` is set from Python. ``active`` is read on every launch, so (as in
+    Triton) the environment variable ``TRITON_DEFAULT_BACKEND`` is read when the driver is chosen, not on
+    every launch: after changing it, call ``reset_active()``.
+    """
 
     def __init__(self) -> None:
         self._default: Optional[Any] = None
@@ -49,21 +57,27 @@ class DriverConfig:
 
     @property
     def default(self) -> Any:
-        from ..plugins import registry
-        # the choice depends on the plugins in effect and on TRITON_DEFAULT_BACKEND
-        key = (id(registry()), knobs.runtime.default_backend)
-        if self._default is None or self._key != key:
+        global _plugins
+        if _plugins is None:
+            from .. import plugins
+            _plugins = plugins
+        reg = _plugins._override[-1] if _plugins._override else _plugins.registry()
+        key = (reg, knobs.runtime.__dict__.get("default_backend"))
+        default = self._default
+        if default is None or self._key != key:
             with self._lock:
                 if self._default is None or self._key != key:
                     name, b = _select_backend()
                     self._default = b.driver()
                     self.backend_name = name
                     self._key = key
-        return self._default
+                default = self._default
+        return default
 
     @property
     def active(self) -> Any:
-        return self._active if self._active is not None else self.default
+        a = self._active
+        return a if a is not None else self.default
 
     def set_active(self, driver: Any) -> None:
         self._active = driver

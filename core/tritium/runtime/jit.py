@@ -8,7 +8,7 @@ import textwrap
 from typing import Any, Callable, Optional, Sequence
 
 from .. import knobs
-from .specialize import ArgSpecializer, MockTensor, TensorWrapper, reinterpret  # noqa: F401
+from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
 
 
 class KernelParam:
@@ -59,8 +59,11 @@ class JITFunction:
                              f"keeps no source, e.g. an interactive prompt): {exc}") from None
         self._tree: Optional[ast.Module] = None
         self._cache_key: Optional[str] = None
-        self.device_caches: dict[Any, dict] = {}
-        self._specializer = ArgSpecializer(self)
+        #: driver -> KernelState (binder and compiled kernels); clearing it forgets the in-memory kernels
+        self.device_caches: dict[Any, Any] = {}
+        #: (namespace, name, value) of the globals this function and its callees read, checked on launch
+        self.used_globals: list[tuple[dict, str, Any]] = []
+        self.constexprs = [p.num for p in self.params if p.is_constexpr]
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__doc__ = fn.__doc__
@@ -108,8 +111,26 @@ class JITFunction:
         """Hash of this function's source and of everything it depends on (called @jit functions, constexpr
         globals)."""
         if self._cache_key is None:
-            self._cache_key = dependencies_hash(self, set())
+            used: list[tuple[dict, str, Any]] = []
+            self._cache_key = dependencies_hash(self, set(), used)
+            self.used_globals = used
         return self._cache_key
+
+    def check_globals(self) -> None:
+        """Forget the compiled kernels when a global they were built from now has another value."""
+        for namespace, name, value in self.used_globals:
+            current = namespace.get(name, _MISSING)
+            if current is not value and not _same_value(current, value):
+                self._cache_key = None
+                self.used_globals = []
+                self.device_caches.clear()
+                return
+
+    def add_pre_run_hook(self, hook: Callable) -> None:
+        """Call ``hook(*args, **kwargs)`` before every launch."""
+        if not callable(hook):
+            raise TypeError(f"pre-run hook of {self.__name__} must be callable, got {hook!r}")
+        self.pre_run_hooks.append(hook)
 
     # -- use -------------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -117,31 +138,57 @@ class JITFunction:
                            "call it from another @jit function")
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+        run = self.run
+        return lambda *args, **kwargs: run(*args, grid=grid, warmup=False, **kwargs)
 
     def run(self, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> Any:
-        if knobs.runtime.interpret or self.interpret:
+        """Launch on ``grid`` (or only compile, with ``warmup=True``); returns the compiled kernel."""
+        if self.interpret or knobs.runtime.interpret:
             from ..interpreter import run_interpreted  # type: ignore[import-not-found]
             return run_interpreted(self, args, kwargs, grid, warmup)
-        from .launch import launch
-        return launch(self, args, kwargs, grid, warmup)
+        return _launch(self, args, kwargs, grid, warmup)
 
-    def warmup(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
-        """Compile for these arguments (types or tensors) without launching; returns the compiled kernel."""
-        return self.run(*[MockTensor.wrap_dtype(a) for a in args], grid=grid, warmup=True, **kwargs)
+    def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
+        """Compile for these arguments without launching; returns the compiled kernel. Arrays may be given as
+        their element type (``torch.float32``, ``tl.float32``, ``"*fp32"``)."""
+        return self.run(*[MockTensor.wrap_dtype(a) for a in args], grid=grid, warmup=True,
+                        **{k: MockTensor.wrap_dtype(v) for k, v in kwargs.items()})
 
     def __repr__(self) -> str:
         return self._repr(self) if self._repr else f"JITFunction({self.module}:{self.fn.__qualname__})"
 
 
-def dependencies_hash(fn: JITFunction, seen: set) -> str:
-    """Hash the function's source with the identity of every global it reads that can change its code."""
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    from ..language.core import constexpr
+    if isinstance(a, constexpr) and isinstance(b, constexpr):
+        a, b = a.value, b.value
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -> str:
+    """Hash the function's source with the identity of every global it reads that can change its code;
+    ``used`` collects (namespace, name, value) of those globals, so that a launch can notice a change."""
     from ..language.core import constexpr
     from ..language.dtypes import dtype
     seen.add(id(fn))
+    used = [] if used is None else used
     parts = [fn.src, repr(fn.version), str(fn.noinline)]
     g = fn.get_globals()
+    module_globals = fn.fn.__globals__
+    allow_any = knobs.compilation.allow_non_constexpr_globals
     for node in ast.walk(fn.parse()):
+        namespace: Optional[dict] = None
         if isinstance(node, ast.Attribute):
             chain = []
             cur: Any = node
@@ -152,24 +199,43 @@ def dependencies_hash(fn: JITFunction, seen: set) -> str:
                 continue
             obj = g[cur.id]
             for attr in reversed(chain):
+                if len(chain) == 1 and inspect.ismodule(obj) and not obj.__name__.startswith("tritium."):
+                    namespace = vars(obj)  # mod.NAME of a user module: watch it like a global
                 obj = getattr(obj, attr, None)
                 if obj is None:
                     break
             name = cur.id + "." + ".".join(reversed(chain))
+            key_name = chain[0]
         elif isinstance(node, ast.Name) and node.id in g:
             obj, name = g[node.id], node.id
+            key_name = name
+            if module_globals.get(name, _MISSING) is obj:
+                namespace = module_globals
         else:
             continue
         if isinstance(obj, JITFunction):
             if id(obj) not in seen:
-                parts.append(f"{name}:{dependencies_hash(obj, seen)}")
+                parts.append(f"{name}:{dependencies_hash(obj, seen, used)}")
         elif isinstance(obj, constexpr):
             parts.append(f"{name}={obj.value!r}")
         elif isinstance(obj, dtype):
             parts.append(f"{name}={obj}")
         elif getattr(obj, "__triton_constexpr_function__", False) and hasattr(obj, "__code__"):
             parts.append(f"{name}:{hashlib.sha256(obj.__code__.co_code).hexdigest()}")
+        elif allow_any and isinstance(obj, (int, float, bool, str)):
+            parts.append(f"{name}={obj!r}")
+        else:
+            continue
+        if namespace is not None and not any(ns is namespace and n == key_name for ns, n, _ in used):
+            used.append((namespace, key_name, obj))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _launch(fn: JITFunction, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
+    global _launch
+    from .launch import launch
+    _launch = launch  # imported on first use: the runtime's launch path is not needed to define kernels
+    return launch(fn, args, kwargs, grid, warmup)
 
 
 def jit(fn: Optional[Callable] = None, *, version: Any = None, repr: Optional[Callable] = None,

@@ -1,26 +1,46 @@
-"""``kernel[grid](*args)``: bind arguments, find or compile the specialization, launch."""
+"""``kernel[grid](*args)``: bind and specialize the arguments, find or compile the kernel, launch it.
+
+The cached path is a few dictionary lookups and one call into the driver's launcher: the binder (generated
+per kernel by :func:`make_binder`) turns the arguments into a key and the run-time values in one call, and
+the kernel cache maps the key to a ready launcher. Everything else (checking devices, compiling, hooks that
+see the compiled kernel) happens once per specialization.
+"""
 from __future__ import annotations
 
-from typing import Any
+import operator
+from typing import Any, Callable, Optional
 
 from .. import knobs
+from .driver import driver as _driver
+from .specialize import array_locations, compile_inputs, make_binder
+
+
+class KernelState:
+    """One JITFunction on one driver: its binder, its backend, and its compiled kernels by key."""
+    __slots__ = ("driver", "target", "binder", "kernels", "backend")
+
+    def __init__(self, fn: Any, drv: Any) -> None:
+        self.driver = drv
+        self.target = drv.get_current_target()
+        self.binder = make_binder(fn)
+        self.kernels: dict[Any, Entry] = {}
+        self.backend: Any = None
+
+
+class Entry:
+    """A compiled kernel and what launching it needs."""
+    __slots__ = ("kernel", "launcher", "select")
+
+    def __init__(self, kernel: Any, launcher: Callable, select: Optional[Callable]) -> None:
+        self.kernel = kernel
+        self.launcher = launcher
+        self.select = select
+
 
 _hook_keys: dict[int, str] = {}
 
 
-class _DriverState:
-    """Per-driver caches of one JITFunction: target, compiled kernels by specialization."""
-    __slots__ = ("target", "kernels")
-
-    def __init__(self, target: Any) -> None:
-        self.target = target
-        self.kernels: dict[Any, Any] = {}
-
-
-def _hook_key() -> Any:
-    hook = knobs.runtime.add_stages_inspection_hook
-    if hook is None:
-        return None
+def _hook_key(hook: Any) -> str:
     k = _hook_keys.get(id(hook))
     if k is None:
         from ..compiler.stages import inspection_hook_key
@@ -28,108 +48,167 @@ def _hook_key() -> Any:
     return k
 
 
-def bind(fn: Any, args: tuple, kwargs: dict) -> tuple[list[Any], dict[str, Any]]:
-    params = fn.params
-    n = len(params)
-    if len(args) > n:
-        raise TypeError(f"{fn.__name__}() takes {n} arguments ({', '.join(fn.arg_names)}) but {len(args)} were "
-                        "given")
-    values: list[Any] = list(args) + [_MISSING] * (n - len(args))
-    options: dict[str, Any] = {}
-    for k, v in kwargs.items():
-        idx = fn._arg_index.get(k) if hasattr(fn, "_arg_index") else None
-        if idx is None:
-            try:
-                idx = fn.arg_names.index(k)
-            except ValueError:
-                options[k] = v
-                continue
-        if values[idx] is not _MISSING:
-            raise TypeError(f"{fn.__name__}() got multiple values for argument '{k}'")
-        values[idx] = v
-    for i, v in enumerate(values):
-        if v is _MISSING:
-            p = params[i]
-            if not p.has_default:
-                missing = [params[j].name for j, x in enumerate(values) if x is _MISSING and not params[j].has_default]
-                raise TypeError(f"{fn.__name__}() is missing {len(missing)} required argument(s): "
-                                f"{', '.join(missing)}")
-            values[i] = p.default
-    return values, options
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-_MISSING = _Missing()
-
-
-def _grid3(fn: Any, grid: Any, values: list[Any], options: dict) -> tuple[int, int, int]:
-    if callable(grid):
-        meta = dict(zip(fn.arg_names, values))
-        meta.update(options)
-        grid = grid(meta)
-    if isinstance(grid, int):
-        grid = (grid, )
-    try:
-        g = tuple(int(x) for x in grid)
-    except TypeError:
-        raise TypeError(f"the grid of {fn.__name__} must be a tuple of 1 to 3 integers or a callable returning "
-                        f"one, got {grid!r}") from None
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"the grid of {fn.__name__} must have 1 to 3 dimensions, got {g}")
-    if any(x < 0 for x in g):
-        raise ValueError(f"the grid of {fn.__name__} has a negative size: {g}")
-    return g + (1, ) * (3 - len(g))  # type: ignore[return-value]
+def _selector(keep: tuple[int, ...], n: int) -> Optional[Callable]:
+    """Picks the run-time values a specialization takes (ints equal to 1 and None are compiled in)."""
+    if keep == tuple(range(n)):
+        return None
+    if not keep:
+        return lambda r: ()
+    if len(keep) == 1:
+        i = keep[0]
+        return lambda r: (r[i], )
+    return operator.itemgetter(*keep)
 
 
 def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
-    from .driver import driver
-    drv = driver.active
-    state = fn.device_caches.get(id(drv))
+    if fn.used_globals:
+        fn.check_globals()  # before the cache lookup: a changed global empties the cache
+    drv = _driver.active
+    state = fn.device_caches.get(drv)
     if state is None:
-        state = fn.device_caches[id(drv)] = _DriverState(drv.get_current_target())
-    values, options = bind(fn, args, kwargs)
-    for hook in fn.pre_run_hooks:
-        hook(*args, **kwargs)
-    key, runtime = fn._specializer.specialize(values)
-    debug = fn.debug or knobs.runtime.debug
-    full_key = (key, tuple(sorted(options.items())) if options else (), debug, _hook_key())
-    kernel = state.kernels.get(full_key)
-    if kernel is None:
-        kernel = _compile(fn, state, key, values, options, debug)
-        state.kernels[full_key] = kernel
+        state = fn.device_caches[drv] = KernelState(fn, drv)
+    key, runtime, bound, options = state.binder(*args, **kwargs)
+    if fn.pre_run_hooks:
+        for hook in fn.pre_run_hooks:
+            hook(*args, **kwargs)
+    rt = knobs.runtime
+    debug = fn.debug or rt.debug
+    hook = rt.add_stages_inspection_hook
+    full = (key, tuple(sorted(options.items())) if options else None, debug,
+            None if hook is None else _hook_key(hook))
+    try:
+        entry = state.kernels.get(full)
+    except TypeError:  # an unhashable compile-time value
+        full = repr(full)
+        entry = state.kernels.get(full)
+    if entry is None:
+        entry = _compile(fn, state, key, bound, options, debug, warmup)
+        if entry is None:
+            return None
+        state.kernels[full] = entry
     if warmup:
-        return kernel
-    g = _grid3(fn, grid, values, options)
-    if g[0] * g[1] * g[2] == 0:
-        return kernel
-    enter = knobs.runtime.launch_enter_hook
+        return entry.kernel
+    if callable(grid):
+        meta = dict(zip(fn.arg_names, bound))
+        meta.update(options)
+        grid = grid(meta)
+    if type(grid) is tuple and len(grid) == 1:
+        g = (grid[0], 1, 1)
+    else:
+        g = grid3(fn.__name__, grid)
+    if entry.select is not None:
+        runtime = entry.select(runtime)
+    enter, exit_hook = rt.launch_enter_hook, rt.launch_exit_hook
     if enter is not None:
-        enter({"name": kernel.name, "grid": g, "kernel": kernel, "args": dict(zip(fn.arg_names, values))})
-    kernel.run(g, runtime)
-    exit_hook = knobs.runtime.launch_exit_hook
+        enter(_launch_metadata(fn, entry.kernel, g, bound))
+    entry.launcher(g, runtime)
     if exit_hook is not None:
-        exit_hook({"name": kernel.name, "grid": g, "kernel": kernel})
-    return kernel
+        exit_hook(_launch_metadata(fn, entry.kernel, g, bound))
+    return entry.kernel
 
 
-def _compile(fn: Any, state: _DriverState, key: tuple, values: list[Any], options: dict, debug: bool) -> Any:
+def _launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
+    args = dict(zip(fn.arg_names, bound))
+    md = {"name": kernel.name, "function": fn, "grid": g, "kernel": kernel, "args": args}
+    if fn.launch_metadata is not None:
+        md.update(fn.launch_metadata(g, kernel.metadata, args) or {})
+    return md
+
+
+def grid3(name: str, grid: Any) -> tuple[int, int, int]:
+    """A grid (int, or tuple of 1 to 3 ints) as three ints, with an error naming the kernel otherwise."""
+    if isinstance(grid, int):
+        grid = (grid, )
+    try:
+        g = tuple(operator.index(x) for x in grid)
+    except TypeError:
+        raise TypeError(f"the grid of {name} must be a tuple of 1 to 3 integers or a callable returning "
+                        f"one, got {grid!r}") from None
+    if not 1 <= len(g) <= 3:
+        raise ValueError(f"the grid of {name} must have 1 to 3 dimensions, got {g}")
+    if any(x < 0 for x in g):
+        raise ValueError(f"the grid of {name} has a negative size: {g}")
+    return g + (1, ) * (3 - len(g))  # type: ignore[return-value]
+
+
+def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dict, debug: bool,
+             warmup: bool) -> Optional[Entry]:
     from ..compiler import ASTSource, compile
-    signature, constexprs, attrs = fn._specializer.compile_inputs(key, values)
+    drv = state.driver
+    for name, location in array_locations(fn, key):
+        if not drv.accepts_device(location):
+            raise TypeError(f"argument `{name}` of kernel `{fn.__name__}` lives on device '{location}', which the "
+                            f"active driver ({type(drv).__name__}) cannot reach: move it (e.g. x.to(device)) or "
+                            "select a backend for that device")
+    signature, constexprs, attrs, keep = compile_inputs(fn, key, bound)
     opts = dict(options)
     if debug:
         opts["debug"] = True
+    backend = state.backend
+    if backend is None:
+        from ..compiler.compiler import make_backend
+        backend = state.backend = make_backend(state.target)
+    try:
+        parsed = backend.parse_options(dict(opts))
+    except TypeError as exc:
+        raise _option_error(fn, backend, options, exc) from None
+    info = {"key": key, "signature": signature, "constants": constexprs, "attrs": attrs, "options": parsed,
+            "num_warps": getattr(parsed, "num_warps", None), "num_stages": getattr(parsed, "num_stages", None),
+            "device": drv.get_current_device(), "is_warmup": warmup}
     hook = knobs.runtime.jit_cache_hook
-    if hook is not None and hook(key=key, repr=repr(fn), fn=fn, compile={"signature": signature}, is_manual_warmup=False,
-                                 already_compiled=False) is False:
+    # as in Triton: a cache hook that returns a true value takes the compilation over, and nothing runs
+    if hook is not None and hook(key=key, repr=repr(fn), fn=fn, compile=info, is_manual_warmup=warmup,
+                                 already_compiled=False):
         return None
     src = ASTSource(fn, signature, constexprs, attrs)
     kernel = compile(src, target=state.target, options=opts)
+    launcher = drv.make_launcher(kernel)
+    kernel._launcher = launcher
     post = knobs.runtime.jit_post_compile_hook
     if post is not None:
-        post(key=key, repr=repr(fn), fn=fn, compile={"signature": signature}, is_manual_warmup=False,
-             already_compiled=False)
-    return kernel
+        post(key=key, repr=repr(fn), fn=fn, compile=info, is_manual_warmup=warmup, already_compiled=False)
+    n_runtime = sum(1 for p in fn.params if not p.is_constexpr)
+    return Entry(kernel, launcher, _selector(keep, n_runtime))
+
+
+def _option_error(fn: Any, backend: Any, options: dict, exc: Exception) -> TypeError:
+    from dataclasses import fields, is_dataclass
+    try:
+        defaults = backend.parse_options({})
+        known = {f.name for f in fields(defaults)} if is_dataclass(defaults) else set(vars(defaults))
+    except Exception:
+        return TypeError(f"{fn.__name__}[grid](...): {exc}")
+    unknown = sorted(set(options) - known)
+    if not unknown:
+        return TypeError(f"{fn.__name__}[grid](...): {exc}")
+    return TypeError(f"{fn.__name__}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: neither "
+                     f"a parameter ({', '.join(fn.arg_names)}) nor a launch option of this backend "
+                     f"({', '.join(sorted(known))})")
+
+
+def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
+    """Launch a CompiledKernel directly: ``args`` are all the kernel's arguments (constexprs and arguments
+    specialized to 1 are dropped), or only its run-time ones."""
+    from .specialize import specialize_arg
+    sig = getattr(kernel.src, "signature", None) or {}
+    name = kernel.name
+    if len(args) == len(sig):
+        args = tuple(a for a, ty in zip(args, sig.values()) if ty != "constexpr")
+    runtime_names = [n for n, ty in sig.items() if ty != "constexpr"]
+    if sig and len(args) != len(runtime_names):
+        raise TypeError(f"kernel `{name}` takes {len(sig)} arguments ({', '.join(sig)}), or only its "
+                        f"{len(runtime_names)} run-time ones ({', '.join(runtime_names)}); got {len(args)}")
+    values = []
+    for arg_name, a in zip(runtime_names or [f"#{i}" for i in range(len(args))], args):
+        if type(a) in (int, float, bool):
+            values.append(a)
+            continue
+        k, v = specialize_arg(a)
+        if k[0] == "*":
+            if not _driver.active.accepts_device(k[2]):
+                raise TypeError(f"argument `{arg_name}` of kernel `{name}` lives on device '{k[2]}', which the "
+                                "active driver cannot reach")
+        values.append(v)
+    if callable(grid):
+        raise TypeError(f"kernel `{name}`: a compiled kernel is launched on a fixed grid, not a callable")
+    kernel.run(grid3(name, grid), tuple(values))

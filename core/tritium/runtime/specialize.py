@@ -2,10 +2,20 @@
 
 As in Triton: an integer becomes ``i32``/``i64``/``u64`` by its value, and is specialized when it equals 1
 (it becomes a compile-time constant) or is divisible by 16; a tensor becomes a pointer to its element type,
-specialized when its address is divisible by 16. ``do_not_specialize`` turns both off for an argument.
+specialized when its address is divisible by 16. ``do_not_specialize`` turns both off for an argument,
+``do_not_specialize_on_alignment`` only the divisibility.
+
+Every launch runs through :func:`make_binder`'s generated function, so the common argument types (int,
+float, torch tensor, numpy array) are handled without a call per argument; anything else goes through
+:func:`specialize_arg`. A key is a tuple with one entry per parameter:
+
+- ``("C", type, value)`` a compile-time value (constexpr parameters, None, dtypes, ints equal to 1);
+- ``(type_name, spec)`` a scalar, e.g. ``("i32", "D")`` (divisible by 16) or ``("fp32", "")``;
+- ``("*", dtype, location, aligned)`` an array, ``location`` saying where its memory lives.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Optional
 
 #: element type names of torch and numpy, to Triton's signature spelling
@@ -17,155 +27,286 @@ DTYPE_NAMES = {
     "long": "i64", "short": "i16",
 }
 
-
-class PointerArg:
-    """What the launcher needs of an array argument."""
-    __slots__ = ("address", "device", "obj")
-
-    def __init__(self, address: int, device: str, obj: Any) -> None:
-        self.address = address
-        self.device = device
-        self.obj = obj
+_dtype_names: dict[Any, str] = {}
 
 
 def dtype_name(dt: Any) -> str:
+    """Triton's spelling (``fp32``, ``i64``...) of a torch, numpy or tritium element type."""
+    try:
+        return _dtype_names[dt]
+    except (KeyError, TypeError):
+        pass
     text = str(dt).replace("torch.", "")
     name = DTYPE_NAMES.get(text)
     if name is None:
         from ..language.dtypes import dtype as tl_dtype, ty_to_str
-        if isinstance(dt, tl_dtype):
-            return ty_to_str(dt)
-        raise TypeError(f"unsupported element type {dt}")
+        if not isinstance(dt, tl_dtype):
+            raise TypeError(f"unsupported element type {dt}")
+        name = ty_to_str(dt)
+    try:
+        _dtype_names[dt] = name
+    except TypeError:
+        pass
     return name
 
 
-def _torch_ptr(t: Any) -> tuple[str, int, str]:
-    return dtype_name(t.dtype), t.data_ptr(), t.device.type
+# -- array addresses ---------------------------------------------------------------------------------
+
+def _numpy_address_reader() -> Callable[[Any], int]:
+    """numpy's ``__array_interface__`` and ``.ctypes`` cost 1.5-2 us per call. The data pointer is the first
+    field after the object header of every ndarray (numpy 1 and 2); read it there, after checking on a probe
+    array that this interpreter lays objects out that way."""
+    import ctypes
+    import numpy as np
+    offset = object.__basicsize__
+    read = ctypes.c_void_p.from_address
+    probe = np.arange(4, dtype=np.int64)[1:]
+    if read(id(probe) + offset).value == probe.__array_interface__["data"][0]:
+        return lambda a: read(id(a) + offset).value or 0
+    return lambda a: a.__array_interface__["data"][0]
 
 
-def _numpy_ptr(a: Any) -> tuple[str, int, str]:
-    return dtype_name(a.dtype), a.__array_interface__["data"][0], "cpu"
+_np_address: Optional[Callable[[Any], int]] = None
 
 
-def _generic_ptr(a: Any) -> tuple[str, int, str]:
-    if hasattr(a, "data_ptr") and hasattr(a, "dtype"):
-        dev = getattr(getattr(a, "device", None), "type", None) or str(getattr(a, "device", "cpu"))
-        return dtype_name(a.dtype), a.data_ptr(), dev
-    if hasattr(a, "__cuda_array_interface__"):
-        iface = a.__cuda_array_interface__
+def numpy_address() -> Callable[[Any], int]:
+    global _np_address
+    if _np_address is None:
+        _np_address = _numpy_address_reader()
+    return _np_address
+
+
+def _numpy_handler(v: Any, align: bool) -> tuple[tuple, int]:
+    addr = (_np_address or numpy_address())(v)
+    return ("*", v.dtype, "cpu", align and not addr & 15), addr
+
+
+def _torch_handler(v: Any, align: bool) -> tuple[tuple, int]:
+    addr = v.data_ptr()
+    # is_cpu is ~8x cheaper than device.type; other devices are named on the (rare) slow path
+    return ("*", v.dtype, "cpu" if v.is_cpu else v.device.type, align and not addr & 15), addr
+
+
+def _generic_handler(v: Any, align: bool) -> tuple[tuple, int]:
+    if isinstance(v, MockTensor):
+        return ("*", v.dtype, "mock", True), 0
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+        dev = getattr(v, "device", None)
+        dev = getattr(dev, "type", None) or (str(dev) if dev is not None else "cpu")
+        addr = v.data_ptr()
+        return ("*", v.dtype, dev, align and not addr & 15), addr
+    if hasattr(v, "__cuda_array_interface__"):
+        iface = v.__cuda_array_interface__
         import numpy as np
-        return dtype_name(np.dtype(iface["typestr"]).name), iface["data"][0], "cuda"
-    if hasattr(a, "__array_interface__"):
-        iface = a.__array_interface__
+        addr = iface["data"][0]
+        return ("*", np.dtype(iface["typestr"]), "cuda", align and not addr & 15), addr
+    if hasattr(v, "__array_interface__"):
+        iface = v.__array_interface__
         import numpy as np
-        return dtype_name(np.dtype(iface["typestr"]).name), iface["data"][0], "cpu"
-    raise TypeError(f"cannot pass a {type(a).__name__} to a kernel: expected a number, a torch tensor, a numpy "
-                    "array or an object with __array_interface__/__cuda_array_interface__")
+        addr = iface["data"][0]
+        return ("*", np.dtype(iface["typestr"]), "cpu", align and not addr & 15), addr
+    raise TypeError(f"cannot pass a {type(v).__name__} to a kernel: expected a number, a torch tensor, a numpy "
+                    "array or an object with data_ptr()/__array_interface__/__cuda_array_interface__")
 
 
-_POINTER_HANDLERS: dict[type, Callable[[Any], tuple[str, int, str]]] = {}
+_FP32, _U1, _NONE = ("fp32", ""), ("u1", ""), ("C", type(None), None)
+_HANDLERS: dict[type, Callable[[Any, bool], tuple[tuple, Any]]] = {
+    float: lambda v, align: (_FP32, v),
+    bool: lambda v, align: (_U1, v),
+    type(None): lambda v, align: (_NONE, None),
+}
 
 
-def _handler_for(t: type) -> Callable[[Any], tuple[str, int, str]]:
-    h = _POINTER_HANDLERS.get(t)
+def _handler_for(t: type) -> Callable[[Any, bool], tuple[tuple, int]]:
+    h = _HANDLERS.get(t)
     if h is None:
-        mod = t.__module__
-        if mod.startswith("torch") and hasattr(t, "data_ptr"):
-            h = _torch_ptr
-        elif mod == "numpy" and t.__name__ == "ndarray":
-            h = _numpy_ptr
+        torch = sys.modules.get("torch")
+        np = sys.modules.get("numpy")
+        if torch is not None and t is torch.Tensor or (torch is not None and issubclass(t, torch.Tensor)
+                                                       and t.__module__.startswith("torch")):
+            h = _torch_handler
+        elif np is not None and t is np.ndarray:
+            h = _numpy_handler
         else:
-            h = _generic_ptr
-        _POINTER_HANDLERS[t] = h
+            h = _generic_handler
+        _HANDLERS[t] = h
     return h
 
 
-def _int_type(v: int) -> str:
+# -- scalars ------------------------------------------------------------------------------------------
+
+def int_key(v: int, specialize: bool = True, align: bool = True) -> tuple:
     if -2**31 <= v < 2**31:
-        return "i32"
-    if 2**63 <= v < 2**64:
-        return "u64"
-    if -2**63 <= v < 2**63:
-        return "i64"
-    raise OverflowError(f"integer argument {v} does not fit in 64 bits")
+        ty = "i32"
+    elif -2**63 <= v < 2**63:
+        ty = "i64"
+    elif 2**63 <= v < 2**64:
+        ty = "u64"
+    else:
+        raise OverflowError(f"integer argument {v} does not fit in 64 bits")
+    if not specialize:
+        return (ty, "")
+    if v == 1:
+        return ("C", int, 1)
+    return (ty, "D" if align and v % 16 == 0 else "")
 
 
-def _const_key(v: Any) -> Any:
+def const_key(v: Any) -> tuple:
+    """Key of a compile-time value: its type is part of it, since 1, 1.0 and True hash alike."""
+    from ..language.core import constexpr
+    if isinstance(v, constexpr):
+        v = v.value
     try:
         hash(v)
-        return (type(v).__name__, v)
+        return ("C", type(v), v)
     except TypeError:
-        return (type(v).__name__, repr(v))
+        return ("C", type(v), repr(v))
 
 
-class ArgSpecializer:
-    """Turns the arguments of a call into (cache key, launch values) for one JITFunction."""
+def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple[tuple, Any]:
+    """(key entry, run-time value) of an argument of a non-constexpr parameter; any type."""
+    t = type(v)
+    if t is int:
+        return int_key(v, specialize, align), v
+    h = _HANDLERS.get(t)
+    if h is not None:
+        return h(v, specialize and align)
+    from ..language.core import constexpr
+    from ..language.dtypes import dtype as tl_dtype
+    if isinstance(v, (constexpr, tl_dtype)) or t.__name__ == "dtype":
+        return const_key(v), None
+    if isinstance(v, bool):
+        return ("u1", ""), bool(v)
+    if isinstance(v, int) or t.__name__.startswith(("int", "uint")) and hasattr(v, "__index__"):
+        iv = int(v.__index__())
+        return int_key(iv, specialize, align), iv
+    if isinstance(v, float) or t.__name__.startswith("float") and hasattr(v, "__float__") and not hasattr(v, "shape"):
+        return ("fp32", ""), float(v)
+    if isinstance(v, (tuple, list)):
+        raise TypeError(f"cannot pass a {t.__name__} to a kernel parameter that is not a tl.constexpr")
+    return _handler_for(t)(v, specialize and align)
 
-    def __init__(self, fn: Any) -> None:
-        self.fn = fn
-        self.params = fn.params
 
-    def specialize(self, values: list[Any]) -> tuple[tuple, list[Any]]:
-        """``values`` in parameter order. Returns the key and the run-time values (PointerArg for arrays)."""
-        from ..language.core import constexpr
-        from ..language.dtypes import dtype as tl_dtype
-        key: list[Any] = []
-        runtime: list[Any] = []
-        for p, v in zip(self.params, values):
-            if isinstance(v, constexpr):
-                v = v.value
-            if p.is_constexpr:
-                key.append(("C", _const_key(v)))
-                continue
-            t = type(v)
-            if t is bool:
-                key.append(("i1", ""))
-                runtime.append(v)
-            elif t is int:
-                ty = _int_type(v)
-                if p.do_not_specialize:
-                    key.append((ty, ""))
-                    runtime.append(v)
-                elif v == 1:
-                    key.append((ty, "1"))   # specialized to a compile-time 1; not passed at run time
-                else:
-                    key.append((ty, "D" if v % 16 == 0 else ""))
-                    runtime.append(v)
-            elif t is float:
-                key.append(("fp32", ""))
-                runtime.append(v)
-            elif v is None:
-                key.append(("C", _const_key(None)))
-            elif isinstance(v, tl_dtype):
-                key.append(("C", _const_key(v)))
-            elif t is MockTensor:
-                key.append(("*" + v.type_name, "D"))
-                runtime.append(PointerArg(0, "mock", v))
-            else:
-                name, address, device = _handler_for(t)(v)
-                aligned = not p.do_not_specialize and not p.do_not_specialize_on_alignment and address % 16 == 0
-                key.append(("*k" + name if p.is_const else "*" + name, "D" if aligned else ""))
-                runtime.append(PointerArg(address, device, v))
-        return tuple(key), runtime
+# -- the binder ---------------------------------------------------------------------------------------
 
-    def compile_inputs(self, key: tuple, values: list[Any]) -> tuple[dict, dict, dict]:
-        """Signature, constexprs and attrs for ASTSource from a specialization key."""
-        signature: dict[str, str] = {}
-        constexprs: dict[tuple, Any] = {}
-        attrs: dict[tuple, list] = {}
-        from ..language.core import constexpr
-        for i, (p, (ty, spec), v) in enumerate(zip(self.params, key, values)):
-            if ty == "C":
-                signature[p.name] = "constexpr"
-                constexprs[(i, )] = v.value if isinstance(v, constexpr) else v
-            elif spec == "1":
-                signature[p.name] = "constexpr"
-                constexprs[(i, )] = 1
-            else:
-                signature[p.name] = ty
-                if spec == "D":
-                    attrs[(i, )] = [["tt.divisibility", 16]]
-        return signature, constexprs, attrs
+def make_binder(fn: Any) -> Callable[..., tuple]:
+    """``binder(*args, **kwargs) -> (key, runtime, bound, options)`` for one JITFunction.
+
+    ``runtime`` holds one value per non-constexpr parameter (an address for arrays), ``bound`` every
+    parameter's value, ``options`` the keyword arguments that are not parameters (``num_warps``...).
+    Python's own argument binding gives the TypeErrors for missing or repeated arguments.
+    """
+    ns: dict[str, Any] = {"_spec": specialize_arg, "_const": const_key, "_int_key": int_key, "_H": _HANDLERS,
+                          "_handler_for": _handler_for, "_ONE": ("C", int, 1)}
+    torch, np = sys.modules.get("torch"), sys.modules.get("numpy")
+    if torch is not None and getattr(torch, "Tensor", None) is not None:
+        ns["_Tensor"] = torch.Tensor
+    if np is not None and getattr(np, "ndarray", None) is not None:
+        ns["_ndarray"], ns["_np_addr"] = np.ndarray, numpy_address()
+    sig, body, keys, runtime = [], [], [], []
+    simple = (int, float, bool, str, type(None))
+    ns["_simple"] = frozenset(simple)
+    for p in fn.params:
+        n = f"a{p.num}"  # parameter names may shadow the helpers; _rename gives the real names back
+        if p.has_default:
+            ns[f"_d{p.num}"] = p.default
+            sig.append(f"{n}=_d{p.num}")
+        else:
+            sig.append(n)
+        if p.is_constexpr:
+            keys.append(f"(('C', type({n}), {n}) if type({n}) in _simple else _const({n}))")
+            continue
+        spec, align = not p.do_not_specialize, not p.do_not_specialize and not p.do_not_specialize_on_alignment
+        ns[f"_k{p.num}_D"], ns[f"_k{p.num}_"] = ("i32", "D" if align else ""), ("i32", "")
+        int_fast = (f"_k{p.num}_ if {n} != 1 and {n} & 15 else _ONE if {n} == 1 else _k{p.num}_D"
+                    if spec else f"_k{p.num}_")
+        k, r = f"__k{p.num}", f"__r{p.num}"
+        body += [
+            f"    __t = type({n})",
+            f"    if __t is int and -0x80000000 <= {n} <= 0x7fffffff:",
+            f"        {k} = {int_fast}; {r} = {n}",
+        ]
+        # arrays of the libraries already loaded get a branch of their own: no call, no dispatch
+        if "_Tensor" in ns:
+            body += [
+                "    elif __t is _Tensor:",
+                f"        {r} = {n}.data_ptr()",
+                f"        {k} = ('*', {n}.dtype, 'cpu' if {n}.is_cpu else {n}.device.type, {_aligned(r, align)})",
+            ]
+        if "_ndarray" in ns:
+            body += [
+                "    elif __t is _ndarray:",
+                f"        {r} = _np_addr({n})",
+                f"        {k} = ('*', {n}.dtype, 'cpu', {_aligned(r, align)})",
+            ]
+        body += [
+            "    else:",
+            "        __h = _H.get(__t)",
+            f"        {k}, {r} = __h({n}, {align}) if __h is not None else _spec({n}, {spec}, {align})",
+        ]
+        keys.append(k)
+        runtime.append(r)
+    names = [f"a{p.num}" for p in fn.params]
+    src = "\n".join([
+        f"def binder({', '.join(sig + ['**__options'])}):",
+        *body,
+        f"    return ({', '.join(keys)}{',' if len(keys) == 1 else ''}), "
+        f"({', '.join(runtime)}{',' if len(runtime) == 1 else ''}), "
+        f"({', '.join(names)}{',' if len(names) == 1 else ''}), __options",
+    ])
+    exec(compile(src, f"<binder of {fn.__name__}>", "exec"), ns)
+    inner = ns["binder"]
+    # the real parameter names, for keyword arguments and for Python's own error messages
+    return _rename(inner, fn)
+
+
+def _aligned(addr: str, align: bool) -> str:
+    return f"not {addr} & 15" if align else "False"
+
+
+def _rename(inner: Callable, fn: Any) -> Callable:
+    code = inner.__code__
+    names = tuple(p.name for p in fn.params)
+    varnames = names + code.co_varnames[len(names):]
+    if len(set(varnames)) != len(varnames):
+        clash = sorted(set(names) & set(code.co_varnames[len(names):]))
+        raise ValueError(f"parameter name(s) {clash} of {fn.__name__} clash with the launcher's own")
+    new = inner.__code__.replace(co_varnames=varnames, co_name=fn.__name__, co_qualname=fn.__name__)
+    import types
+    return types.FunctionType(new, inner.__globals__, fn.__name__, inner.__defaults__, inner.__closure__)
+
+
+def compile_inputs(fn: Any, key: tuple, bound: tuple) -> tuple[dict, dict, dict, tuple[int, ...]]:
+    """(signature, constexprs, attrs) for ASTSource, and which entries of the binder's ``runtime`` tuple the
+    compiled kernel takes, from one specialization key."""
+    signature: dict[str, str] = {}
+    constexprs: dict[tuple, Any] = {}
+    attrs: dict[tuple, list] = {}
+    keep: list[int] = []
+    from ..language.core import constexpr
+    r = 0
+    for i, (p, k, v) in enumerate(zip(fn.params, key, bound)):
+        if k[0] == "C":
+            signature[p.name] = "constexpr"
+            constexprs[(i, )] = v.value if isinstance(v, constexpr) else v
+        elif k[0] == "*":
+            signature[p.name] = ("*k" if p.is_const else "*") + dtype_name(k[1])
+            if k[3]:
+                attrs[(i, )] = [["tt.divisibility", 16]]
+            keep.append(r)
+        else:
+            signature[p.name] = k[0]
+            if k[1] == "D":
+                attrs[(i, )] = [["tt.divisibility", 16]]
+            keep.append(r)
+        if not p.is_constexpr:
+            r += 1
+    return signature, constexprs, attrs, tuple(keep)
+
+
+def array_locations(fn: Any, key: tuple) -> list[tuple[str, str]]:
+    """(parameter name, location) of every array argument in a key."""
+    return [(p.name, k[2]) for p, k in zip(fn.params, key) if k[0] == "*"]
 
 
 class MockTensor:
@@ -178,8 +319,14 @@ class MockTensor:
 
     @staticmethod
     def wrap_dtype(arg: Any) -> Any:
-        from ..language.dtypes import dtype as tl_dtype
-        if isinstance(arg, tl_dtype) or (type(arg).__name__ == "dtype" and "torch" in type(arg).__module__):
+        from ..language.dtypes import dtype as tl_dtype, pointer_type
+        if isinstance(arg, pointer_type):
+            return MockTensor(arg.element_ty)
+        if isinstance(arg, str) and arg.startswith("*"):
+            from ..language.dtypes import str_to_ty
+            return MockTensor(str_to_ty(arg[1:]))
+        if (type(arg).__name__ == "dtype" and "torch" in type(arg).__module__) or \
+                (isinstance(arg, tl_dtype) and not isinstance(arg, pointer_type)):
             return MockTensor(arg)
         return arg
 

@@ -1,64 +1,92 @@
-"""Benchmarking and testing helpers, as in ``triton.testing``."""
+"""Benchmarking and testing helpers, as in ``triton.testing``: ``do_bench``, ``assert_close``,
+``perf_report``/``Benchmark``."""
 from __future__ import annotations
 
-import statistics
+import math
 import time
 from typing import Any, Callable, Optional, Sequence
 
+from .perf_report import Benchmark, Mark, perf_report  # noqa: F401
 
-def _sync() -> None:
-    from ..runtime.driver import driver
-    try:
-        driver.active.synchronize()
-    except Exception:
-        pass
+
+def _quantile(sorted_times: list[float], q: float) -> float:
+    """Linear interpolation between the closest ranks (torch.quantile's default)."""
+    if not 0 <= q <= 1:
+        raise ValueError(f"quantiles must lie in [0, 1], got {q}")
+    pos = q * (len(sorted_times) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_times) - 1)
+    return sorted_times[lo] + (sorted_times[hi] - sorted_times[lo]) * (pos - lo)
+
+
+def _summarize(times: list[float], quantiles: Optional[Sequence[float]], return_mode: str) -> Any:
+    if quantiles is not None:
+        ordered = sorted(times)
+        out = [_quantile(ordered, q) for q in quantiles]
+        return out[0] if len(out) == 1 else out
+    if return_mode == "all":
+        return times
+    if return_mode == "min":
+        return min(times)
+    if return_mode == "max":
+        return max(times)
+    if return_mode == "median":
+        return _quantile(sorted(times), 0.5)
+    return sum(times) / len(times)
 
 
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_to_none: Any = None,
              quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean") -> Any:
-    """Time ``fn`` in milliseconds: warm up for ``warmup`` ms, then run for about ``rep`` ms.
-
-    Returns the statistic named by ``return_mode`` ("min", "max", "mean", "median", "all"), or the
-    ``quantiles`` of the timings when given, like Triton's ``do_bench``.
-    """
-    assert return_mode in ("min", "max", "mean", "median", "all")
+    """Time ``fn`` in milliseconds, as Triton's ``do_bench``: estimate its time from 5 calls, warm up for
+    about ``warmup`` ms, then time each of about ``rep`` ms worth of calls. Returns the ``quantiles`` of the
+    timings (one number when one quantile is asked), else the statistic named by ``return_mode`` ("min",
+    "max", "mean", "median", or "all" for the list)."""
+    if return_mode not in ("min", "max", "mean", "median", "all"):
+        raise ValueError(f"return_mode must be min, max, mean, median or all, got {return_mode!r}")
+    from ..runtime.driver import driver
+    drv = driver.active
+    sync = drv.synchronize
+    cache = drv.get_empty_cache_for_benchmark()
+    clear = (lambda: drv.clear_cache(cache)) if cache is not None else None
     fn()
-    _sync()
-    t0 = time.perf_counter()
-    n = 0
-    while True:
+    sync()
+    start = time.perf_counter()
+    for _ in range(5):
+        if clear is not None:
+            clear()
         fn()
-        n += 1
-        if n >= 5:
-            break
-    _sync()
-    est = (time.perf_counter() - t0) * 1000 / n
-    n_warmup = max(1, int(warmup / max(est, 1e-6)))
-    n_repeat = max(1, int(rep / max(est, 1e-6)))
-    for _ in range(min(n_warmup, 10000)):
+    sync()
+    estimate_ms = max((time.perf_counter() - start) * 1e3 / 5, 1e-4)
+    n_warmup = max(1, int(warmup / estimate_ms))
+    n_repeat = max(1, int(rep / estimate_ms))
+    for _ in range(n_warmup):
         fn()
-    _sync()
+    sync()
     times = []
-    for _ in range(min(n_repeat, 10000)):
+    clock = time.perf_counter
+    for _ in range(n_repeat):
         if grad_to_none is not None:
             for x in grad_to_none:
                 x.grad = None
-        s = time.perf_counter()
+        if clear is not None:
+            clear()
+        t0 = clock()
         fn()
-        _sync()
-        times.append((time.perf_counter() - s) * 1000)
-    if quantiles is not None:
-        qs = statistics.quantiles(times, n=100, method="inclusive") if len(times) > 1 else [times[0]] * 99
-        out = [times[0] if q == 0 else (max(times) if q == 1 else qs[max(0, min(98, int(round(q * 100)) - 1))])
-               for q in quantiles]
-        return out[0] if len(out) == 1 else out
-    if return_mode == "all":
-        return times
-    return {"min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}[return_mode](times)
+        sync()
+        times.append((clock() - t0) * 1e3)
+    return _summarize(times, quantiles, return_mode)
 
 
-def assert_close(x: Any, y: Any, atol: Optional[float] = None, rtol: Optional[float] = None,
-                 err_msg: str = "") -> None:
+def do_bench_cudagraph(fn: Callable[[], Any], rep: float = 20, grad_to_none: Any = None,
+                       quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean") -> Any:
+    """Triton's graph-replay timing; without graphs to replay, this times calls like :func:`do_bench`."""
+    return do_bench(fn, warmup=max(1, rep // 4), rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                    return_mode=return_mode)
+
+
+def assert_close(x: Any, y: Any, atol: Any = None, rtol: Any = None, err_msg: str = "") -> None:
+    """Assert ``|x - y| <= atol + rtol * |y|`` elementwise (default atol 1e-2, rtol 0, as Triton); NaNs
+    compare equal. ``atol``/``rtol`` may be functions of the dtype."""
     import numpy as np
 
     def as_np(v: Any) -> Any:
@@ -69,7 +97,14 @@ def assert_close(x: Any, y: Any, atol: Optional[float] = None, rtol: Optional[fl
             return v.numpy()
         return np.asarray(v)
 
-    a, b = as_np(x), as_np(y)
+    dtype = getattr(x, "dtype", None)
     atol = 1e-2 if atol is None else atol
-    rtol = 0 if rtol is None else rtol
-    np.testing.assert_allclose(a, b, atol=atol, rtol=rtol, err_msg=err_msg)
+    rtol = 0.0 if rtol is None else rtol
+    atol = atol(dtype) if callable(atol) else atol
+    rtol = rtol(dtype) if callable(rtol) else rtol
+    a, b = as_np(x), as_np(y)
+    if a.size > 1 or b.size > 1:
+        np.testing.assert_allclose(a, b, atol=atol, rtol=rtol, equal_nan=True, err_msg=err_msg)
+        return
+    if not np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True):
+        raise AssertionError(f"{err_msg} {a} is not close to {b} (atol={atol}, rtol={rtol})")
