@@ -1,0 +1,126 @@
+"""Kernel arguments in the interpreter: binding, what each becomes (compile-time value, scalar tensor or
+pointer), and the memory an array argument spans."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..language import core as tl
+from ..language.dtypes import str_to_ty
+from .memory import Memory, Region
+
+_MISSING = object()
+
+
+def bind(fn: Any, args: tuple, kwargs: dict) -> tuple[list[Any], dict[str, Any]]:
+    """Parameter values in order, and the keyword arguments that are launch options (num_warps...)."""
+    params = fn.params
+    if len(args) > len(params):
+        raise TypeError(f"{fn.__name__}() takes {len(params)} arguments ({', '.join(fn.arg_names)}) but "
+                        f"{len(args)} were given")
+    values: list[Any] = list(args) + [_MISSING] * (len(params) - len(args))
+    options: dict[str, Any] = {}
+    index = {p.name: p.num for p in params}
+    for k, v in kwargs.items():
+        i = index.get(k)
+        if i is None:
+            options[k] = v
+        elif values[i] is not _MISSING:
+            raise TypeError(f"{fn.__name__}() got multiple values for argument '{k}'")
+        else:
+            values[i] = v
+    missing = [p.name for p, v in zip(params, values) if v is _MISSING and not p.has_default]
+    if missing:
+        raise TypeError(f"{fn.__name__}() is missing {len(missing)} required argument(s): {', '.join(missing)}")
+    return [p.default if v is _MISSING else v for p, v in zip(params, values)], options
+
+
+def classify(p: Any, v: Any) -> tuple[str, Any]:
+    """What the compiled path makes of argument ``v`` for parameter ``p``: ("C", value) for a compile-time
+    value, (type string, value) for a scalar, ("*T", array) for an array."""
+    if isinstance(v, tl.constexpr):
+        v = v.value
+    if p.is_constexpr or v is None or isinstance(v, (str, tl.dtype)) or type(v).__name__ == "dtype":
+        return "C", v
+    if isinstance(v, (bool, np.bool_)):
+        return "i1", bool(v)
+    if isinstance(v, (int, np.integer)):
+        v = int(v)
+        if v == 1 and not p.do_not_specialize:
+            return "C", 1  # specialized to a compile-time 1, as when compiled
+        if -2**31 <= v < 2**31:
+            return "i32", v
+        if -2**63 <= v < 2**63:
+            return "i64", v
+        if 2**63 <= v < 2**64:
+            return "u64", v
+        raise OverflowError(f"integer argument {p.name}={v} does not fit in 64 bits")
+    if isinstance(v, (float, np.floating)):
+        return "fp32", float(v)
+    if isinstance(v, (tuple, list)):
+        raise TypeError(f"cannot pass a {type(v).__name__} to parameter `{p.name}`, which is not a tl.constexpr")
+    from ..runtime.specialize import dtype_name
+    return "*" + ("k" if p.is_const else "") + dtype_name(v.dtype), v
+
+
+def _array_layout(obj: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
+    """(data address, shape, strides in bytes, element size) of an array argument."""
+    base = getattr(obj, "base", None) if type(obj).__name__ == "TensorWrapper" else None
+    if base is not None:
+        obj = base
+    if hasattr(obj, "data_ptr") and hasattr(obj, "stride") and hasattr(obj, "element_size"):
+        size = int(obj.element_size())
+        return int(obj.data_ptr()), tuple(obj.shape), tuple(int(s) * size for s in obj.stride()), size
+    iface = getattr(obj, "__array_interface__", None)
+    if iface is None:
+        raise TypeError(f"cannot pass a {type(obj).__name__} to a kernel: expected a number, a torch tensor, a "
+                        "numpy array or an object with __array_interface__")
+    dt = np.dtype(iface["typestr"])
+    shape = tuple(iface["shape"])
+    strides = iface.get("strides")
+    if strides is None:
+        strides, acc = [], dt.itemsize
+        for s in reversed(shape):
+            strides.insert(0, acc)
+            acc *= s
+    return int(iface["data"][0]), shape, tuple(strides), dt.itemsize
+
+
+def region_for(memory: Memory, name: str, obj: Any) -> Region:
+    addr, shape, strides, size = _array_layout(obj)
+    numel = int(np.prod(shape)) if shape else 1
+    if numel == 0:
+        lo = hi = 0
+    else:
+        lo = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+        hi = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + size
+    dtype = str(getattr(obj, "dtype", "?")).replace("torch.", "")
+    contiguous = list(strides) == [size * int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    desc = f"{dtype}{list(shape)}" + ("" if contiguous else f" with strides {[s // size for s in strides]}")
+    return memory.add(name, obj, addr, lo, hi, desc)
+
+
+@contextlib.contextmanager
+def host_copies(values: list[Any]) -> Iterator[list[Any]]:
+    """Torch tensors on an accelerator are copied to the host for the launch and back afterwards."""
+    copies = []
+    out = list(values)
+    for i, v in enumerate(values):
+        dev = getattr(getattr(v, "device", None), "type", "cpu")
+        if dev not in ("cpu", None) and hasattr(v, "to") and hasattr(v, "copy_"):
+            if dev == "meta":
+                raise TypeError("a tensor on the 'meta' device has no data for the interpreter to run on")
+            host = v.detach().to("cpu")
+            copies.append((v, host))
+            out[i] = host
+    try:
+        yield out
+    finally:
+        for dev_t, host in copies:
+            dev_t.copy_(host)
+
+
+def pointer_type_of(ty: str) -> Any:
+    return str_to_ty(ty)

@@ -1,0 +1,277 @@
+"""One interpreted launch: arguments, the grid, batches of programs, errors.
+
+Programs run *batched*: one Python execution of the kernel computes many programs at once, every value
+carrying a leading axis with one entry per program (1 where all programs agree). Most kernels' Python
+control flow does not depend on the program id (the loops run over block counts, the branches test
+compile-time values), so a whole grid runs as a handful of numpy operations per kernel line.
+
+When programs of a batch disagree on a value that steers Python (an ``if`` on a program-dependent
+scalar, a loop bound that depends on the program id, a spin lock), the runtime raises
+:class:`~.runtime.Divergence` with the per-program values: the batch's memory writes are undone, and the
+batch is split into groups of programs that agree, each rerun as a batch of its own (and split again if
+it diverges later). A batch of one program cannot diverge, so this always ends. Atomics act in program
+order, lane by lane, so every batched execution equals running the programs one after another in order.
+
+Batches are sized so that a tile of the batch stays under about 4M elements; the largest tile a kernel
+uses is remembered per specialization. Kernels that call ``breakpoint()`` run one program at a time (the
+debugger then shows one program's values), as does every kernel with ``TRITIUM_INTERPRET_BATCH=0``.
+"""
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import knobs
+from ..language import core as tl
+from ..language.core import CompileTimeError, _ambient_semantic
+from ..language.dtypes import str_to_ty
+from .args import bind, classify, host_copies, region_for
+from .builder import NumpyBuilder
+from .errors import (DeviceAssertionError, OutOfBoundsError, current_location, location_in_traceback,
+                     out_of_bounds_message)
+from .memory import Memory, OutOfBounds
+from .rewrite import python_function
+from .runtime import RT, Divergence, returned
+from .semantic import InterpreterSemantic
+from .values import V, storage
+
+BATCH_ELEMENTS = 1 << 22
+FIRST_BATCH = 64
+
+
+class _KernelState:
+    def __init__(self, fn: Any) -> None:
+        self.pyfn, self.debugger = python_function(fn, RT)
+        self.peak: dict[Any, int] = {}          # specialization -> largest tile (elements)
+        self.divergent: set[Any] = set()        # specializations whose programs never agree
+
+
+_STATES: "weakref.WeakKeyDictionary[Any, _KernelState]" = weakref.WeakKeyDictionary()
+
+
+def kernel_state(fn: Any) -> _KernelState:
+    st = _STATES.get(fn)
+    if st is None:
+        st = _STATES[fn] = _KernelState(fn)
+    return st
+
+
+class _Generator:
+    """Stands in for the code generator where builtins call back into @jit functions (combine functions)."""
+
+    def __init__(self, launch: "Launch") -> None:
+        self.launch = launch
+
+    def call_jit_function(self, fn: Any, args: Any, kwargs: dict, node: Any = None, inline: bool = False) -> Any:
+        return self.launch.call_jit(fn, list(args), kwargs)
+
+
+class Launch:
+    def __init__(self, fn: Any, grid: tuple[int, int, int], key: Any) -> None:
+        self.fn = fn
+        self.grid = grid
+        self.key = key
+        self.state = kernel_state(fn)
+        self.memory = Memory(check=knobs.interpreter.bounds_check)
+        self.builder = NumpyBuilder(self)
+        self.semantic = InterpreterSemantic(self.builder, self)
+        self.generator = _Generator(self)
+        self.program_ids: list[V] = []
+        self.progs = np.zeros(1, np.int64)
+        self.prints: Optional[list[tuple[int, str]]] = None
+        self.peak = 0
+
+    # -- arguments ---------------------------------------------------------------------------------
+    def kernel_args(self, classified: list[tuple[str, Any]]) -> list[Any]:
+        out = []
+        for p, (ty, v) in zip(self.fn.params, classified):
+            if ty == "C":
+                out.append(v)
+            elif ty.startswith("*"):
+                elt = str_to_ty(ty)
+                region = region_for(self.memory, p.name, v)
+                out.append(tl.tensor(V(np.array([region.vdata], np.int64), elt, region), elt))
+            else:
+                dt = str_to_ty(ty)
+                out.append(tl.tensor(V(np.array([v], storage(dt)), dt), dt))
+        return out
+
+    # -- device functions --------------------------------------------------------------------------
+    def call_jit(self, fn: Any, args: Any, kwargs: dict) -> Any:
+        return returned(kernel_state(fn).pyfn(*args, **kwargs))
+
+    # -- programs ----------------------------------------------------------------------------------
+    def _set_programs(self, progs: np.ndarray) -> None:
+        gx, gy, _ = self.grid
+        ids = (progs % gx, (progs // gx) % gy, progs // (gx * gy))
+        self.progs = progs
+        self.program_ids = [V((a[:1] if (a == a[0]).all() else a).astype(np.int32), tl.int32) for a in ids]
+
+    def pid_of(self, batch_index: int) -> tuple[int, int, int]:
+        p = int(self.progs[min(batch_index, self.progs.size - 1)])
+        gx, gy, _ = self.grid
+        return (p % gx, (p // gx) % gy, p // (gx * gy))
+
+    def run(self, kernel_args: list[Any]) -> None:
+        total = self.grid[0] * self.grid[1] * self.grid[2]
+        st = self.state
+        one_by_one = st.debugger or not knobs.interpreter.batch or self.key in st.divergent
+        if one_by_one:
+            for p in range(total):
+                self._run_batch(np.array([p], np.int64), kernel_args)
+            return
+        start = 0
+        batches = 0
+        while start < total:
+            peak = st.peak.get(self.key)
+            size = FIRST_BATCH if peak is None else max(1, BATCH_ELEMENTS // max(peak, 1))
+            progs = np.arange(start, min(total, start + size), dtype=np.int64)
+            batches += self._run_batch(progs, kernel_args)
+            st.peak[self.key] = max(self.peak, st.peak.get(self.key, 0), 1)
+            start += progs.size
+        if total > 8 and batches > total // 2:
+            st.divergent.add(self.key)  # splitting cost more than it saved: go one by one next time
+
+    def _run_batch(self, progs: np.ndarray, kernel_args: list[Any]) -> int:
+        """Run ``progs`` as one batch, splitting on divergence; returns how many executions it took."""
+        self._set_programs(progs)
+        batched = progs.size > 1
+        self.prints = [] if batched else None
+        if batched:
+            self.memory.begin()
+        token = _ambient_semantic.set(self.semantic)
+        divergence = None
+        try:
+            self.state.pyfn(*kernel_args)
+        except Divergence as d:
+            divergence = d
+        except OutOfBounds as exc:
+            self._flush_prints()
+            self._raise_out_of_bounds(exc)
+        except BaseException:
+            self._flush_prints()
+            raise
+        finally:
+            _ambient_semantic.reset(token)
+        if divergence is None:
+            self.memory.commit()
+            self._flush_prints()
+            return 1
+        self.memory.rollback()
+        self.prints = None
+        key = divergence.key.reshape(progs.size, -1)
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        runs = 1
+        for g in np.argsort(first, kind="stable"):
+            runs += self._run_batch(progs[inverse.reshape(-1) == g], kernel_args)
+        return runs
+
+    # -- output and errors -------------------------------------------------------------------------
+    def note_tile(self, numel: int) -> None:
+        if numel > self.peak:
+            self.peak = numel
+
+    def print_values(self, prefix: str, vals: list[tl.tensor], hexa: bool) -> None:
+        from .printing import format_lines
+        lines = format_lines(self, prefix, vals, hexa)
+        if self.prints is None:
+            for _, text in lines:
+                print(text)
+        else:
+            self.prints.extend(lines)
+
+    def _flush_prints(self) -> None:
+        if self.prints:
+            order = sorted(range(len(self.prints)), key=lambda i: self.prints[i][0])
+            for i in order:
+                print(self.prints[i][1])
+        self.prints = None
+        sys.stdout.flush()
+
+    def assertion_failed(self, ok: np.ndarray, msg: str, shape: tuple[int, ...]) -> None:
+        flat = np.flatnonzero(~ok.reshape(ok.shape[0], -1).all(axis=1))
+        b = int(flat[0]) if ok.shape[0] > 1 else 0
+        bad = ~ok[b].reshape(-1)
+        element = int(np.flatnonzero(bad)[0]) if bad.size else 0
+        where = current_location()
+        at = f" at {where}" if where is not None else ""
+        self._flush_prints()
+        raise DeviceAssertionError(f"device_assert failed in kernel `{self.fn.__name__}`{at}: {msg} (program id "
+                                   f"{self.pid_of(b)}, element {element})")
+
+    def _raise_out_of_bounds(self, exc: OutOfBounds) -> None:
+        per = int(np.prod(exc.shape[1:])) if len(exc.shape) > 1 else 1
+        batch_of_lane = exc.lanes // per
+        b = int(batch_of_lane[0])
+        where = location_in_traceback(exc.__traceback__)
+        msg = out_of_bounds_message(exc, self.fn.__name__, where, self.pid_of(b),
+                                    np.flatnonzero(batch_of_lane == b))
+        raise OutOfBoundsError(msg) from None
+
+
+def _grid(fn: Any, grid: Any, values: list[Any], options: dict) -> tuple[int, int, int]:
+    if callable(grid):
+        meta = dict(zip(fn.arg_names, values))
+        meta.update(options)
+        grid = grid(meta)
+    if isinstance(grid, int):
+        grid = (grid, )
+    try:
+        g = tuple(int(x) for x in grid)
+    except TypeError:
+        raise TypeError(f"the grid of {fn.__name__} must be a tuple of 1 to 3 integers or a callable returning "
+                        f"one, got {grid!r}") from None
+    if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
+        raise ValueError(f"the grid of {fn.__name__} must be 1 to 3 non-negative integers, got {g}")
+    return g + (1, ) * (3 - len(g))  # type: ignore[return-value]
+
+
+_CONVERTED = (CompileTimeError, TypeError, ValueError, NameError, IndexError, KeyError, ZeroDivisionError,
+              AttributeError, NotImplementedError)
+
+
+def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
+    """Run ``fn[grid](*args, **kwargs)`` as Python on numpy arrays (see the package docstring)."""
+    values, options = bind(fn, args, kwargs)
+    for hook in fn.pre_run_hooks:
+        hook(*args, **kwargs)
+    if warmup:
+        return None
+    g = _grid(fn, grid, values, options)
+    if g[0] * g[1] * g[2] == 0:
+        return None
+    with host_copies(values) as host_values:
+        classified = [classify(p, v) for p, v in zip(fn.params, host_values)]
+        key = tuple(t if t != "C" else ("C", _hashable(v)) for t, v in classified)
+        launch = Launch(fn, g, key)
+        kargs = launch.kernel_args(classified)
+        with np.errstate(all="ignore"):
+            try:
+                launch.run(kargs)
+            except _CONVERTED as exc:
+                if isinstance(exc, (OutOfBoundsError, DeviceAssertionError)):
+                    raise
+                raise _compilation_error(fn, exc) from exc
+    return None
+
+
+def _hashable(v: Any) -> Any:
+    try:
+        hash(v)
+        return (type(v).__name__, v)
+    except TypeError:
+        return (type(v).__name__, repr(v))
+
+
+def _compilation_error(fn: Any, exc: BaseException) -> BaseException:
+    """User errors inside a kernel, reported like the compiler reports them (kernel, line, caret)."""
+    from ..compiler.errors import CompilationError
+    where = location_in_traceback(exc.__traceback__)
+    msg = str(exc) if isinstance(exc, CompileTimeError) else f"{type(exc).__name__}: {exc}"
+    if where is None:
+        return CompilationError(fn.__name__, None, None, msg)
+    target = where.fn
+    return CompilationError(target.__name__, target.src, where.ast_node(), msg, target.filename, target.first_line)

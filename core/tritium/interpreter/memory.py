@@ -1,0 +1,263 @@
+"""The memory of an interpreted launch: arguments mapped into a virtual address space, bounds-checked
+loads, stores and atomics, and an undo log.
+
+Each array argument gets its own 2**41-byte slot of int64 addresses: argument ``k`` (from 1) is mapped
+so that its data pointer lands in the middle of ``[2k << 40, (2k + 2) << 40)``, keeping the real
+address's low 12 bits (kernels that test alignment see the same remainders). So a pointer names its
+argument by its address alone, even after it has walked out of the argument's memory by any sane
+amount; 0 (a null pointer) belongs to no argument. ``V.mem`` carries the argument along pointer
+arithmetic too, which makes the common case one subtraction.
+
+An access is checked against the bytes the argument spans (its strides included): the lanes that the
+mask leaves on must lie inside. With the check off, such lanes touch the real memory at that address,
+as compiled code would.
+
+Stores and atomics go straight to memory (later loads of the same launch must see them). While the
+launcher runs several programs as one batch it keeps an undo log, so that a batch whose programs turn
+out to take different paths can be rolled back and rerun (see :mod:`.launcher`).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .values import MEMORY, UNSIGNED
+
+SLOT_SHIFT = 41
+
+
+class Region:
+    """One array argument's bytes."""
+
+    def __init__(self, index: int, name: str, obj: Any, data_ptr: int, lo: int, hi: int, desc: str) -> None:
+        self.index = index
+        self.name = name
+        self.obj = obj                      # kept alive while the launch runs
+        self.nbytes = hi - lo
+        self.real_start = data_ptr + lo
+        self.vdata = ((2 * index + 1) << 40) + (data_ptr & 0xFFF)
+        self.vstart = self.vdata + lo       # virtual address of the span's first byte
+        self.data_off = -lo                 # where element 0 lies in the span
+        self.desc = desc
+        if self.nbytes > 0:
+            cbuf = (ctypes.c_uint8 * self.nbytes).from_address(self.real_start)
+            self.buf = np.ctypeslib.as_array(cbuf)
+        else:
+            self.buf = np.zeros(0, np.uint8)
+        self._views: dict[np.dtype, np.ndarray] = {}
+
+    def view(self, dt: np.dtype) -> np.ndarray:
+        v = self._views.get(dt)
+        if v is None:
+            n = self.nbytes - self.nbytes % dt.itemsize
+            v = self._views[dt] = self.buf[:n].view(dt)
+        return v
+
+
+class OutOfBounds(Exception):
+    """Raised by an access with enabled lanes outside the argument's memory; the launcher adds the kernel,
+    the source line and the program ids, and turns it into an :class:`~.errors.OutOfBoundsError`."""
+
+    def __init__(self, kind: str, region: Optional[Region], elt: str, size: int, offsets: np.ndarray,
+                 lanes: np.ndarray, n_lanes: int, masked: bool) -> None:
+        self.kind, self.region, self.elt, self.size = kind, region, elt, size
+        self.offsets = offsets      # byte offsets from the argument's element 0, of the bad lanes
+        self.lanes = lanes          # flat indices (batch-major) of the bad lanes
+        self.n_lanes = n_lanes      # lanes per program
+        self.masked = masked
+        self.shape: tuple[int, ...] = ()  # of the access: (batch, *tile)
+        super().__init__(kind)
+
+
+class Memory:
+    def __init__(self, check: bool = True) -> None:
+        self.regions: list[Optional[Region]] = [None]
+        self.check = check
+        self.log: Optional[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = None
+
+    def add(self, name: str, obj: Any, data_ptr: int, lo: int, hi: int, desc: str) -> Region:
+        r = Region(len(self.regions), name, obj, data_ptr, lo, hi, desc)
+        self.regions.append(r)
+        return r
+
+    # -- undo log ----------------------------------------------------------------------------------
+    def begin(self) -> None:
+        self.log = []
+
+    def commit(self) -> None:
+        self.log = None
+
+    def rollback(self) -> None:
+        log, self.log = self.log or [], None
+        for arr, idx, old in reversed(log):
+            arr[idx] = old
+
+    # -- addressing --------------------------------------------------------------------------------
+    def _locate(self, kind: str, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region],
+                dt: np.dtype, elt: str) -> list[tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]]:
+        """Split the enabled lanes into (array, flat element indices, flat lane positions or None for
+        all lanes) groups, checking bounds. ``v`` and ``mask`` are flat."""
+        if region is None:
+            return self._locate_by_address(kind, v, mask, dt, elt)
+        size = dt.itemsize
+        off = v - region.vstart
+        bad = (off < 0) | (off > region.nbytes - size)
+        if size > 1:
+            bad |= (off & (size - 1)) != 0
+        if mask is not None:
+            bad &= mask
+        if not bad.any():
+            idx = off >> (size.bit_length() - 1)
+            if mask is None:
+                return [(region.view(dt), idx, None)]
+            lanes = np.flatnonzero(mask)
+            return [(region.view(dt), idx[lanes], lanes)]
+        inside = (off >= 0) & (off <= region.nbytes - size)
+        out_of_span = bad & ~inside
+        if out_of_span.any() and self.check:
+            lanes = np.flatnonzero(out_of_span)
+            raise OutOfBounds(kind, region, elt, size, off[lanes] - region.data_off, lanes, v.size,
+                              mask is not None)
+        # misaligned lanes inside the span, or (with the check off) lanes outside it: byte-wise access
+        enabled = np.ones(v.shape, bool) if mask is None else mask
+        fast = enabled & ~bad
+        groups = []
+        if fast.any():
+            lanes = np.flatnonzero(fast)
+            groups.append((region.view(dt), off[lanes] >> (size.bit_length() - 1), lanes))
+        lanes = np.flatnonzero(enabled & bad)
+        groups.append((_RawBytes(region.real_start + off[lanes], dt), np.arange(lanes.size), lanes))
+        return groups
+
+    def _locate_by_address(self, kind: str, v: np.ndarray, mask: Optional[np.ndarray], dt: np.dtype,
+                           elt: str) -> list[tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]]:
+        enabled = np.ones(v.shape, bool) if mask is None else mask
+        slots = v >> SLOT_SHIFT
+        groups = []
+        for k in np.unique(slots[enabled]):
+            sel = enabled & (slots == k)
+            region = self.regions[int(k)] if 0 < k < len(self.regions) else None
+            if region is None:
+                lanes = np.flatnonzero(sel)
+                if not self.check:
+                    raise RuntimeError(f"{kind} through an address that belongs to no argument "
+                                       f"({int(v[lanes[0]]):#x}); the interpreter cannot access it")
+                raise OutOfBounds(kind, None, elt, dt.itemsize, v[lanes], lanes, v.size, mask is not None)
+            for arr, idx, lanes in self._locate(kind, v, sel, region, dt, elt):
+                groups.append((arr, idx, lanes))
+        return groups
+
+    def _checked(self, kind: str, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region],
+                 dt: np.dtype, elt: str, shape: tuple[int, ...]) -> list:
+        try:
+            return self._locate(kind, v, mask, region, dt, elt)
+        except OutOfBounds as exc:
+            exc.shape = shape
+            raise
+
+    # -- accesses ----------------------------------------------------------------------------------
+    def load(self, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region], elt: str) -> np.ndarray:
+        """Gather ``elt`` values (memory encoding) at addresses ``v``; masked-off lanes read 0."""
+        dt = MEMORY[elt]
+        shape = v.shape
+        fv = v.reshape(-1)
+        fm = None if mask is None else mask.reshape(-1)
+        groups = self._checked("load", fv, fm, region, dt, elt, shape)
+        if len(groups) == 1 and groups[0][2] is None:
+            arr, idx, _ = groups[0]
+            return arr[idx].reshape(shape)
+        out = np.zeros(fv.size, dt)
+        for arr, idx, lanes in groups:
+            out[lanes] = arr[idx]
+        return out.reshape(shape)
+
+    def store(self, v: np.ndarray, vals: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region],
+              elt: str) -> None:
+        dt = MEMORY[elt]
+        fv = v.reshape(-1)
+        fvals = vals.reshape(-1)
+        fm = None if mask is None else mask.reshape(-1)
+        for arr, idx, lanes in self._checked("store", fv, fm, region, dt, elt, v.shape):
+            src = fvals if lanes is None else fvals[lanes]
+            if self.log is not None:
+                self.log.append((arr, idx, arr[idx]))
+            arr[idx] = src
+
+    def rmw(self, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region], elt: str,
+            vals: np.ndarray, update: Callable[[np.ndarray, np.ndarray], np.ndarray],
+            scan: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]], kind: str = "atomic") -> np.ndarray:
+        """Atomic read-modify-write with the result of doing it lane by lane in order (programs in order,
+        then each program's lanes in order). ``update(old, val) -> new`` handles lanes whose address no
+        other enabled lane shares; ``scan(initial[1], vals[n]) -> (olds[n], final[1])`` the lanes of one
+        address. Returns the old values (0 for masked-off lanes), in memory encoding."""
+        dt = MEMORY[elt]
+        fv = v.reshape(-1)
+        fvals = vals.reshape(-1)
+        fm = None if mask is None else mask.reshape(-1)
+        out = np.zeros(fv.size, dt)
+        for arr, idx, lanes in self._checked(kind, fv, fm, region, dt, elt, v.shape):
+            src = fvals if lanes is None else fvals[lanes]
+            uniq, inverse, counts = np.unique(idx, return_inverse=True, return_counts=True)
+            if self.log is not None:
+                self.log.append((arr, uniq, arr[uniq]))
+            if counts.size == idx.size:
+                old = arr[idx]
+                arr[idx] = update(old, src)
+            else:
+                old = np.empty(idx.size, dt)
+                single = counts[inverse] == 1
+                if single.any():
+                    pos = np.flatnonzero(single)
+                    old[pos] = arr[idx[pos]]
+                    arr[idx[pos]] = update(old[pos], src[pos])
+                order = np.argsort(inverse, kind="stable")
+                order = order[~single[order]]
+                grp = inverse[order]
+                starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+                ends = np.r_[starts[1:], grp.size]
+                for s0, e0 in zip(starts.tolist(), ends.tolist()):
+                    pos = order[s0:e0]
+                    at = idx[pos[:1]]
+                    olds, final = scan(arr[at], src[pos])
+                    old[pos] = olds
+                    arr[at] = final
+            if lanes is None:
+                out[:] = old
+            else:
+                out[lanes] = old
+        return out.reshape(v.shape)
+
+
+class _RawBytes:
+    """Elements at arbitrary real addresses (misaligned ones, or any address with the bounds check off),
+    indexable like an array by lane position."""
+
+    def __init__(self, addrs: np.ndarray, dt: np.dtype) -> None:
+        self.addrs = addrs.astype(np.int64)
+        self.dt = dt
+
+    def _cell(self, i: int) -> np.ndarray:
+        size = self.dt.itemsize
+        cbuf = (ctypes.c_uint8 * size).from_address(int(self.addrs[i]))
+        return np.ctypeslib.as_array(cbuf)
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        idx = np.atleast_1d(idx)
+        out = np.empty(idx.size, self.dt)
+        raw = out.view(np.uint8).reshape(idx.size, self.dt.itemsize)
+        for k, i in enumerate(idx):
+            raw[k] = self._cell(int(i))
+        return out
+
+    def __setitem__(self, idx: Any, vals: Any) -> None:
+        idx = np.atleast_1d(idx)
+        vals = np.broadcast_to(np.asarray(vals, self.dt), idx.shape)
+        raw = np.ascontiguousarray(vals).view(np.uint8).reshape(idx.size, self.dt.itemsize)
+        for k, i in enumerate(idx):
+            self._cell(int(i))[:] = raw[k]
+
+
+def unsigned_view(a: np.ndarray) -> np.ndarray:
+    return a.view(UNSIGNED[a.dtype.itemsize]) if a.dtype.kind != "u" else a

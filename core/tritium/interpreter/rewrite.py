@@ -1,0 +1,146 @@
+"""A @jit function as a plain Python function the interpreter can call.
+
+The function's source is parsed and lightly rewritten (see :mod:`.runtime` for what each rewrite calls),
+then compiled under the original file name with the original line numbers, and given the original
+globals (live: a kernel sees module globals defined after it) and closure cells. Tracebacks, ``pdb``
+listings and ``breakpoint()`` therefore show the user's own code; calls to ``breakpoint()`` and
+``*.set_trace()`` are left alone so that the debugger stops in the kernel's frame, not in a helper.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+import types
+from typing import Any, Callable
+
+RT_NAME = "__tritium_rt"
+
+#: code objects of rewritten functions (nested ones included) -> the JITFunction they come from
+KERNEL_CODES: dict[types.CodeType, Any] = {}
+
+
+def _rt(attr: str) -> ast.expr:
+    return ast.Attribute(value=ast.Name(id=RT_NAME, ctx=ast.Load()), attr=attr, ctx=ast.Load())
+
+
+def _call(attr: str, *args: ast.expr, keywords: list | None = None) -> ast.Call:
+    return ast.Call(func=_rt(attr), args=list(args), keywords=keywords or [])
+
+
+def _is_debugger_call(node: ast.Call) -> bool:
+    f = node.func
+    return (isinstance(f, ast.Name) and f.id == "breakpoint") or (isinstance(f, ast.Attribute)
+                                                                   and f.attr == "set_trace")
+
+
+def calls_debugger(tree: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _is_debugger_call(n) for n in ast.walk(tree))
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, src: str) -> None:
+        self.src = src
+
+    def _located(self, new: ast.AST, old: ast.AST) -> ast.AST:
+        return ast.copy_location(new, old)
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        self.generic_visit(node)
+        node.test = self._located(_call("cond", node.test), node.test)
+        return node
+
+    visit_While = visit_If
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        self.generic_visit(node)
+        node.test = self._located(_call("cond", node.test), node.test)
+        return node
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        self.generic_visit(node)
+        node.iter = self._located(_call("iterate", node.iter), node.iter)
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+        self.generic_visit(node)
+        node.iter = self._located(_call("iterate", node.iter), node.iter)
+        node.ifs = [self._located(_call("cond", c), c) for c in node.ifs]
+        return node
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        self.generic_visit(node)
+        text = ast.get_source_segment(self.src, node.test) or ast.unparse(node.test)
+        msg = node.msg if node.msg is not None else ast.Constant(value=None)
+        return self._located(ast.Expr(value=_call("assert_", node.test, msg, ast.Constant(value=text))), node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        helper = "and_" if isinstance(node.op, ast.And) else "or_"
+        result = node.values[0]
+        for v in node.values[1:]:
+            thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                  defaults=[]), body=v)
+            result = self._located(_call(helper, result, self._located(thunk, v)), node)
+        return result
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return self._located(_call("not_", node.operand), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if _is_debugger_call(node):
+            return node
+        return self._located(ast.Call(func=_rt("call"), args=[node.func] + node.args, keywords=node.keywords),
+                             node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if node.attr == "T" and isinstance(node.ctx, ast.Load):
+            return self._located(_call("transpose", node.value), node)
+        return node
+
+
+def _register(code: types.CodeType, fn: Any) -> None:
+    KERNEL_CODES[code] = fn
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _register(c, fn)
+
+
+def python_function(fn: Any, rt: Any) -> tuple[Callable[..., Any], bool]:
+    """(the rewritten function, whether it calls a debugger) for JITFunction ``fn``."""
+    tree = ast.parse(fn.src)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise ValueError(f"@jit expects a function definition, got {fn.src[:60]!r}")
+    fdef.decorator_list = []
+    debugger = calls_debugger(fdef)
+    fdef = _Rewriter(fn.src).visit(fdef)
+    original = fn.fn
+    freevars = list(original.__code__.co_freevars)
+    # the kernel becomes a closure of a factory whose parameters are the runtime and the original free
+    # variables; the factory is never run: the nested code object is bound to the original cells below
+    params = [ast.arg(arg=RT_NAME)] + [ast.arg(arg=n) for n in freevars]
+    extra = {"type_params": []} if sys.version_info >= (3, 12) else {}
+    factory = ast.FunctionDef(name="__tritium_factory",
+                              args=ast.arguments(posonlyargs=[], args=params, kwonlyargs=[], kw_defaults=[],
+                                                 defaults=[]),
+                              body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
+                              decorator_list=[], returns=None, type_comment=None, **extra)
+    for node in [factory, factory.body[-1], factory.body[-1].value, *params]:
+        ast.copy_location(node, fdef)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    ast.increment_lineno(module, fn.first_line - 1)
+    code = compile(module, fn.filename, "exec", dont_inherit=True)
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    cells = dict(zip(freevars, original.__closure__ or ()))
+    closure = tuple(types.CellType(rt) if name == RT_NAME else cells[name] for name in inner.co_freevars)
+    pyfn = types.FunctionType(inner, original.__globals__, fdef.name, original.__defaults__, closure)
+    pyfn.__kwdefaults__ = original.__kwdefaults__
+    _register(inner, fn)
+    return pyfn, debugger

@@ -1,0 +1,217 @@
+"""What a rewritten kernel calls where Python would need a value the compiler only has at run time.
+
+:mod:`.rewrite` turns ``if c:`` into ``if rt.cond(c):``, ``for i in range(n):`` into
+``for i in rt.iterate(rt.call(range, n)):``, every call ``f(...)`` into ``rt.call(f, ...)`` (so builtins get
+the semantic, ``tl.float16(x)`` casts, ``print`` is ``device_print``...), ``a and b`` into
+``rt.and_(a, lambda: b)`` and ``x.T`` into ``rt.transpose(x)``. Each helper does what the code generator
+does for the same construct, with Python's own control flow.
+
+When several programs run as one batch, a condition or loop bound that differs between them cannot be
+followed by one Python execution: :class:`Divergence` carries the per-program values back to the launcher,
+which splits the batch by them.
+"""
+from __future__ import annotations
+
+import builtins
+import math as pymath
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..language import core as tl
+from ..language.core import CompileTimeError, _ambient_semantic, constexpr, tensor, tuple_value
+from ..language.elementwise import condition as _condition
+from .semantic import ElementwiseOnly
+from .values import V, as_type, storage
+
+
+class Divergence(BaseException):
+    """Programs of one batch disagree on a value that steers Python control flow. ``key`` holds, per program
+    of the batch, what they disagree on (shape (B,) or (B, k)). A BaseException: kernel code must not be able
+    to catch it."""
+
+    def __init__(self, key: np.ndarray) -> None:
+        super().__init__("divergence")
+        self.key = key
+
+
+def _uniform_scalar(t: tensor, what: str) -> Any:
+    """The Python value of a scalar tensor that is the same in every program of the batch."""
+    if t.type.is_block():
+        raise CompileTimeError(f"{what} must be a scalar, got a block of type {t.type}; "
+                               "use tl.where for elementwise choices")
+    a = t.handle.a
+    if a.ndim > 1:
+        raise ElementwiseOnly()
+    if a.shape[0] > 1 and not (a == a[0]).all():
+        raise Divergence(a)
+    v = a[0]
+    elt = t.dtype
+    if elt.is_fp8():
+        from .floats import fp8_to_f32
+        return float(fp8_to_f32(a[:1], elt.name)[0])
+    return v.item()
+
+
+class _RangeSpec:
+    """``range(...)`` inside a kernel, before its bounds are known."""
+    __slots__ = ("args", )
+
+    def __init__(self, args: tuple) -> None:
+        self.args = args
+
+
+def _sem() -> Any:
+    return _ambient_semantic.get()
+
+
+class Runtime:
+    """The helpers, one instance shared by every rewritten function (they find the running launch through
+    the ambient semantic)."""
+
+    # -- control flow ------------------------------------------------------------------------------
+    def cond(self, c: Any) -> bool:
+        if isinstance(c, _condition):
+            c = c.condition
+        if isinstance(c, tensor):
+            return bool(_uniform_scalar(c, "a condition"))
+        return bool(c)
+
+    def not_(self, c: Any) -> Any:
+        if isinstance(c, tensor):
+            return c.__not__(_semantic=_sem())
+        return not c
+
+    def and_(self, a: Any, rest: Any) -> Any:
+        if isinstance(a, tensor):
+            return _sem().logical_and(a, rest())
+        return a and rest()
+
+    def or_(self, a: Any, rest: Any) -> Any:
+        if isinstance(a, tensor):
+            return _sem().logical_or(a, rest())
+        return a or rest()
+
+    def transpose(self, x: Any) -> Any:
+        if isinstance(x, tensor):
+            n = len(x.shape)
+            return _sem().permute(x, list(range(n - 2)) + [n - 1, n - 2])
+        return x.T
+
+    def iterate(self, it: Any) -> Iterator[Any]:
+        if isinstance(it, _RangeSpec):
+            return self._range(tl.range(*it.args))
+        if isinstance(it, tl.range):
+            return self._range(it)
+        if isinstance(it, tl.static_range):
+            return iter(range(tl._unwrap(it.start), tl._unwrap(it.end), tl._unwrap(it.step)))
+        if isinstance(it, tensor):
+            raise CompileTimeError("cannot iterate over a tensor; use range() over its length")
+        if isinstance(it, tuple_value):
+            return iter(it.values)
+        return iter(tl._unwrap(it))
+
+    def _range(self, r: tl.range) -> Iterator[Any]:
+        s = _sem()
+        bounds = []
+        for v in (r.start, r.end, r.step):
+            t = s.to_tensor(tl._unwrap(v))
+            if t.type.is_block() or not t.dtype.is_int():
+                raise CompileTimeError(f"loop bounds must be integer scalars, got {t.type}")
+            bounds.append(t)
+        ity = tl.int64 if any(b.dtype in (tl.int64, tl.uint64) for b in bounds) else tl.int32
+        arrays = [b.handle.a for b in bounds]
+        if any(a.shape[0] > 1 for a in arrays):
+            n = max(a.shape[0] for a in arrays)
+            key = np.stack([np.broadcast_to(a.astype(np.int64), (n, )) for a in arrays], axis=1)
+            if not (key == key[0]).all():
+                raise Divergence(key)
+        dt = storage(ity)
+        start, end, step = (int(as_type(s.cast(b, ity).handle.a[:1], dt)[0]) for b in bounds)
+        if step == 0:
+            raise CompileTimeError("range() step must not be zero")
+        return self._count(s, ity, start, end, step)
+
+    @staticmethod
+    def _count(s: Any, ity: tl.dtype, start: int, end: int, step: int) -> Iterator[Any]:
+        for i in range(start, end, step):
+            yield tensor(s.builder.get_constant(i, ity), ity)
+
+    def assert_(self, c: Any, msg: Any, text: str) -> None:
+        msg = tl._unwrap(msg)
+        if isinstance(c, tensor):
+            _sem().device_assert(c, str(msg) if msg else f"Assertion `{text}` failed")
+            return
+        if not tl._unwrap(c):
+            raise AssertionError(msg or f"assertion failed: {text}")
+
+    # -- calls -------------------------------------------------------------------------------------
+    def call(self, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+        fn = f.value if type(f) is constexpr else f
+        func = getattr(fn, "__func__", fn)
+        if getattr(func, tl.TRITON_BUILTIN, False):
+            s = _sem()
+            return fn(*args, **kwargs, _semantic=s, _generator=s.launch.generator)
+        from ..runtime.jit import JITFunction
+        if isinstance(fn, JITFunction):
+            return _sem().launch.call_jit(fn, args, kwargs)
+        if isinstance(fn, tl.dtype):
+            if len(args) != 1 or kwargs:
+                raise CompileTimeError(f"{fn}(x) takes one value to convert")
+            s = _sem()
+            return s.cast(s.to_tensor(tl._unwrap(args[0])), fn)
+        if fn is builtins.range:
+            return _RangeSpec(args)
+        if fn is builtins.print:
+            return self._print(args)
+        if fn is builtins.min or fn is builtins.max:
+            return self._minmax(fn, args)
+        if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor:
+            ua = [tl._unwrap(a) for a in args]
+            if any(isinstance(a, tensor) for a in ua):
+                raise CompileTimeError(f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
+                                       "run-time tensors")
+            return constexpr(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
+        return fn(*args, **kwargs)
+
+    def _print(self, args: tuple) -> Any:
+        s = _sem()
+        vals = list(args)
+        prefix = ""
+        if vals and isinstance(tl._unwrap(vals[0]), str):
+            prefix = tl._unwrap(vals.pop(0))
+        return s.device_print(prefix, [s.to_tensor(tl._unwrap(v)) for v in vals], False)
+
+    def _minmax(self, fn: Any, args: tuple) -> Any:
+        if len(args) == 1:
+            args = tuple(tl._unwrap(args[0]))
+        if not any(isinstance(a, tensor) for a in args):
+            return fn(*[tl._unwrap(a) for a in args])
+        s = _sem()
+        acc = args[0]
+        for a in args[1:]:
+            acc = s.minimum(acc, a) if fn is builtins.min else s.maximum(acc, a)
+        return acc
+
+
+RT = Runtime()
+
+
+def returned(value: Any) -> Any:
+    """A device function's return value as the compiler makes it: Python numbers become tensors."""
+    if isinstance(value, tuple) and not isinstance(value, tuple_value):
+        return tuple(returned(v) for v in value)
+    if isinstance(value, tuple_value):
+        return tuple_value([returned(v) for v in value.values])
+    raw = tl._unwrap(value)
+    if isinstance(raw, (bool, int, float)) and not isinstance(raw, np.generic):
+        return _sem().to_tensor(raw)
+    return value
+
+
+def as_value(x: Any) -> Any:
+    """numpy values of a kernel tensor (``tritium.interpreter.numpy``)."""
+    if isinstance(x, tensor) and isinstance(x.handle, V):
+        from .values import tensor_value
+        return tensor_value(x)
+    return tl._unwrap(x)

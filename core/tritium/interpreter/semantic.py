@@ -1,0 +1,209 @@
+"""The interpreter's semantic: Triton's type checking and promotion, shared with the compiler (every rule lives
+in :class:`tritium.language.semantic.Semantic`), over the numpy builder. Only what has regions or talks to
+the user differs: reductions and scans run their combine function on whole arrays, ``device_print``
+prints, ``device_assert`` raises.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..language import core as tl
+from ..language.core import CompileTimeError
+from ..language.semantic import Semantic
+from .values import V, shape_of
+
+T = tl.tensor
+
+
+class ElementwiseOnly(Exception):
+    """A combine function needed a Python truth value: it must run one element at a time."""
+
+
+class InterpreterOptions:
+    """What Semantic reads of compile options, as the CPU backend sets them. Asserts are always checked:
+    the interpreter is the debugging tool."""
+    debug = True
+    default_dot_input_precision = "ieee"
+    allowed_dot_input_precisions = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
+    min_dot_size = (16, 16, 16)
+    sanitize_overflow = False
+
+
+class InterpreterSemantic(Semantic):
+    def __init__(self, builder: Any, launch: Any) -> None:
+        super().__init__(builder, InterpreterOptions())
+        self.launch = launch
+
+    def ir_type(self, ty: tl.dtype) -> Any:
+        return ty
+
+    # -- reductions and scans ----------------------------------------------------------------------
+    def _region_op(self, kind: str, inputs: Sequence[T], axis: Optional[int],
+                   combine: Callable[[list[T], list[T]], Sequence[T]], reverse: bool = False) -> tuple[T, ...]:
+        if not inputs:
+            raise CompileTimeError(f"{kind} needs at least one input")
+        inputs = [self.to_tensor(x) for x in inputs]
+        if axis is None:
+            if kind == "scan":
+                raise CompileTimeError("scan needs an axis")
+            inputs = [self.reshape(x, [x.type.numel], can_reorder=True) if x.type.is_block() and
+                      len(x.type.shape) > 1 else x for x in inputs]
+            axis = 0
+        for x in inputs:
+            if not x.type.is_block():
+                raise CompileTimeError(f"{kind} needs block inputs, got a scalar of type {x.type}")
+        shape = list(inputs[0].type.shape)
+        rank = len(shape)
+        if not -rank <= axis < rank:
+            raise CompileTimeError(f"{kind} axis {axis} is out of range for a tensor of rank {rank}")
+        if axis < 0:
+            axis += rank
+        for x in inputs:
+            if list(x.type.shape) != shape:
+                raise CompileTimeError(f"all {kind} inputs must have the same shape, got "
+                                       f"{[list(i.type.shape) for i in inputs]}")
+        scalars = [x.type.scalar for x in inputs]
+        out_shape = [s for i, s in enumerate(shape) if i != axis] if kind == "reduce" else shape
+        out_tys = [tl.block_type(s, out_shape) if out_shape else s for s in scalars]
+        b = max(x.handle.a.shape[0] for x in inputs)
+        arrays = [np.broadcast_to(x.handle.a, (b, ) + tuple(shape)) for x in inputs]
+        ax = axis + 1
+        try:
+            if kind == "reduce":
+                res = self._tree_reduce(arrays, ax, scalars, combine)
+                res = [np.squeeze(r, axis=ax) for r in res]
+            else:
+                if reverse:
+                    arrays = [np.flip(a, ax) for a in arrays]
+                res = self._scan(arrays, ax, scalars, combine)
+                if reverse:
+                    res = [np.flip(r, ax) for r in res]
+        except ElementwiseOnly:
+            res = self._sequential(kind, arrays, ax, scalars, combine, reverse)
+        return tuple(T(V(r, t), t) for r, t in zip(res, out_tys))
+
+    def _combine(self, combine: Callable, lhs: list[np.ndarray], rhs: list[np.ndarray],
+                 scalars: list[tl.dtype]) -> list[np.ndarray]:
+        results = combine([T(V(a, s), s) for a, s in zip(lhs, scalars)],
+                          [T(V(a, s), s) for a, s in zip(rhs, scalars)])
+        if isinstance(results, T):
+            results = [results]
+        results = list(results.values if isinstance(results, tl.tuple_value) else results)
+        if len(results) != len(scalars):
+            raise CompileTimeError(f"the combine function returned {len(results)} values for {len(scalars)} inputs")
+        out = []
+        for r, s in zip(results, scalars):
+            r = self.to_tensor(r)
+            if r.type.is_block():
+                raise CompileTimeError("the combine function must return scalars")
+            if r.dtype != s:
+                r = self.cast(r, s)
+            out.append(np.broadcast_to(r.handle.a, np.broadcast_shapes(lhs[0].shape, rhs[0].shape)))
+        return out
+
+    def _tree_reduce(self, arrays: list[np.ndarray], ax: int, scalars: list[tl.dtype],
+                     combine: Callable) -> list[np.ndarray]:
+        # adjacent pairs keep left operands left of right ones: right for any associative combine
+        while arrays[0].shape[ax] > 1:
+            n = arrays[0].shape[ax]
+            even = n - n % 2
+            lhs = [np.take(a, np.arange(0, even, 2), axis=ax) for a in arrays]
+            rhs = [np.take(a, np.arange(1, even, 2), axis=ax) for a in arrays]
+            out = self._combine(combine, lhs, rhs, scalars)
+            if n % 2:
+                out = [np.concatenate([o, np.take(a, [n - 1], axis=ax)], axis=ax) for o, a in zip(out, arrays)]
+            arrays = out
+        return arrays
+
+    def _scan(self, arrays: list[np.ndarray], ax: int, scalars: list[tl.dtype], combine: Callable) -> list[np.ndarray]:
+        n = arrays[0].shape[ax]
+        d = 1
+        while d < n:
+            lhs = [np.take(a, np.arange(0, n - d), axis=ax) for a in arrays]
+            rhs = [np.take(a, np.arange(d, n), axis=ax) for a in arrays]
+            out = self._combine(combine, lhs, rhs, scalars)
+            arrays = [np.concatenate([np.take(a, np.arange(0, d), axis=ax), o], axis=ax) for a, o in zip(arrays, out)]
+            d *= 2
+        return arrays
+
+    def _sequential(self, kind: str, arrays: list[np.ndarray], ax: int, scalars: list[tl.dtype],
+                    combine: Callable, reverse: bool) -> list[np.ndarray]:
+        """One element at a time, in order, for combine functions with control flow on their values."""
+        moved = [np.moveaxis(a, ax, -1) for a in arrays]
+        lead = moved[0].shape[:-1]
+        n = moved[0].shape[-1]
+        outs = [np.empty(lead + ((n, ) if kind == "scan" else ()), a.dtype) for a in moved]
+        order = range(n - 1, -1, -1) if reverse else range(n)
+        for pos in np.ndindex(*lead):
+            acc = None
+            for k in order:
+                cur = [m[pos + (k, )][None] for m in moved]
+                acc = cur if acc is None else self._combine(combine, acc, cur, scalars)
+                if kind == "scan":
+                    for o, a in zip(outs, acc):
+                        o[pos + (k, )] = a[0]
+            if kind == "reduce":
+                for o, a in zip(outs, acc):
+                    o[pos] = a[0]
+        if kind == "scan":
+            return [np.moveaxis(o, -1, ax) for o in outs]
+        return outs
+
+    # -- map_elementwise ---------------------------------------------------------------------------
+    def map_elementwise(self, inputs: Sequence[T], body: Callable[[list[T]], list[T]], pack: int) -> tuple[T, ...]:
+        inputs = list(self.broadcast_tensors(*[self.to_tensor(x) for x in inputs]))
+        shape = list(inputs[0].type.shape) if inputs[0].type.is_block() else []
+        numel = int(np.prod(shape)) if shape else 1
+        if numel % pack:
+            raise CompileTimeError(f"pack={pack} does not divide the {numel} elements of the arguments")
+        scalars = [x.type.scalar for x in inputs]
+        b = max(x.handle.a.shape[0] for x in inputs)
+        # (B, numel / pack, pack): element j of each pack is one scalar argument of the body
+        arrays = [np.broadcast_to(x.handle.a, (b, ) + tuple(shape)).reshape(b, numel // pack, pack) for x in inputs]
+
+        def run(cols: list[np.ndarray]) -> list[np.ndarray]:
+            vals = [T(V(a[..., j], s), s) for a, s in zip(cols, scalars) for j in range(pack)]
+            results = [self.to_tensor(r) for r in body(vals)]
+            if not results or len(results) % pack:
+                raise CompileTimeError(f"the mapped function returned {len(results)} values; with pack={pack} it "
+                                       f"must return a multiple of {pack}")
+            if any(r.type.is_block() for r in results):
+                raise CompileTimeError("the function given to map_elementwise must return scalars")
+            self._res_scalars = [r.type.scalar for r in results[::pack]]
+            like = cols[0].shape[:-1]
+            return [np.stack([np.broadcast_to(results[k * pack + j].handle.a, like) for j in range(pack)], axis=-1)
+                    for k in range(len(results) // pack)]
+
+        try:
+            outs = run(arrays)
+        except ElementwiseOnly:
+            # the body branches on its values: one pack at a time
+            per = [run([a[i:i + 1, k:k + 1] for a in arrays]) for i in range(b) for k in range(numel // pack)]
+            outs = [np.concatenate([p[r] for p in per], axis=0).reshape(b, numel // pack, pack)
+                    for r in range(len(per[0]))]
+        out_tys = [tl.block_type(s, shape) if shape else s for s in self._res_scalars]
+        return tuple(T(V(o.reshape((b, ) + tuple(shape)), t), t) for o, t in zip(outs, out_tys))
+
+    # -- debugging ---------------------------------------------------------------------------------
+    def device_print(self, prefix: str, args: Sequence[T], hex: bool) -> T:
+        if not prefix.endswith(" ") and args:
+            prefix += " "
+        if not prefix.endswith(": ") and args:
+            prefix = prefix[:-1] + ": "
+        if len(prefix) > 2 and not prefix.startswith(" "):
+            prefix = " " + prefix
+        vals = [self.to_tensor(a) for a in args]
+        self.launch.print_values(prefix, vals, hex)
+        return T(None, tl.void)
+
+    def device_assert(self, cond: T, msg: str, mask: Optional[T] = None) -> T:
+        cond = self.to_tensor(cond)
+        if mask is not None:
+            cond = self.or_(cond, self.not_(mask))
+        cond = self.cast(cond, tl.int1)
+        ok = cond.handle.a
+        if not ok.all():
+            self.launch.assertion_failed(ok, msg, shape_of(cond.type))
+        return T(None, tl.void)
