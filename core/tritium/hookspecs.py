@@ -174,7 +174,9 @@ class TritiumHookSpecs:
         """Return knob groups (subclasses of :class:`tritium.knobs.KnobGroup` with a ``group_name``); each
         becomes ``tritium.knobs.<group_name>``, read from its own environment names (use a prefix of your
         own, ``TRITIUM_<GROUP>_``). A group name or environment name that another owner declares is an
-        error naming both. Every knob value of a plugin's groups is part of the cache key."""
+        error naming both. Every knob value of a plugin's groups is part of the cache key, except the knobs
+        a group names in its class attribute ``not_in_cache_key`` (settings that never change generated
+        code, such as printing a report)."""
 
     @hookspec
     def tritium_pipeline(self, stage: str, pipeline: "Pipeline", options: Any, backend: "BaseBackend") -> None:

@@ -183,7 +183,8 @@ class PluginRegistry:
         parts += [f"{info.name}={k}" for info, k in self.call_each("tritium_cache_key", options=options,
                                                                       backend=backend) if k]
         for name, (group, _) in sorted(self.knob_groups.items()):
-            parts += [f"knob {name}.{k}={v!r}" for k, v in sorted(group.values().items())]
+            exempt = set(getattr(group, "not_in_cache_key", ()))
+            parts += [f"knob {name}.{k}={v!r}" for k, v in sorted(group.values().items()) if k not in exempt]
         for pname, (spec, info) in sorted(self.passes.items()):
             for ref in spec.reads:
                 parts.append(f"read {pname}:{ref}={_read_knob(ref, spec, info)!r}")
