@@ -85,7 +85,14 @@ def _candidates(path: str) -> list[tuple[str, str]]:
 
 
 def _import_file(name: str, file: str) -> Any:
-    modname = f"tritium_path_plugin_{name}"
+    # imported under its own name, so that dotted paths in it ("my_backend:MyCompiler", lazy("my_pass:run"))
+    # resolve; a name some other module already has is refused rather than shadowed
+    modname = name
+    other = sys.modules.get(modname)
+    if other is not None and os.path.realpath(getattr(other, "__file__", "") or "") != os.path.realpath(file):
+        raise PluginError(f"plugin {name!r} from {file} (TRITIUM_PLUGIN_PATHS) has the name of module {name!r} "
+                          f"already imported from {getattr(other, '__file__', None) or 'a built-in'}; rename "
+                          f"the file or folder")
     package = os.path.basename(file) == "__init__.py"
     spec = importlib.util.spec_from_file_location(
         modname, file, submodule_search_locations=[os.path.dirname(file)] if package else None)

@@ -97,10 +97,15 @@ class PluginRegistry:
             raise PluginError(f"two plugins are named {info.name!r}: distribution {other.distribution} "
                               f"({other.source}) and distribution {info.distribution} ({info.source}); "
                               f"uninstall or disable one (TRITIUM_PLUGINS_DISABLE)")
+        for other in self.infos.values():
+            if other.module is obj:
+                raise PluginError(f"{info.describe()} and {other.describe()} are the same object "
+                                  f"({getattr(obj, '__name__', obj)!s}); a plugin module registers once, "
+                                  f"under one entry point")
         info.module = obj
         try:
             self.pm.register(obj, name=info.name)
-        except ValueError as exc:  # pluggy: the same object registered twice
+        except ValueError as exc:  # pluggy: an equal object registered before
             raise PluginError(f"{info.describe()} could not be registered: {exc}") from None
         for impl in self.pm.get_hookcallers(obj) or ():
             for hi in impl.get_hookimpls():
