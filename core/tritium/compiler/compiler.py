@@ -132,6 +132,11 @@ def build_stages(backend: BaseBackend, options: Any, language: Language) -> Stag
 def _store_form(artifact: Any) -> Any:
     if isinstance(artifact, (str, bytes)):
         return artifact
+    op = getattr(artifact, "operation", None)
+    if op is not None:
+        # like Triton's dumps, MLIR stages keep their source locations (unless line info is off), so that
+        # an edited stage fed back through TRITON_KERNEL_OVERRIDE still points at the kernel's lines
+        return op.get_asm(enable_debug_info=not knobs.compilation.disable_line_info)
     return str(artifact)
 
 
