@@ -1,0 +1,374 @@
+"""A host target for the GPU lowering: every GPU thread of a program is an OS thread, barriers are
+pthread barriers, warp shuffles go through a per-warp buffer. It runs the very IR the lowering writes for
+GPUs (only the target hooks differ), so layouts, reductions, scans, conversions and control flow are
+tested on machines without a GPU. It is slow (a barrier wakes every thread) and meant for tests.
+
+It is a backend like any other but is not registered by default: a test installs it with
+``PluginRegistry.from_objects({"core": ..., "gpu-emu": "tritium.gpu.emulator"})`` and selects it with
+``TRITON_DEFAULT_BACKEND=gpu-emu``.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import struct
+import threading
+from dataclasses import dataclass, fields
+from typing import Any, Optional
+
+from ..backends.compiler import BaseBackend, GPUTarget, Language
+from ..backends.driver import DriverBase
+from ..hookspecs import PLUGIN_API, BackendSpec, hookimpl
+from .irtext import Function, Module
+from .target import TargetHooks
+
+TRITIUM_PLUGIN_API = PLUGIN_API
+NAME = "gpu-emu"
+CTX = "{ i32, i32, i32, i32, i32, i32, i32, i32, ptr, ptr }"   # tid, ctaid xyz, nctaid xyz, pad, smem, runtime
+RT = "{ ptr, ptr, ptr }"                                      # CTA barrier, warp barriers, shuffle buffer
+BARRIER_BYTES = 64                                            # >= sizeof(pthread_barrier_t)
+
+
+class EmulatorTarget(TargetHooks):
+    safe_int_div = True
+    max_shared_bytes = 1 << 20
+
+    def __init__(self, triple: str, datalayout: str) -> None:
+        self.triple, self.datalayout = triple, datalayout
+
+    def kernel_function(self, module: Module, name: str, params: list[str], num_warps: int) -> tuple[Function, list[str]]:
+        fn = Function(f"{name}_kernel", "void", [("ptr", "%args"), ("ptr", "%ctx")], attrs="nounwind")
+        names = []
+        for i, t in enumerate(params):
+            slot = fn.pinst(f"getelementptr inbounds i64, ptr %args, i64 {i}")
+            if t == "i1":
+                b = fn.pinst(f"load i8, ptr {slot}, align 8")
+                names.append(fn.pinst(f"trunc i8 {b} to i1"))
+            else:
+                names.append(fn.pinst(f"load {t}, ptr {slot}, align 8"))
+        _runtime(module)
+        return fn, names
+
+    def _field(self, fn: Function, k: int, ty: str = "i32") -> str:
+        p = fn.pinst(f"getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 {k}")
+        return fn.pinst(f"load {ty}, ptr {p}")
+
+    def thread_id(self, fn: Function) -> str:
+        return self._field(fn, 0)
+
+    def program_id(self, fn: Function, axis: int) -> str:
+        return self._field(fn, 1 + axis)
+
+    def num_programs(self, fn: Function, axis: int) -> str:
+        return self._field(fn, 4 + axis)
+
+    def shared_base(self, fn: Function) -> str:
+        return self._field(fn, 8, "ptr")
+
+    def barrier(self, fn: Function) -> None:
+        fn.emit("call void @emu_barrier(ptr %ctx)")
+
+    def shuffle_i32(self, fn: Function, kind: str, value: str, operand: str) -> str:
+        k = {"xor": 0, "up": 1, "down": 2, "idx": 3}[kind]
+        return fn.inst(f"call i32 @emu_shfl(ptr %ctx, i32 {k}, i32 {value}, i32 {operand})")
+
+    def printf(self, fn: Function, module: Module, fmt: str, args: list[tuple[str, str]]) -> None:
+        module.declare("printf", "declare i32 @printf(ptr, ...)")
+        g = module.string(fmt)
+        rest = "".join(f", {t} {v}" for t, v in args)
+        fn.emit(f"call i32 (ptr, ...) @printf(ptr {g}{rest})")
+
+
+def _runtime(module: Module) -> None:
+    if "emu_barrier" in module.declarations:
+        return
+    module.declare("pthread_barrier_wait", "declare i32 @pthread_barrier_wait(ptr)")
+    module.declare("emu_barrier", f"""define internal void @emu_barrier(ptr %ctx) nounwind {{
+  %rtp = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 9
+  %rt = load ptr, ptr %rtp
+  %b = load ptr, ptr %rt
+  %r = call i32 @pthread_barrier_wait(ptr %b)
+  ret void
+}}""")
+    module.declare("emu_shfl", f"""define internal i32 @emu_shfl(ptr %ctx, i32 %kind, i32 %v, i32 %op) nounwind {{
+  %tid = load i32, ptr %ctx
+  %rtp = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 9
+  %rt = load ptr, ptr %rtp
+  %wbp = getelementptr inbounds {RT}, ptr %rt, i32 0, i32 1
+  %wbs = load ptr, ptr %wbp
+  %bufp = getelementptr inbounds {RT}, ptr %rt, i32 0, i32 2
+  %buf = load ptr, ptr %bufp
+  %lane = and i32 %tid, 31
+  %warp = lshr i32 %tid, 5
+  %wboff = mul i32 %warp, {BARRIER_BYTES}
+  %wb = getelementptr inbounds i8, ptr %wbs, i32 %wboff
+  %mine = getelementptr inbounds i32, ptr %buf, i32 %tid
+  store volatile i32 %v, ptr %mine
+  %r1 = call i32 @pthread_barrier_wait(ptr %wb)
+  %x = xor i32 %lane, %op
+  %up = sub i32 %lane, %op
+  %upneg = icmp slt i32 %up, 0
+  %up2 = select i1 %upneg, i32 %lane, i32 %up
+  %dn = add i32 %lane, %op
+  %dnbig = icmp sgt i32 %dn, 31
+  %dn2 = select i1 %dnbig, i32 %lane, i32 %dn
+  %isx = icmp eq i32 %kind, 0
+  %isup = icmp eq i32 %kind, 1
+  %isdn = icmp eq i32 %kind, 2
+  %s0 = select i1 %isdn, i32 %dn2, i32 %op
+  %s1 = select i1 %isup, i32 %up2, i32 %s0
+  %src = select i1 %isx, i32 %x, i32 %s1
+  %srcm = and i32 %src, 31
+  %base = shl i32 %warp, 5
+  %idx = or i32 %base, %srcm
+  %theirs = getelementptr inbounds i32, ptr %buf, i32 %idx
+  %got = load volatile i32, ptr %theirs
+  %r2 = call i32 @pthread_barrier_wait(ptr %wb)
+  ret i32 %got
+}}""")
+
+
+def thread_main(module: Module, kernel: str) -> None:
+    """``emu_thread(args, rt, tid, n0, n1, n2, smem)``: run every program of the grid as thread ``tid``."""
+    module.functions.append(_Raw(f"""define void @{kernel}_thread(ptr %args, ptr %rt, i32 %tid, i32 %n0, i32 %n1, i32 %n2, ptr %smem) nounwind {{
+entry:
+  %ctx = alloca {CTX}, align 8
+  %f0 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 0
+  store i32 %tid, ptr %f0
+  %f4 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 4
+  store i32 %n0, ptr %f4
+  %f5 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 5
+  store i32 %n1, ptr %f5
+  %f6 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 6
+  store i32 %n2, ptr %f6
+  %f8 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 8
+  store ptr %smem, ptr %f8
+  %f9 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 9
+  store ptr %rt, ptr %f9
+  %a = mul i32 %n0, %n1
+  %total = mul i32 %a, %n2
+  %empty = icmp eq i32 %total, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %lin = phi i32 [0, %entry], [%next, %loop]
+  %p0 = urem i32 %lin, %n0
+  %rest = udiv i32 %lin, %n0
+  %p1 = urem i32 %rest, %n1
+  %p2 = udiv i32 %rest, %n1
+  %f1 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 1
+  store i32 %p0, ptr %f1
+  %f2 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 2
+  store i32 %p1, ptr %f2
+  %f3 = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 3
+  store i32 %p2, ptr %f3
+  call void @{kernel}_kernel(ptr %args, ptr %ctx)
+  call void @emu_barrier(ptr %ctx)
+  %next = add i32 %lin, 1
+  %more = icmp ult i32 %next, %total
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}"""))
+
+
+class _Raw:
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def text(self) -> str:
+        return self._text
+
+
+# -- backend ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EmuOptions:
+    num_warps: int = 4
+    num_stages: int = 3
+    num_ctas: int = 1
+    maxnreg: Any = None
+    debug: bool = False
+    enable_fp_fusion: bool = True
+    sanitize_overflow: bool = False
+    default_dot_input_precision: str = "ieee"
+    allowed_dot_input_precisions: tuple = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
+    min_dot_size: tuple = (16, 16, 16)
+    launch_cooperative_grid: bool = False
+    launch_pdl: bool = False
+    extern_libs: Any = None
+    instrumentation_mode: str = ""
+    arch: str = "host"
+
+
+@functools.lru_cache(maxsize=None)
+def host_machine() -> Any:
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    # the host's own features: half and bfloat conversions then need no compiler-rt helpers
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=1, reloc="pic",
+        codemodel="default")
+
+
+class EmulatorBackend(BaseBackend):
+    name = NAME
+    binary_ext = "obj"
+    capabilities = frozenset({"host-memory", "fp64", "device-print", "device-assert", "float-atomics",
+                              "int64-atomics", "dot-fp32", "dot-fp16", "dot-bf16", "dot-int8", "dot-fp64"})
+
+    @staticmethod
+    def supports_target(target: GPUTarget) -> bool:
+        return target.backend == NAME
+
+    def hash(self) -> str:
+        import llvmlite
+        return hashlib.sha256(f"gpu-emu-{llvmlite.__version__}".encode()).hexdigest()
+
+    def parse_options(self, options: dict) -> EmuOptions:
+        known = {f.name for f in fields(EmuOptions)}
+        opts = {k: v for k, v in options.items() if k in known}
+        if "allowed_dot_input_precisions" in opts:
+            opts["allowed_dot_input_precisions"] = tuple(opts["allowed_dot_input_precisions"])
+        return EmuOptions(**opts)
+
+    def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
+        from . import stages as gs
+        tm = host_machine()
+        import llvmlite.binding as llvm
+        target = EmulatorTarget(llvm.get_default_triple(), str(tm.target_data))
+        stages["ttir"] = lambda src, md: gs.make_ttir(src, md, options, self)
+        stages["ttgir"] = lambda src, md: gs.make_ttgir(src, md, options, self, target)
+        stages["llir"] = lambda src, md: self.make_llir(src, md, options, target)
+        stages["obj"] = lambda src, md: tm.emit_object(llvm.parse_assembly(src))
+
+    def make_llir(self, module: Any, metadata: dict, options: Any, target: EmulatorTarget) -> str:
+        from . import stages as gs
+        text = gs.make_llir(module, metadata, options, target)
+        extra = Module()
+        thread_main(extra, metadata["name"])
+        text = text + "\n" + extra.functions[0].text() + "\n"
+        import llvmlite.binding as llvm
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        return str(mod)
+
+
+# -- driver ----------------------------------------------------------------------------------------------
+_THREAD = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
+                           ctypes.c_int32, ctypes.c_void_p)
+
+
+class EmulatedAssertionError(AssertionError):
+    pass
+
+
+class EmulatorLauncher:
+    def __init__(self, kernel: Any, engine: Any) -> None:
+        md = kernel.metadata_dict
+        self.kernel, self.engine = kernel, engine
+        self.fn = _THREAD(engine.get_function_address(f"{kernel.name}_thread"))
+        self.types = md["arg_types"]
+        self.num_warps = md["num_warps"]
+        self.shared = max(16, md["shared"])
+        self.state = engine.get_global_value_address(f"{kernel.name}_assert_state") if md.get("has_assert") else 0
+        self.messages = md.get("assert_messages", [])
+
+    def __call__(self, grid: tuple[int, int, int], args: list[Any]) -> None:
+        slots = (ctypes.c_uint64 * max(1, len(args)))(*[_pack(t, a, self.kernel.name) for t, a in zip(self.types, args)])
+        threads = self.num_warps * 32
+        libc = ctypes.CDLL(None)
+        cta = ctypes.create_string_buffer(BARRIER_BYTES)
+        warps = ctypes.create_string_buffer(BARRIER_BYTES * self.num_warps)
+        libc.pthread_barrier_init(cta, None, threads)
+        for w in range(self.num_warps):
+            libc.pthread_barrier_init(ctypes.byref(warps, w * BARRIER_BYTES), None, 32)
+        shfl = (ctypes.c_int32 * threads)()
+        smem = ctypes.create_string_buffer(self.shared + 64)
+        smem_addr = (ctypes.addressof(smem) + 63) // 64 * 64
+        rt = (ctypes.c_void_p * 3)(ctypes.addressof(cta), ctypes.addressof(warps), ctypes.addressof(shfl))
+        workers = [threading.Thread(target=self.fn, args=(ctypes.addressof(slots), ctypes.addressof(rt), t,
+                                                          grid[0], grid[1], grid[2], smem_addr))
+                   for t in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        libc.fflush(None)
+        if self.state:
+            st = (ctypes.c_int32 * 6).from_address(self.state)
+            if st[0]:
+                msg = self.messages[st[4]] if 0 <= st[4] < len(self.messages) else "assertion failed"
+                pid = (st[1], st[2], st[3])
+                ctypes.memset(self.state, 0, 24)
+                raise EmulatedAssertionError(f"device_assert failed in kernel `{self.kernel.name}` at {msg} "
+                                             f"(program id {pid}, element {st[5]})")
+
+
+def _pack(t: str, v: Any, kernel: str) -> int:
+    if t.startswith("ptr"):
+        return int(v)
+    if t == "float":
+        return struct.unpack("<I", struct.pack("<f", v))[0]
+    if t == "double":
+        return struct.unpack("<Q", struct.pack("<d", v))[0]
+    return int(v) & ((1 << 64) - 1)
+
+
+_LIB_SYMBOLS = ("pthread_barrier_wait", "printf", "fflush", "expf", "exp2f", "logf", "log2f", "sinf", "cosf",
+                "tanf", "erff", "tanhf", "powf", "atan2f", "atanf", "asinf", "acosf", "sinhf", "coshf", "log1pf",
+                "expm1f", "cbrtf", "log10f", "exp10f", "fmodf", "exp", "exp2", "log", "log2", "sin", "cos", "tan",
+                "erf", "tanh", "pow", "atan2", "atan", "asin", "acos", "sinh", "cosh", "log1p", "expm1", "cbrt",
+                "log10", "exp10", "fmod", "roundevenf", "roundeven", "memset", "memcpy")
+_loaded = False
+
+
+def _load_symbols() -> None:
+    global _loaded
+    if _loaded:
+        return
+    import llvmlite.binding as llvm
+    libs = [ctypes.CDLL(None), ctypes.CDLL("libm.so.6")]
+    for name in _LIB_SYMBOLS:
+        for lib in libs:
+            try:
+                f = getattr(lib, name)
+            except AttributeError:
+                continue
+            llvm.add_symbol(name, ctypes.cast(f, ctypes.c_void_p).value)
+            break
+    _loaded = True
+
+
+class EmulatorDriver(DriverBase):
+    @classmethod
+    def is_active(cls) -> bool:
+        return True
+
+    def get_current_target(self) -> GPUTarget:
+        return GPUTarget(NAME, "host", 32)
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def accepts_device(self, device: str) -> bool:
+        return device in ("cpu", "mock")
+
+    def make_launcher(self, kernel: Any) -> EmulatorLauncher:
+        import llvmlite.binding as llvm
+        _load_symbols()
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(kernel.kernel))
+        engine.finalize_object()
+        return EmulatorLauncher(kernel, engine)
+
+
+@hookimpl
+def tritium_backends() -> list[BackendSpec]:
+    return [BackendSpec(name=NAME, compiler="tritium.gpu.emulator:EmulatorBackend",
+                        driver="tritium.gpu.emulator:EmulatorDriver",
+                        description="the GPU lowering run on host threads (for tests)",
+                        capabilities=EmulatorBackend.capabilities, priority=-10)]
+
+
+_unused: Optional[Any] = None

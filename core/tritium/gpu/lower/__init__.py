@@ -1,0 +1,42 @@
+"""Lowering of a kernel's ``ttgir`` (tile IR with layouts) to LLVM IR text for a :class:`TargetHooks`."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._mlir import ir, walk_children
+from ..assign import element_type
+from ..irtext import Module
+from .kernel import KernelLowering
+from .values import LoweringError
+
+__all__ = ["lower_module", "LoweringError", "kernel_function"]
+
+
+def kernel_function(module: Any) -> Any:
+    funcs = [op for op in walk_children(module.operation) if op.name == "func.func"]
+    public = [f for f in funcs if "sym_visibility" not in f.attributes
+              or str(f.attributes["sym_visibility"]).strip('"') == "public"]
+    if len(public) != 1:
+        raise LoweringError(f"expected one kernel function in the module, found {len(public)}")
+    return public[0]
+
+
+def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str, dict]:
+    """LLVM IR text of the kernel, and metadata for the launcher: ``shared`` (bytes of dynamic shared
+    memory), ``num_warps``, ``arg_types``, ``has_print``, ``has_assert``, ``assert_messages``."""
+    attrs = module.operation.attributes
+    num_warps = ir.IntegerAttr(attrs["ttg.num_warps"]).value if "ttg.num_warps" in attrs else \
+        getattr(options, "num_warps", 4)
+    func = kernel_function(module)
+    out = Module(target.triple, target.datalayout)
+    lowering = KernelLowering(out, target, func, num_warps, options, name)
+    entry = func.regions[0].blocks[0]
+    params = [lowering.llty(element_type(a.type)) for a in entry.arguments]
+    fn = lowering.lower(params)
+    out.functions.append(fn)
+    shared = (lowering.scratch_bytes + 15) // 16 * 16
+    target.finish_kernel(out, fn, num_warps, shared)
+    meta = {"shared": shared, "num_warps": num_warps, "arg_types": params, "has_print": lowering.has_print,
+            "has_assert": lowering.has_assert,
+            "assert_messages": list(getattr(lowering, "assert_messages", []))}
+    return out.text(), meta

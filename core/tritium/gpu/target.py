@@ -1,0 +1,203 @@
+"""What a GPU target tells the lowering: the few places where LLVM IR differs between devices.
+
+The lowering (:mod:`tritium.gpu.lower`) writes portable LLVM IR for everything it can and asks the
+target for: the kernel's signature and annotations, thread and program identity, barriers, warp
+shuffles, the dynamic shared memory, special math functions, device printf, and optionally faster forms
+of global loads, stores and atomics (predicated instructions instead of branches) and of dot products
+(tensor-core strategies). A backend subclasses :class:`TargetHooks`; the defaults below are portable
+LLVM IR that any target can start from.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .assign import LayoutPolicy
+from .irtext import BYTES, Function, Module, const, vector_type
+
+
+class TargetHooks:
+    #: threads per warp
+    warp_size = 32
+    triple = ""
+    datalayout = ""
+    #: LLVM types of pointers to global and shared memory
+    global_ptr = "ptr"
+    shared_ptr = "ptr"
+    #: address space of module globals the host may read (assert state)
+    global_addrspace = 0
+    #: divide by 1 where the divisor is 0 (hosts trap on integer division by zero; GPUs do not)
+    safe_int_div = False
+    #: reductions and conversions may use this many bytes of shared memory per program
+    max_shared_bytes = 48 * 1024
+
+    def policy(self, num_warps: int) -> LayoutPolicy:
+        """The layout policy of the ``ttgir`` stage (dot layouts, vector widths)."""
+        return LayoutPolicy(num_warps, self.warp_size)
+
+    # -- the kernel ----------------------------------------------------------------------------------
+    def kernel_function(self, module: Module, name: str, params: list[str], num_warps: int) -> tuple[Function, list[str]]:
+        """Create the kernel's LLVM function; return it and the SSA names of its parameters (one per
+        ``params`` entry, already of the LLVM type given there)."""
+        raise NotImplementedError
+
+    def finish_kernel(self, module: Module, fn: Function, num_warps: int, shared_bytes: int) -> None:
+        """Add what the kernel needs once lowered (annotations, the shared-memory symbol)."""
+
+    # -- identity ------------------------------------------------------------------------------------
+    def thread_id(self, fn: Function) -> str:
+        raise NotImplementedError
+
+    def program_id(self, fn: Function, axis: int) -> str:
+        raise NotImplementedError
+
+    def num_programs(self, fn: Function, axis: int) -> str:
+        raise NotImplementedError
+
+    # -- synchronization -----------------------------------------------------------------------------
+    def barrier(self, fn: Function) -> None:
+        raise NotImplementedError
+
+    def shuffle_i32(self, fn: Function, kind: str, value: str, operand: str) -> str:
+        """Warp shuffle of an i32: ``kind`` is "xor" (lane ^ operand), "up" (lane - operand, own value when
+        out of range) or "idx" (lane = operand). Called by every lane of the warp."""
+        raise NotImplementedError
+
+    def shared_base(self, fn: Function) -> str:
+        """A ``shared_ptr`` to the start of the program's dynamic shared memory (valid in the prologue)."""
+        raise NotImplementedError
+
+    # -- global memory ---------------------------------------------------------------------------------
+    def load(self, fn: Function, module: Module, ptr: str, elem: str, vec: int, align: int, pred: Optional[str],
+             other: Optional[list[str]], cache: str = "", evict: str = "", volatile: bool = False) -> list[str]:
+        """Load ``vec`` consecutive elements of LLVM type ``elem`` from ``ptr``; where ``pred`` is false, the
+        result is ``other`` (or zeros). Returns one SSA value per element."""
+        vt = vector_type(vec, elem)
+        vol = "volatile " if volatile else ""
+
+        def do() -> str:
+            return fn.inst(f"load {vol}{vt}, {self.global_ptr} {ptr}, align {align}")
+
+        if pred is None or pred == "true":
+            v = do()
+        else:
+            if other is None:
+                other = [const(elem, 0)] * vec
+            alt = pack(fn, other, elem)
+            before = fn.current
+            yes, join = fn.label("ld"), fn.label("ldj")
+            fn.cond_br(pred, yes, join)
+            fn.start_block(yes)
+            loaded = do()
+            fn.br(join)
+            fn.start_block(join)
+            v = fn.inst(f"phi {vt} [{loaded}, %{yes}], [{alt}, %{before}]")
+        return unpack(fn, v, elem, vec)
+
+    def store(self, fn: Function, module: Module, ptr: str, elem: str, values: list[str], align: int,
+              pred: Optional[str], cache: str = "", evict: str = "") -> None:
+        vt = vector_type(len(values), elem)
+        guarded(fn, pred, lambda: fn.emit(f"store {vt} {pack(fn, values, elem)}, {self.global_ptr} {ptr}, "
+                                          f"align {align}"))
+
+    def atomic_rmw(self, fn: Function, module: Module, kind: str, ptr: str, elem: str, value: str,
+                   pred: Optional[str], sem: str, scope: str) -> str:
+        order = _ORDER.get(sem, "seq_cst")
+        llkind = {"add": "add", "fadd": "fadd", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg",
+                  "max": "max", "min": "min", "umax": "umax", "umin": "umin", "fmax": "fmax", "fmin": "fmin"}[kind]
+        return guarded_value(fn, pred, elem, lambda: fn.inst(
+            f"atomicrmw {llkind} {self.global_ptr} {ptr}, {elem} {value} {order}, align {BYTES.get(elem, 8)}"))
+
+    def atomic_cas(self, fn: Function, module: Module, ptr: str, elem: str, cmp: str, value: str,
+                   pred: Optional[str], sem: str, scope: str) -> str:
+        order = _ORDER.get(sem, "seq_cst")
+        fail = "monotonic" if order in ("monotonic", "release") else "acquire"
+        if order == "seq_cst":
+            fail = "seq_cst"
+        it = {"half": "i16", "bfloat": "i16", "float": "i32", "double": "i64"}.get(elem, elem)
+
+        def emit() -> str:
+            c, v = cmp, value
+            if it != elem:
+                c = fn.inst(f"bitcast {elem} {c} to {it}")
+                v = fn.inst(f"bitcast {elem} {v} to {it}")
+            pair = fn.inst(f"cmpxchg {self.global_ptr} {ptr}, {it} {c}, {it} {v} {order} {fail}, "
+                           f"align {BYTES.get(elem, 8)}")
+            old = fn.inst(f"extractvalue {{ {it}, i1 }} {pair}, 0")
+            return fn.inst(f"bitcast {it} {old} to {elem}") if it != elem else old
+
+        return guarded_value(fn, pred, elem, emit)
+
+    # -- math --------------------------------------------------------------------------------------------
+    def math(self, fn: Function, module: Module, name: str, args: list[str], ty: str) -> Optional[str]:
+        """Code for a math op (``math.exp``, ``arith.divf``, ``tt.precise_sqrt``...) on scalars of LLVM type
+        ``ty``, or None to use the portable lowering (LLVM intrinsics and instructions)."""
+        return None
+
+    def extern_call(self, fn: Function, module: Module, symbol: str, libpath: str, args: list[tuple[str, str]],
+                    ret: str) -> str:
+        raise NotImplementedError(f"this target cannot call external function {symbol} (from {libpath})")
+
+    # -- debugging ---------------------------------------------------------------------------------------
+    def printf(self, fn: Function, module: Module, fmt: str, args: list[tuple[str, str]]) -> None:
+        """Print ``fmt`` (a C format string) with ``args`` ((LLVM type, value), already promoted as C
+        varargs are: double, i32/i64, pointers)."""
+        raise NotImplementedError
+
+    def dot_strategy(self, kind: str) -> Optional[Callable[..., Any]]:
+        """The lowering of ``tt.dot`` ops whose plan has this kind (from :meth:`policy`), or None for the
+        portable FMA lowering."""
+        return None
+
+    def convert_layout(self, lowering: Any, value: Any, dst: Any) -> Any:
+        """A target's faster way to move a tile into layout ``dst`` (e.g. tensor-core operand fragments
+        through matrix loads), or None for the portable way through shared memory."""
+        return None
+
+
+_ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic",
+          "": "acq_rel"}
+
+
+def pack(fn: Function, values: list[str], elem: str) -> str:
+    if len(values) == 1:
+        return values[0]
+    vt = vector_type(len(values), elem)
+    v = "poison"
+    for i, x in enumerate(values):
+        v = fn.inst(f"insertelement {vt} {v}, {elem} {x}, i32 {i}")
+    return v
+
+
+def unpack(fn: Function, v: str, elem: str, n: int) -> list[str]:
+    if n == 1:
+        return [v]
+    vt = vector_type(n, elem)
+    return [fn.inst(f"extractelement {vt} {v}, i32 {i}") for i in range(n)]
+
+
+def guarded(fn: Function, pred: Optional[str], emit: Callable[[], None]) -> None:
+    if pred is None or pred == "true":
+        emit()
+        return
+    if pred == "false":
+        return
+    yes, join = fn.label("g"), fn.label("gj")
+    fn.cond_br(pred, yes, join)
+    fn.start_block(yes)
+    emit()
+    fn.br(join)
+    fn.start_block(join)
+
+
+def guarded_value(fn: Function, pred: Optional[str], ty: str, emit: Callable[[], str]) -> str:
+    if pred is None or pred == "true":
+        return emit()
+    before = fn.current
+    yes, join = fn.label("g"), fn.label("gj")
+    fn.cond_br(pred, yes, join)
+    fn.start_block(yes)
+    v = emit()
+    end = fn.current
+    fn.br(join)
+    fn.start_block(join)
+    return fn.inst(f"phi {ty} [{v}, %{end}], [{const(ty, 0)}, %{before}]")

@@ -1,0 +1,53 @@
+"""GPU tier.
+
+- ``test_emulated_*``: the GPU lowering library (core/tritium/gpu) run on the host emulator, one OS thread
+  per GPU thread. Needs no GPU; runs everywhere.
+- tests marked ``gpu``: need an NVIDIA GPU with tritium-nvidia; they skip with the reason otherwise.
+"""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def emulator(isolated_tritium):
+    """Kernels launched in the test run on the GPU emulator."""
+    from tritium import knobs, plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "gpu-emu": "tritium.gpu.emulator"})
+    with plugins.use(reg), knobs.runtime.scope():
+        knobs.runtime.default_backend = "gpu-emu"
+        yield reg
+
+
+def _cuda_reason() -> str:
+    try:
+        import tritium_nvidia.driver as d
+    except ImportError as exc:
+        return f"tritium-nvidia is not importable: {exc}"
+    if not d.CudaDriver.is_active():
+        return "no NVIDIA GPU with a working driver (cuda-bindings) on this machine"
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            return "torch has no CUDA here"
+    except ImportError:
+        return "torch is not installed"
+    return ""
+
+
+@pytest.fixture(scope="session")
+def cuda_registry(isolated_tritium):
+    reason = _cuda_reason()
+    if reason:
+        pytest.skip(reason)
+    from tritium import plugins
+    return plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+
+
+@pytest.fixture
+def cuda(cuda_registry):
+    """Kernels launched in the test run on the GPU (tritium-nvidia)."""
+    from tritium import knobs, plugins
+    with plugins.use(cuda_registry), knobs.runtime.scope():
+        knobs.runtime.default_backend = "nvidia"
+        yield cuda_registry
