@@ -39,6 +39,14 @@ def parse_bool(text: str, name: str) -> bool:
 
 
 _ENVIRON_TYPE = type(os.environ)
+#: bumped whenever a knob is set, deleted or restored from Python, so that caches derived from knob values
+#: (the runtime's in-memory kernel keys) can tell in one comparison that they are still valid
+generation = 0
+
+
+def _changed() -> None:
+    global generation
+    generation += 1
 
 
 def _encode_env_key(name: str) -> object:
@@ -106,9 +114,11 @@ class Knob(Generic[T]):
 
     def __set__(self, group: Any, value: Any) -> None:
         group.__dict__[self.name] = self.check(value)
+        _changed()
 
     def __delete__(self, group: Any) -> None:
         group.__dict__.pop(self.name, None)
+        _changed()
 
     def check(self, value: Any) -> Any:
         return value
@@ -237,6 +247,7 @@ class KnobGroup:
         """Forget values set from Python; the environment and defaults apply again."""
         for k in self.descriptors():
             self.__dict__.pop(k, None)
+        _changed()
 
     @contextmanager
     def scope(self) -> Iterator["KnobGroup"]:
@@ -247,6 +258,7 @@ class KnobGroup:
         finally:
             self.__dict__.clear()
             self.__dict__.update(saved)
+            _changed()
 
     def __repr__(self) -> str:
         body = ", ".join(f"{k}={v!r}" for k, v in self.values().items())
@@ -394,6 +406,7 @@ def scope() -> Iterator[None]:
             if name in saved:
                 g.__dict__.clear()
                 g.__dict__.update(saved[name])
+        _changed()
 
 
 def reset() -> None:

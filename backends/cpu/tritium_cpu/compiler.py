@@ -14,7 +14,7 @@ from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 from .knobs import cpu as cpu_knobs
 from .plugin import CAPABILITIES
 
-TTIR_PASSES = ("inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
+TTIR_PASSES = ("inline", "tt-inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
                "loop-invariant-code-motion", "tt-dce", "canonicalize")
 
 

@@ -71,7 +71,7 @@ class CPULauncher:
             nthreads = 1
         elif total <= 0:
             if total < 0 or n0 < 0 or n1 < 0 or n2 < 0:
-                raise ValueError(f"kernel `{self.kernel.name}`: negative grid {grid}")
+                raise ValueError(f"the grid of {self.kernel.name} has a negative size: {grid}")
             return
         else:
             nthreads = knobs.runtime.num_threads or self.cores
@@ -158,9 +158,6 @@ class CPUDriver(DriverBase):
     def get_active_torch_device(self) -> Any:
         import torch
         return torch.device("cpu")
-
-    def accepts_device(self, device: str) -> bool:
-        return device in ("cpu", "mock")
 
     @property
     def utils(self) -> "CPUUtils":

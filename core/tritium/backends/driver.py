@@ -35,10 +35,14 @@ class DriverBase(metaclass=ABCMeta):
         """Return ``launch(grid, args)`` for a CompiledKernel; built once per kernel, not per call. ``grid`` is
         three ints; ``args`` the run-time arguments in signature order, arrays as integer addresses."""
 
+    #: the torch device type of the memory this driver's kernels use; ``warmup``'s typed stand-ins take it,
+    #: so that they specialize like real arrays
+    device_type = "cpu"
+
     def accepts_device(self, device: str) -> bool:
         """Whether kernels of this driver can use memory of ``device`` (a torch device type, "cpu" for numpy
-        arrays, "mock" for warmup's stand-ins). Asked once per specialization."""
-        return True
+        arrays). Asked once per specialization."""
+        return device == self.device_type
 
     def get_benchmarker(self) -> Callable[..., Any]:
         from ..testing import do_bench

@@ -23,6 +23,8 @@ PYTHON = {
     "tt-combine": ("tritium.passes.tt_combine:tt_combine",
                    "algebraic rewrites of tile ops (splat/broadcast folding, addptr chains, dot accumulation)"),
     "tt-licm": ("tritium.passes.tt_licm:tt_licm", "hoist loop-invariant side-effect-free tile ops out of scf.for"),
+    "tt-inline": ("tritium.passes.tt_inline:tt_inline",
+                  "inline @jit device functions whose tile ops upstream `inline` refuses (except noinline calls)"),
 }
 
 

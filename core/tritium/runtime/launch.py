@@ -17,7 +17,7 @@ from .specialize import array_locations, compile_inputs, make_binder
 
 class KernelState:
     """One JITFunction on one driver: its binder, its backend, and its compiled kernels by key."""
-    __slots__ = ("driver", "target", "binder", "kernels", "backend")
+    __slots__ = ("driver", "target", "binder", "kernels", "backend", "generation", "settings")
 
     def __init__(self, fn: Any, drv: Any) -> None:
         self.driver = drv
@@ -25,6 +25,17 @@ class KernelState:
         self.binder = make_binder(fn)
         self.kernels: dict[Any, Entry] = {}
         self.backend: Any = None
+        self.generation = -1
+        self.settings: Any = None
+
+    def refresh_settings(self) -> None:
+        """The knob values set from Python that change compiled code (plugins' and core's compilation and
+        language groups, the stage inspection hook); recomputed only when a knob was set."""
+        from .. import plugins
+        self.generation = knobs.generation
+        hook = knobs.runtime.add_stages_inspection_hook
+        self.settings = (plugins.jit_key(), tuple(sorted(knobs.compilation.__dict__.items())),
+                         tuple(sorted(knobs.language.__dict__.items())), None if hook is None else _hook_key(hook))
 
 
 class Entry:
@@ -73,9 +84,9 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
             hook(*args, **kwargs)
     rt = knobs.runtime
     debug = fn.debug or rt.debug
-    hook = rt.add_stages_inspection_hook
-    full = (key, tuple(sorted(options.items())) if options else None, debug,
-            None if hook is None else _hook_key(hook))
+    if state.generation != knobs.generation:
+        state.refresh_settings()
+    full = (key, tuple(sorted(options.items())) if options else None, debug, state.settings)
     try:
         entry = state.kernels.get(full)
     except TypeError:  # an unhashable compile-time value

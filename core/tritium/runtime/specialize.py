@@ -89,7 +89,8 @@ def _torch_handler(v: Any, align: bool) -> tuple[tuple, int]:
 
 def _generic_handler(v: Any, align: bool) -> tuple[tuple, int]:
     if isinstance(v, MockTensor):
-        return ("*", v.dtype, "mock", True), 0
+        from .driver import driver
+        return ("*", v.dtype, driver.active.device_type, True), 0
     if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
         dev = getattr(v, "device", None)
         dev = getattr(dev, "type", None) or (str(dev) if dev is not None else "cpu")
@@ -204,6 +205,10 @@ def make_binder(fn: Any) -> Callable[..., tuple]:
     if np is not None and getattr(np, "ndarray", None) is not None:
         ns["_ndarray"], ns["_np_addr"] = np.ndarray, numpy_address()
     sig, body, keys, runtime = [], [], [], []
+    # the binder's own locals get a prefix no parameter name starts with
+    pre = "__"
+    while any(p.name.startswith(pre) for p in fn.params):
+        pre += "_"
     simple = (int, float, bool, str, type(None))
     ns["_simple"] = frozenset(simple)
     for p in fn.params:
@@ -220,39 +225,39 @@ def make_binder(fn: Any) -> Callable[..., tuple]:
         ns[f"_k{p.num}_D"], ns[f"_k{p.num}_"] = ("i32", "D" if align else ""), ("i32", "")
         int_fast = (f"_k{p.num}_ if {n} != 1 and {n} & 15 else _ONE if {n} == 1 else _k{p.num}_D"
                     if spec else f"_k{p.num}_")
-        k, r = f"__k{p.num}", f"__r{p.num}"
+        k, r = f"{pre}k{p.num}", f"{pre}r{p.num}"
         body += [
-            f"    __t = type({n})",
-            f"    if __t is int and -0x80000000 <= {n} <= 0x7fffffff:",
+            f"    {pre}t = type({n})",
+            f"    if {pre}t is int and -0x80000000 <= {n} <= 0x7fffffff:",
             f"        {k} = {int_fast}; {r} = {n}",
         ]
         # arrays of the libraries already loaded get a branch of their own: no call, no dispatch
         if "_Tensor" in ns:
             body += [
-                "    elif __t is _Tensor:",
+                f"    elif {pre}t is _Tensor:",
                 f"        {r} = {n}.data_ptr()",
                 f"        {k} = ('*', {n}.dtype, 'cpu' if {n}.is_cpu else {n}.device.type, {_aligned(r, align)})",
             ]
         if "_ndarray" in ns:
             body += [
-                "    elif __t is _ndarray:",
+                f"    elif {pre}t is _ndarray:",
                 f"        {r} = _np_addr({n})",
                 f"        {k} = ('*', {n}.dtype, 'cpu', {_aligned(r, align)})",
             ]
         body += [
             "    else:",
-            "        __h = _H.get(__t)",
-            f"        {k}, {r} = __h({n}, {align}) if __h is not None else _spec({n}, {spec}, {align})",
+            f"        {pre}h = _H.get({pre}t)",
+            f"        {k}, {r} = {pre}h({n}, {align}) if {pre}h is not None else _spec({n}, {spec}, {align})",
         ]
         keys.append(k)
         runtime.append(r)
     names = [f"a{p.num}" for p in fn.params]
     src = "\n".join([
-        f"def binder({', '.join(sig + ['**__options'])}):",
+        f"def binder({', '.join(sig + [f'**{pre}options'])}):",
         *body,
         f"    return ({', '.join(keys)}{',' if len(keys) == 1 else ''}), "
         f"({', '.join(runtime)}{',' if len(runtime) == 1 else ''}), "
-        f"({', '.join(names)}{',' if len(names) == 1 else ''}), __options",
+        f"({', '.join(names)}{',' if len(names) == 1 else ''}), {pre}options",
     ])
     exec(compile(src, f"<binder of {fn.__name__}>", "exec"), ns)
     inner = ns["binder"]
