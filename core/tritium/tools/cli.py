@@ -39,7 +39,8 @@ def _stages_of(name: str, backend_entry: Any) -> dict:
                 continue
             pipelines[stage] = list(make_pipeline(stage, passes, options, backend))
         return {"active": True, "target": f"{target.backend}/{target.arch}",
-                "stages": [{"name": s, "added_by": stages.describe(s)} for s in stages], "pipelines": pipelines}
+                "stages": [{"name": s, "by": [o for o in stages.owners.get(s, []) if o != "backend"]}
+                           for s in stages], "pipelines": pipelines}
     except Exception as exc:  # a listing must still show everything else
         return {"active": True, "error": f"{type(exc).__name__}: {exc}", "stages": [], "pipelines": {}}
 
@@ -120,8 +121,7 @@ def format_listing(data: dict) -> str:
         if not b["stages"]:
             out.append(f"  {b['name']}: (its driver is not active here)")
             continue
-        chain = " -> ".join(s["name"] + ("" if s["added_by"] == "backend" else f" [{s['added_by']}]")
-                            for s in b["stages"])
+        chain = " -> ".join(s["name"] + (f" [{', '.join(s['by'])}]" if s["by"] else "") for s in b["stages"])
         out.append(f"  {b['name']}: {chain}")
         for stage, passes in b["pipelines"].items():
             out.append(f"      {stage} passes: {', '.join(passes)}")
