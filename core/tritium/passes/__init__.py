@@ -4,6 +4,8 @@ The Python passes are registered with :func:`tritium.hookspecs.lazy`, so listing
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..hookspecs import PassSpec, lazy
 
 UPSTREAM = {
@@ -26,6 +28,14 @@ PYTHON = {
     "tt-inline": ("tritium.passes.tt_inline:tt_inline",
                   "inline @jit device functions whose tile ops upstream `inline` refuses (except noinline calls)"),
 }
+
+
+def all_ops(module: Any, *names: str) -> list[Any]:
+    """Every operation nested in ``module`` (innermost first), or only those named ``names``; a list, so a
+    pass may erase or replace operations while it goes through it."""
+    from ._util import all_ops as _all
+    ops = _all(module)
+    return [op for op in ops if op.name in names] if names else ops
 
 
 def core_passes() -> list[PassSpec]:
