@@ -14,6 +14,41 @@ FP8 = {"f8E4M3FN": "fp8e4nv", "f8E5M2": "fp8e5", "f8E4M3FNUZ": "fp8e4b8", "f8E5M
 SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8, "ptr": 8}
 
 
+# float8 formats: (exponent bits, bias, top exponent is inf/nan, NaN codes)
+_FP8_FORMATS = {"fp8e4nv": (4, 7, False, (0x7F, 0xFF)), "fp8e5": (5, 15, True, ()),
+                "fp8e4b8": (4, 8, False, (0x80, )), "fp8e5b16": (5, 16, False, (0x80, )),
+                "fp8e4b15": (4, 15, False, ())}
+_fp8_codes: dict[str, dict[float, int]] = {}
+
+
+def fp8_code(value: float, fmt: str) -> int:
+    """The byte encoding ``value`` (already representable) in the float8 format ``fmt``."""
+    import math
+    table = _fp8_codes.get(fmt)
+    if table is None:
+        ebits, bias, ieee, nans = _FP8_FORMATS[fmt]
+        mbits = 7 - ebits
+        table = {}
+        for code in range(255, -1, -1):   # ascending codes win: +0 over -0
+            e, m = (code >> mbits) & ((1 << ebits) - 1), code & ((1 << mbits) - 1)
+            if code in nans or (ieee and e == (1 << ebits) - 1):
+                continue
+            mag = m * 2.0 ** (1 - bias - mbits) if e == 0 else (1 + m / 2 ** mbits) * 2.0 ** (e - bias)
+            table[-mag if code & 0x80 else mag] = code
+        _fp8_codes[fmt] = table
+    if math.isnan(value):
+        ebits, _, ieee, nans = _FP8_FORMATS[fmt]
+        return 0x7F if ieee or not nans else nans[0]
+    if math.isinf(value):
+        ebits, _, ieee, nans = _FP8_FORMATS[fmt]
+        if ieee:
+            return 0x7C | (0x80 if value < 0 else 0)
+        return nans[0] if nans else (0x7F | (0x80 if value < 0 else 0))
+    if value == 0 and math.copysign(1.0, value) < 0 and fmt in ("fp8e4nv", "fp8e5", "fp8e4b15"):
+        return 0x80
+    return table[value]
+
+
 def llvm_type(mlir_elem: str) -> str:
     if mlir_elem.startswith(("!tt.ptr", "!tt.tensordesc")):
         return "ptr"

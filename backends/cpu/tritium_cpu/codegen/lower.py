@@ -175,34 +175,49 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
     def elementwise(self, op: Any) -> None:
         name = op.name
         res = op.results[0]
-        shape, rty, _ = type_info(res.type)
+        shape, rty, relem = type_info(res.type)
         operands = [self.consume(v) for v in op.operands]
-        arg_types = [type_info(v.type)[1] for v in op.operands]
+        infos = [type_info(v.type) for v in op.operands]
+        arg_types = [i[1] for i in infos]
         attrs = _attrs(op)
+        se = self.scalar
+        emit_fn = se.emit
+        fp8_args = [FP8.get(i[2]) for i in infos]
+        if (any(fp8_args) or relem in FP8) and name not in _FP8_BITWISE:
+            # float8 has no arithmetic of its own: compute in float32 and round the result back
+            math, out_fmt = self.math, FP8.get(relem)
+            compute_types = ["float" if f else t for f, t in zip(fp8_args, arg_types)]
+            compute_ret = "float" if out_fmt else rty
+
+            def emit_fn(fn, nm, vals, _types, _ret, at, address_mode=False):  # noqa: F811
+                vals = [math.call(fn, f"tritium_{f}_to_f32", "float", [("i8", v)]) if f else v
+                        for f, v in zip(fp8_args, vals)]
+                r = se.emit(fn, nm, vals, compute_types, compute_ret, at, address_mode=address_mode)
+                return math.call(fn, f"tritium_f32_to_{out_fmt}", "i8", [("float", r)]) if out_fmt else r
+
         if shape is None:
-            v = self.scalar.emit(self.fn, name, [o.value for o in operands], arg_types, rty, attrs)
+            v = emit_fn(self.fn, name, [o.value for o in operands], arg_types, rty, attrs)
             self.values[res] = Scalar(v, rty)
             return
         nodes = [self.as_node(o, shape) for o in operands]
-        se = self.scalar
 
         def emit(ev: Evaluator, vals: list[str]) -> str:
-            return se.emit(ev.fn, name, vals, arg_types, rty, attrs, address_mode=ev.address)
+            return emit_fn(ev.fn, name, vals, arg_types, rty, attrs, address_mode=ev.address)
 
         self.set(res, Tile(Elem(name, nodes, shape, rty, emit)))
 
     def op_constant(self, op: Any) -> None:
         res = op.results[0]
-        shape, lt, _ = type_info(res.type)
+        shape, lt, elem = type_info(res.type)
         attr = op.attributes["value"]
         if shape is None:
-            self.values[res] = Scalar(_scalar_const(attr, lt), lt)
+            self.values[res] = Scalar(_scalar_const(attr, lt, elem), lt)
             return
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
-            self.set(res, Tile(Splat(_scalar_const(dense.get_splat_value(), lt), shape, lt)))
+            self.set(res, Tile(Splat(_scalar_const(dense.get_splat_value(), lt, elem), shape, lt)))
             return
-        vals = [_scalar_const(dense[i], lt) for i in range(len(dense))]
+        vals = [_scalar_const(dense[i], lt, elem) for i in range(len(dense))]
         g = f"@cst.{len(self.module.globals)}"
         body = ", ".join(f"{lt} {v}" for v in vals)
         self.module.globals.append(f"{g} = private unnamed_addr constant [{len(vals)} x {lt}] [{body}], align 16")
@@ -398,6 +413,10 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
             raise LoweringError("a kernel cannot return values")
 
 
+# ops that move float8 bits without interpreting them
+_FP8_BITWISE = frozenset({"arith.select", "arith.bitcast", "tt.bitcast"})
+
+
 def _fbits(t: str) -> int:
     return {"half": 16, "bfloat": 16, "float": 32, "double": 64}[t]
 
@@ -443,7 +462,11 @@ def _attrs(op: Any) -> dict:
     return out
 
 
-def _scalar_const(attr: Any, lt: str) -> str:
+def _scalar_const(attr: Any, lt: str, elem: str = "") -> str:
+    if elem in FP8:
+        from .irtext import fp8_code
+        code = fp8_code(ir.FloatAttr(attr).value, FP8[elem])
+        return str(code - 256 if code > 127 else code)
     if isinstance(attr, ir.BoolAttr):
         return "true" if ir.BoolAttr(attr).value else "false"
     if isinstance(attr, ir.IntegerAttr):

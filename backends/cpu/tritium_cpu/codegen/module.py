@@ -5,6 +5,7 @@ from typing import Any
 
 from tritium._mlir import walk_children
 
+from . import softfloat
 from .irtext import Function, Module
 from .lower import KernelLowering, LoweringError
 from .scalar import MathLibrary
@@ -33,6 +34,9 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     lib = math.ir()
     if lib:
         module.extra.append(lib)
+    text = module.text()
+    if softfloat.needed(text):
+        module.extra.append(softfloat.library_ir())
     meta = {"cpu_work": max(1, lowering.work), "has_print": lowering.has_print, "has_assert": lowering.has_assert,
             "arg_types": lowering.arg_types, "symbol": symbol}
     return module.text(), meta

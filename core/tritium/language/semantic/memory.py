@@ -53,6 +53,18 @@ class MemoryMixin:
             raise CompileTimeError("boundary_check names a dimension twice")
         return dims
 
+    def _scalar_other(self, value: Any, elt: tl.dtype, what: str) -> T:
+        """A Python number given as ``other``: it must be representable in the element type."""
+        if elt.is_int():
+            if isinstance(value, float):
+                if value != int(value):
+                    raise CompileTimeError(f"`other` is {value} but {what} reads {elt}: the fraction would be lost; "
+                                           "pass an integer")
+                value = int(value)
+            if not elt.is_bool() and not elt.get_int_min_value() <= value <= elt.get_int_max_value():
+                raise CompileTimeError(f"`other` is {value}, which is out of range for {elt}, the type {what} reads")
+        return self.scalar_constant(value if not elt.is_bool() else bool(value), elt)  # type: ignore[attr-defined]
+
     def _is_block_ptr(self, ptr: Any) -> bool:
         return isinstance(ptr, T) and ptr.type.is_ptr() and ptr.type.element_ty.is_block()
 
@@ -62,9 +74,11 @@ class MemoryMixin:
             if not mask.type.scalar.is_bool():
                 raise CompileTimeError(f"the mask of {what} must be boolean (int1), got {mask.type.scalar}; "
                                        "compare it with a value to make one")
-        if other is not None and not isinstance(tl._unwrap(other), (int, float, bool)):
+        elt = ptr.type.scalar.element_ty
+        if isinstance(tl._unwrap(other), (int, float, bool)):
+            other = self._scalar_other(tl._unwrap(other), elt, what)
+        elif other is not None:
             other = self.to_tensor(other)  # type: ignore[attr-defined]
-            elt = ptr.type.scalar.element_ty
             if other.dtype != elt and not (elt == tl.int1 and other.dtype == tl.int8):
                 raise CompileTimeError(f"`other` has dtype {other.dtype} but {what} reads {elt}; Triton would "
                                        f"convert it silently: cast it yourself with .to(tl.{elt.codegen_name()})")

@@ -1,0 +1,53 @@
+"""Fixtures of the conformance suite: the backend under test, its capabilities, a private cache."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+
+@dataclass(frozen=True)
+class BackendUnderTest:
+    name: str
+    capabilities: frozenset
+
+    def require(self, *caps: str) -> None:
+        """Skip the calling test unless the backend declares every capability in ``caps``."""
+        missing = [c for c in caps if c and c not in self.capabilities]
+        if missing:
+            pytest.skip(f"backend {self.name!r} does not declare {', '.join(missing)}")
+
+    def require_dtype(self, *names: str) -> None:
+        from .reference import DTYPES
+        self.require(*(DTYPES[n].capability for n in names if DTYPES[n].capability))
+
+    def has(self, cap: str) -> bool:
+        return cap in self.capabilities
+
+
+@pytest.fixture(scope="session")
+def backend() -> BackendUnderTest:
+    from tritium.backends import backends
+    from tritium.runtime.driver import driver
+    driver.active  # selects the backend (--backend, TRITON_DEFAULT_BACKEND or the best active one)
+    name = driver.backend_name
+    found = backends()
+    spec = found[name].spec if name in found else None
+    return BackendUnderTest(name or "?", frozenset(spec.capabilities) if spec is not None else frozenset())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Compile everything afresh: a cache filled by another version of the compiler proves nothing."""
+    from tritium import knobs
+    with knobs.cache.scope():
+        knobs.cache.dir = str(tmp_path_factory.mktemp("conformance-cache"))
+        yield
+
+
+@pytest.fixture
+def rng(request) -> np.random.Generator:
+    import zlib
+    seed = zlib.crc32(request.node.nodeid.encode())
+    return np.random.default_rng(seed)
