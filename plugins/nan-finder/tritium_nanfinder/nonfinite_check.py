@@ -115,7 +115,7 @@ def nonfinite_check(module: Any, ctx: Any = None) -> None:
                 if _elem(value.type) not in FLOATS:
                     continue
                 mask = op.operands[2] if len(op.operands) > 2 else None
-                what = "stored to memory" if op.name == "tt.store" else "added atomically to memory"
+                what = "stored to memory" if op.name == "tt.store" else "written atomically to memory"
                 with ir.InsertionPoint(op), op.location:
                     checker.guard(value, mask, what, _where(value))
             elif op.name == "tt.load" and mode in ("loads", "all"):

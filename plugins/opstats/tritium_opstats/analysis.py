@@ -77,16 +77,17 @@ def analyze(module: Any) -> dict:
             if name != "tt.store":
                 load += n * b * trips
         elif name == "tt.dot":
-            a, b_ = (str(v.type) for v in list(op.operands)[:2])
-            (ma, _), (nb, _) = _size(a), _size(b_)
-            m_dims = [int(d) for d in _SHAPE.fullmatch(a).group(1).split("x") if d]
-            n_dims = [int(d) for d in _SHAPE.fullmatch(b_).group(1).split("x") if d]
-            flops += 2 * m_dims[-2] * m_dims[-1] * n_dims[-1] * trips
+            a, b = (str(v.type) for v in list(op.operands)[:2])
+            a_dims = [int(d) for d in _SHAPE.fullmatch(a).group(1).split("x") if d]   # [..., M, K]
+            b_dims = [int(d) for d in _SHAPE.fullmatch(b).group(1).split("x") if d]   # [..., K, N]
+            batch = 1
+            for d in a_dims[:-2]:
+                batch *= d
+            flops += 2 * batch * a_dims[-2] * a_dims[-1] * b_dims[-1] * trips
         elif name.startswith(("arith.", "math.")) and len(op.results) == 1 and name != "arith.constant":
-            n, _ = _size(str(op.results[0].type))
-            elem = str(op.results[0].type)
-            if "f16" in elem or "f32" in elem or "f64" in elem:
-                flops += n * trips
+            text = str(op.results[0].type)
+            if re.search(r"(?:^|[x<])b?f(16|32|64)>?$", text):
+                flops += _size(text)[0] * trips
     return {"ops": dict(sorted(ops.items())), "load_bytes": load, "store_bytes": store, "flops": flops,
             "dynamic_loops": len(dynamic), "per": "program"}
 
