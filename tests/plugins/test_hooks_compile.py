@@ -123,7 +123,7 @@ def test_hook_passes_failing_or_corrupting_pass_is_caught_and_nothing_is_cached(
         raise RuntimeError("pass exploded")
 
     def corrupt(module, ctx):
-        from tritium._mlir import ir
+        from mlir import ir
         func = module.body.operations[0]
         entry = func.regions[0].blocks[0]
         with module.context, ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):

@@ -25,12 +25,12 @@ SKIP_PRODUCERS = {"arith.constant", "tt.load", "tt.splat", "tt.broadcast", "tt.e
 
 
 def _elem(t: Any) -> str:
-    from tritium._mlir import ir
+    from mlir import ir
     return str(t.element_type) if isinstance(t, ir.ShapedType) else str(t)
 
 
 def _where(value: Any) -> str:
-    from tritium._mlir import ir
+    from mlir import ir
     owner = value.owner
     if isinstance(owner, ir.Block):
         parent = owner.owner
@@ -98,8 +98,8 @@ def _in_combine_region(op: Any) -> bool:
 
 
 def nonfinite_check(module: Any, ctx: Any = None) -> None:
-    from tritium._mlir import ir
-    from tritium.passes._util import all_ops
+    from mlir import ir
+    from tritium.passes import all_ops
     from .knobs import nanfinder
     name = getattr(ctx, "kernel_name", "")
     if nanfinder.kernels and name and name not in nanfinder.kernels:
@@ -130,13 +130,13 @@ def nonfinite_check(module: Any, ctx: Any = None) -> None:
 
 
 def _load_mask(op: Any) -> Any:
-    from tritium._mlir import ir
+    from mlir import ir
     sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])) \
         if "operandSegmentSizes" in op.attributes else [1, len(op.operands) - 1]
     return op.operands[1] if len(sizes) > 1 and sizes[1] else None
 
 
 def _guard_after(checker: _Checker, op: Any, value: Any, mask: Any, what: str, origin: str) -> None:
-    from tritium._mlir import ir
+    from mlir import ir
     with ir.InsertionPoint.after(op), op.location:
         checker.guard(value, mask, what, origin)

@@ -52,7 +52,7 @@ def _trips(op: Any) -> tuple[int, int]:
 
 
 def analyze(module: Any) -> dict:
-    from tritium.passes._util import all_ops
+    from tritium.passes import all_ops
     ops: Counter = Counter()
     load = store = flops = 0
     dynamic: set = set()

@@ -31,12 +31,12 @@ def _settings(ctx: Any) -> tuple[set[str], bool]:
 
 
 def _elem(t: Any) -> str:
-    from tritium._mlir import ir
+    from mlir import ir
     return str(t.element_type) if isinstance(t, ir.ShapedType) else str(t)
 
 
 def _widen(t: Any, narrow: set[str]) -> Any:
-    from tritium._mlir import ir
+    from mlir import ir
     f32 = ir.F32Type.get()
     if isinstance(t, ir.RankedTensorType):
         if str(t.element_type) in narrow:
@@ -58,7 +58,7 @@ def _rewritable(op: Any, narrow: set[str]) -> bool:
 
 
 def _clone_body(old: Any, new_op: Any, narrow: set[str]) -> None:
-    from tritium._mlir import ir
+    from mlir import ir
     f32 = ir.F32Type.get()
     block = new_op.regions[0].blocks.append(*[_widen(a.type, narrow) for a in old.arguments])
     mapping = dict(zip(old.arguments, block.arguments))
@@ -73,7 +73,7 @@ def _clone_body(old: Any, new_op: Any, narrow: set[str]) -> None:
 
 
 def _rewrite(op: Any, narrow: set[str]) -> None:
-    from tritium._mlir import ir
+    from mlir import ir
     ip = ir.InsertionPoint(op)
     wide = [ir.Operation.create("arith.extf", results=[_widen(v.type, narrow)], operands=[v], loc=op.location,
                                 ip=ip).result for v in op.operands]
@@ -88,7 +88,7 @@ def _rewrite(op: Any, narrow: set[str]) -> None:
 
 
 def wide_accumulate(module: Any, ctx: Any = None) -> None:
-    from tritium.passes._util import all_ops
+    from tritium.passes import all_ops
     narrow, scans = _settings(ctx)
     kinds = {"tt.reduce", "tt.scan"} if scans else {"tt.reduce"}
     with module.context:
