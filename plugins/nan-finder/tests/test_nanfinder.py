@@ -2,6 +2,7 @@
 its kind, the op and line that produced it, the line that stored it, the program and the element."""
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ HERE = Path(__file__).parent
 THIS = os.path.basename(__file__)
 
 
+@tritium.jit
 def reciprocal(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -26,14 +28,15 @@ def reciprocal(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, y, mask=mask)
 
 
-DIV_LINE = reciprocal.__code__.co_firstlineno + 4
+_src, _start = inspect.getsourcelines(reciprocal.fn)
+DIV_LINE = _start + next(i for i, line in enumerate(_src) if "1.0 / x" in line)
 STORE_LINE = DIV_LINE + 1
 
 
 def _run(x, block=64):
     out = np.zeros_like(x)
-    # a fresh JITFunction per run: the in-memory kernel cache does not follow knob changes made in process
-    k = tritium.jit(reciprocal)[(tritium.cdiv(x.size, block),)](x, out, x.size, BLOCK=block)
+    # one JITFunction throughout: switching the finder on in process must recompile, not reuse
+    k = reciprocal[(tritium.cdiv(x.size, block),)](x, out, x.size, BLOCK=block)
     return k, out
 
 

@@ -16,6 +16,7 @@ from tritium import knobs
 HERE = Path(__file__).parent
 
 
+@tritium.jit
 def sum_and_cumsum(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
@@ -26,9 +27,8 @@ def sum_and_cumsum(x_ptr, out_ptr, BLOCK: tl.constexpr):
 def _run(n=4096):
     x = np.ones(n, np.float16)
     out = np.zeros(n + 1, np.float16)
-    # a fresh JITFunction each time: the runtime's in-memory kernel cache does not yet follow knob changes
-    # made in process (tritium.plugins.jit_key is there for it); the on-disk cache key does
-    k = tritium.jit(sum_and_cumsum)[(1,)](x, out, BLOCK=n)
+    # one JITFunction for every test: a knob set in process must not hand out a kernel compiled before
+    k = sum_and_cumsum[(1,)](x, out, BLOCK=n)
     return k, out
 
 
@@ -91,6 +91,6 @@ def test_f32_kernels_unchanged(dtype):
     knobs.wideacc.enable = True
     x = np.random.rand(1024).astype(dtype)
     out = np.zeros(1025, dtype)
-    k = tritium.jit(sum_and_cumsum)[(1,)](x, out, BLOCK=1024)
+    k = sum_and_cumsum[(1,)](x, out, BLOCK=1024)
     assert "arith.extf" not in k.asm["ttir"]
     np.testing.assert_allclose(out[0], x.sum(), rtol=1e-5)
