@@ -16,8 +16,9 @@ class Language(Enum):
 
 @dataclass(frozen=True)
 class GPUTarget:
-    """The device code is made for: ``backend`` names the backend, ``arch`` its architecture (an int such as
-    90 for sm_90, or a string such as "gfx942" or a host CPU name), ``warp_size`` threads per warp."""
+    """The device code is made for: ``backend`` names the backend, ``arch`` its architecture (a number or a
+    name, as the backend defines it; the CPU backend uses the host CPU's name), ``warp_size`` threads per
+    warp."""
     backend: str
     arch: Union[int, str]
     warp_size: int
