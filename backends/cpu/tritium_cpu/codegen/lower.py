@@ -359,8 +359,12 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
                 v = math.call(fn, f"tritium_{FP8[selem]}_to_f32", "float", [("i8", v)])
                 t = "float"
             if relem in FP8:
-                if t != "float":
-                    v = fn.inst(f"{'fpext' if t in ('half', 'bfloat') else 'fptrunc'} {t} {v} to float")
+                if t == "double":
+                    # round to odd into float32, so that rounding again to float8 is exact
+                    v = math.call(fn, "tritium_f64_to_f32_odd", "float", [("double", v)]) if rounding != "rtz" \
+                        else math.call(fn, "tritium_f64_to_f32_rtz", "float", [("double", v)])
+                elif t != "float":
+                    v = fn.inst(f"fpext {t} {v} to float")
                 suffix = "_rtz" if rounding == "rtz" else ""
                 return math.call(fn, f"tritium_f32_to_{FP8[relem]}{suffix}", "i8", [("float", v)])
             if t == rty:

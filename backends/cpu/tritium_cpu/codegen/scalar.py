@@ -40,8 +40,31 @@ class MathLibrary:
     def ir(self) -> str:
         if not self.used:
             return ""
-        from . import mathlib
-        return mathlib.library_ir(sorted(self.used))
+        from . import mathlib, mathlib_extra
+        extra = set(mathlib_extra.function_names())
+        texts = []
+        base = sorted(n for n in self.used if n not in extra)
+        if base:
+            texts.append(mathlib.library_ir(base))
+        more = sorted(n for n in self.used if n in extra)
+        if more:
+            texts.append(mathlib_extra.library_ir(more))
+        # both may declare the same C function: keep one declaration of each
+        seen: set[str] = set()
+        lines = []
+        for line in "\n".join(texts).splitlines():
+            if line.startswith("declare "):
+                if line in seen:
+                    continue
+                seen.add(line)
+            lines.append(line)
+        return "\n".join(lines)
+
+    def externs(self) -> list[str]:
+        """C library symbols the used functions call."""
+        from . import mathlib_extra
+        extra = set(mathlib_extra.function_names())
+        return mathlib_extra.externs(n for n in self.used if n in extra)
 
 
 def suffix(t: str) -> str:

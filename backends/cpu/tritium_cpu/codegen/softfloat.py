@@ -105,7 +105,7 @@ define internal half @__truncsfhf2(float %x) nounwind readnone {
 
 # double to float rounded to odd: truncate toward zero, then set the last bit if anything was lost
 _F64_TO_F32_ODD = """
-define internal float @tritium_f64_to_f32_odd(double %x) nounwind readnone {
+define internal float @__tritium_sf_f64_to_f32_odd(double %x) nounwind readnone {
   %f = fptrunc double %x to float
   %back = fpext float %f to double
   %exact = fcmp oeq double %back, %x
@@ -125,14 +125,14 @@ define internal float @tritium_f64_to_f32_odd(double %x) nounwind readnone {
 
 _F64_TO_BF16 = """
 define internal bfloat @__truncdfbf2(double %x) nounwind readnone {
-  %f = call float @tritium_f64_to_f32_odd(double %x)
+  %f = call float @__tritium_sf_f64_to_f32_odd(double %x)
   %v = call bfloat @__truncsfbf2(float %f)
   ret bfloat %v
 }"""
 
 _F64_TO_F16 = """
 define internal half @__truncdfhf2(double %x) nounwind readnone {
-  %f = call float @tritium_f64_to_f32_odd(double %x)
+  %f = call float @__tritium_sf_f64_to_f32_odd(double %x)
   %v = call half @__truncsfhf2(float %f)
   ret half %v
 }"""

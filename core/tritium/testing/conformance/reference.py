@@ -156,13 +156,24 @@ def decode(bits: np.ndarray, name: str) -> np.ndarray:
     return np.asarray(bits)
 
 
+def f64_to_f32_odd(x: np.ndarray) -> np.ndarray:
+    """float64 to float32 rounded to odd: a second rounding to a narrower type is then exact."""
+    x = np.asarray(x, np.float64)
+    f = x.astype(np.float32)
+    over = np.abs(f.astype(np.float64)) > np.abs(x)
+    bits = f.view(np.uint32) - over.astype(np.uint32)
+    inexact = (bits.view(np.float32).astype(np.float64) != x) & ~np.isnan(x)
+    return np.where(inexact, bits | 1, f.view(np.uint32)).view(np.float32)
+
+
 def encode(values: np.ndarray, name: str) -> np.ndarray:
-    """Stored bits of ``values`` in the type ``name`` (rounding to nearest even)."""
+    """Stored bits of ``values`` in the type ``name``, rounded to nearest even once."""
+    v = np.asarray(values)
     if name == "bfloat16":
-        return f32_to_bf16(np.asarray(values, np.float32))
+        return f32_to_bf16(f64_to_f32_odd(v) if v.dtype == np.float64 else np.asarray(v, np.float32))
     if name in FP8_FORMATS:
-        return f32_to_fp8(np.asarray(values, np.float32), name)
-    return np.asarray(values).astype(DTYPES[name].storage)
+        return f32_to_fp8(v.astype(np.float64), name)
+    return v.astype(DTYPES[name].storage)
 
 
 def arg(bits: np.ndarray, name: str) -> Any:
