@@ -51,3 +51,36 @@ def cuda(cuda_registry):
     with plugins.use(cuda_registry), knobs.runtime.scope():
         knobs.runtime.default_backend = "nvidia"
         yield cuda_registry
+
+
+class Device:
+    """Where a test's arrays live: numpy arrays for the emulator, torch CUDA tensors for the GPU."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def put(self, a):
+        if self.name == "emu":
+            return a
+        import torch
+        return torch.from_numpy(a.copy()).to("cuda")
+
+    def get(self, t):
+        if self.name == "emu":
+            return t
+        self.sync()
+        return t.cpu().numpy()
+
+    def sync(self) -> None:
+        from tritium.runtime.driver import driver
+        driver.active.synchronize()
+
+
+@pytest.fixture(params=["emu", "cuda"])
+def dev(request):
+    """Run the test on the GPU emulator and, where there is one, on an NVIDIA GPU."""
+    if request.param == "emu":
+        request.getfixturevalue("emulator")
+    else:
+        request.getfixturevalue("cuda")
+    return Device(request.param)

@@ -58,8 +58,9 @@ class TargetHooks:
         raise NotImplementedError
 
     def shuffle_i32(self, fn: Function, kind: str, value: str, operand: str) -> str:
-        """Warp shuffle of an i32: ``kind`` is "xor" (lane ^ operand), "up" (lane - operand, own value when
-        out of range) or "idx" (lane = operand). Called by every lane of the warp."""
+        """Warp shuffle of an i32: ``kind`` is "xor" (lane ^ operand), "up" (lane - operand), "down" (lane +
+        operand; both give the lane its own value when out of range) or "idx" (lane = operand). Called by
+        every lane of the warp."""
         raise NotImplementedError
 
     def shared_base(self, fn: Function) -> str:
@@ -99,9 +100,13 @@ class TargetHooks:
         guarded(fn, pred, lambda: fn.emit(f"store {vt} {pack(fn, values, elem)}, {self.global_ptr} {ptr}, "
                                           f"align {align}"))
 
+    def syncscope(self, scope: str) -> str:
+        """The LLVM ``syncscope("...")`` prefix of atomics of a Triton scope ("gpu", "cta", "sys")."""
+        return ""
+
     def atomic_rmw(self, fn: Function, module: Module, kind: str, ptr: str, elem: str, value: str,
                    pred: Optional[str], sem: str, scope: str) -> str:
-        order = _ORDER.get(sem, "seq_cst")
+        order = self.syncscope(scope) + _ORDER.get(sem, "seq_cst")
         llkind = {"add": "add", "fadd": "fadd", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg",
                   "max": "max", "min": "min", "umax": "umax", "umin": "umin", "fmax": "fmax", "fmin": "fmin"}[kind]
         return guarded_value(fn, pred, elem, lambda: fn.inst(
@@ -109,10 +114,11 @@ class TargetHooks:
 
     def atomic_cas(self, fn: Function, module: Module, ptr: str, elem: str, cmp: str, value: str,
                    pred: Optional[str], sem: str, scope: str) -> str:
-        order = _ORDER.get(sem, "seq_cst")
-        fail = "monotonic" if order in ("monotonic", "release") else "acquire"
-        if order == "seq_cst":
+        base = _ORDER.get(sem, "seq_cst")
+        fail = "monotonic" if base in ("monotonic", "release") else "acquire"
+        if base == "seq_cst":
             fail = "seq_cst"
+        order = self.syncscope(scope) + base
         it = {"half": "i16", "bfloat": "i16", "float": "i32", "double": "i64"}.get(elem, elem)
 
         def emit() -> str:

@@ -1,0 +1,125 @@
+"""tritium-nvidia against Triton 3.6 on the same GPU, in one process: each kernel is written once
+(kernels.py.in) and compiled by both; results are checked against torch, times are medians of CUDA-event
+timings (each framework's own do_bench, L2 flushed). Usage: python bench.py [add softmax layernorm matmul]."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(framework: str):
+    src = open(os.path.join(HERE, "kernels.py.in")).read()
+    head = {"triton": "import triton\nimport triton.language as tl\nfrom triton import jit\n",
+            "tritium": "import tritium as triton\nimport tritium.language as tl\nfrom tritium import jit\n"}[framework]
+    d = tempfile.mkdtemp(prefix=f"bench-{framework}-")
+    path = os.path.join(d, f"k_{framework}.py")
+    with open(path, "w") as f:
+        f.write(head + src)
+    spec = importlib.util.spec_from_file_location(f"k_{framework}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def case_add(k, fw):
+    n = 1 << 28
+    x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+    out = torch.empty_like(x)
+    run = lambda: k.add_kernel[(cdiv(n, 1024), )](x, y, out, n, BLOCK=1024)  # noqa: E731
+    run()
+    torch.testing.assert_close(out, x + y)
+    return run, 3 * n * 4, "GB/s"
+
+
+def case_softmax(k, fw):
+    M, N = 32768, 4096
+    x = torch.randn(M, N, device="cuda")
+    y = torch.empty_like(x)
+    run = lambda: k.softmax_kernel[(M, )](y, x, x.stride(0), y.stride(0), N, BLOCK=4096, num_warps=16)  # noqa: E731
+    run()
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
+    return run, 2 * M * N * 4, "GB/s"
+
+
+def case_layernorm(k, fw):
+    M, N = 32768, 4096
+    x = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    w = torch.rand(N, device="cuda", dtype=torch.float16)
+    b = torch.rand(N, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    mean = torch.empty(M, device="cuda")
+    rstd = torch.empty(M, device="cuda")
+    run = lambda: k.layernorm_kernel[(M, )](x, y, w, b, mean, rstd, x.stride(0), N, 1e-5, BLOCK=4096,  # noqa: E731
+                                            num_warps=8)
+    run()
+    ref = torch.nn.functional.layer_norm(x.float(), (N, ), w.float(), b.float(), 1e-5).half()
+    torch.testing.assert_close(y, ref, atol=1e-2, rtol=1e-2)
+    return run, 2 * M * N * 2, "GB/s"
+
+
+def _matmul(k, dtype, size=8192, BM=128, BN=128, BK=64, warps=8, stages=3):
+    M = N = K = size
+    a = torch.randn(M, K, device="cuda", dtype=dtype)
+    b = torch.randn(K, N, device="cuda", dtype=dtype)
+    c = torch.empty(M, N, device="cuda", dtype=dtype)
+    grid = (cdiv(M, BM) * cdiv(N, BN), )
+    run = lambda: k.matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),  # noqa
+                                        c.stride(0), c.stride(1), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
+                                        num_warps=warps, num_stages=stages)
+    run()
+    ref = torch.matmul(a.float(), b.float())
+    err = ((c.float() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2, f"relative error {err}"
+    return run, 2 * M * N * K, "TFLOP/s"
+
+
+def case_matmul_fp16(k, fw):
+    return _matmul(k, torch.float16)
+
+
+def case_matmul_bf16(k, fw):
+    return _matmul(k, torch.bfloat16)
+
+
+CASES = {"add": case_add, "softmax": case_softmax, "layernorm": case_layernorm, "matmul_fp16": case_matmul_fp16,
+         "matmul_bf16": case_matmul_bf16}
+
+
+def main() -> None:
+    import triton
+    import tritium
+    names = sys.argv[1:] or list(CASES)
+    mods = {"triton": load("triton"), "tritium": load("tritium")}
+    # one timer for both: Triton's do_bench (CUDA events, L2 flushed before each run)
+    bench = {"triton": triton.testing.do_bench, "tritium": triton.testing.do_bench}
+    rows = []
+    for name in names:
+        res = {}
+        for fw in ("tritium", "triton"):
+            try:
+                run, work, unit = CASES[name](mods[fw], fw)
+                ms = bench[fw](run, warmup=50, rep=300, return_mode="median")
+                scale = 1e-9 if unit == "GB/s" else 1e-12
+                res[fw] = work * scale / (ms * 1e-3)
+                print(f"{name:12s} {fw:8s} {ms * 1e3:10.1f} us  {res[fw]:8.1f} {unit}", flush=True)
+            except Exception as exc:
+                print(f"{name:12s} {fw:8s} FAILED: {type(exc).__name__}: {str(exc)[:2000]}", flush=True)
+        if len(res) == 2:
+            rows.append((name, res["tritium"], res["triton"], res["tritium"] / res["triton"], unit))
+    print("\nkernel        tritium   triton   ratio")
+    for name, a, b, r, unit in rows:
+        print(f"{name:12s} {a:8.1f} {b:8.1f}  {r:6.3f}  ({unit})")
+
+
+if __name__ == "__main__":
+    main()

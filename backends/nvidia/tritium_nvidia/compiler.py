@@ -1,0 +1,212 @@
+"""The NVIDIA backend's stages, named as Triton names them:
+
+``ttir`` (tile IR after core passes) -> ``ttgir`` (layouts assigned) -> ``llir`` (LLVM IR, libdevice linked,
+optimized) -> ``ptx`` (llvmlite's NVPTX target) -> ``cubin`` (ptxas, or the driver's JIT).
+
+Nothing here touches a GPU: ``tritium.compile(src, target=GPUTarget("cuda", 90, 32))`` works on any machine
+(the cubin stage needs ptxas or an NVIDIA driver).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import sys
+from dataclasses import dataclass, fields
+from typing import Any, Optional
+
+from tritium import knobs
+from tritium.backends.compiler import BaseBackend, GPUTarget, Language
+
+from . import toolchain
+from .knobs import nvidia as nv_knobs
+from .plugin import CAPABILITIES
+from .target import TRIPLE, NvidiaTarget
+
+MIN_CAPABILITY = 80
+
+
+class UnsupportedTarget(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class CUDAOptions:
+    num_warps: int = 4
+    num_ctas: int = 1
+    num_stages: int = 3
+    warp_size: int = 32
+    maxnreg: Optional[int] = None
+    ptx_version: Optional[int] = None
+    enable_fp_fusion: bool = True
+    launch_cooperative_grid: bool = False
+    launch_pdl: bool = False
+    supported_fp8_dtypes: tuple = ("fp8e4b15", "fp8e5")
+    deprecated_fp8_dot_operand_dtypes: tuple = ()
+    default_dot_input_precision: str = "tf32"
+    allowed_dot_input_precisions: tuple = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+    max_num_imprecise_acc_default: int = 0
+    min_dot_size: tuple = (1, 1, 16)
+    extern_libs: Any = None
+    debug: bool = False
+    sanitize_overflow: bool = False
+    backend_name: str = "cuda"
+    arch: str = ""
+    instrumentation_mode: str = ""
+    ir_override: Optional[str] = None
+
+
+def parse_arch(arch: Any) -> int:
+    text = str(arch)
+    m = re.fullmatch(r"(?:sm_?)?(\d+)a?", text)
+    if not m:
+        raise ValueError(f"cannot read architecture {arch!r}: expected e.g. 90, 'sm90' or 'sm_90a'")
+    return int(m.group(1))
+
+
+@functools.lru_cache(maxsize=None)
+def target_machine(capability: int, isa: int) -> Any:
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    # shared-memory pointers are 32 bits wide, as in Triton (smaller addresses, fewer registers)
+    llvm.set_option("tritium", "--nvptx-short-ptr")
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(
+        cpu=toolchain.arch_name(capability), features=f"+ptx{isa}", opt=3)
+
+
+class CUDABackend(BaseBackend):
+    name = "cuda"
+    binary_ext = "cubin"
+    capabilities = CAPABILITIES
+
+    @staticmethod
+    def supports_target(target: GPUTarget) -> bool:
+        return target.backend == "cuda"
+
+    def __init__(self, target: GPUTarget) -> None:
+        super().__init__(target)
+        override = nv_knobs.override_arch
+        self.capability = parse_arch(override) if override else parse_arch(target.arch)
+        if self.capability < MIN_CAPABILITY:
+            raise UnsupportedTarget(
+                f"tritium-nvidia compiles for sm_80 and newer GPUs (Ampere, Ada, Hopper, Blackwell); the target is "
+                f"sm_{self.capability} ({target}). Run on a newer GPU, or compile for one with "
+                f"GPUTarget('cuda', 80, 32) or TRITON_OVERRIDE_ARCH=sm80")
+        self.binary_ext = "cubin"
+
+    def hash(self) -> str:
+        import llvmlite
+        from . import __version__
+        ptxas = toolchain.find_ptxas()
+        pv = toolchain.ptxas_version(ptxas) if ptxas else "driver-jit"
+        key = (f"{__version__}-{llvmlite.__version__}-{self.capability}-{ptxas}-{pv}-"
+               f"{toolchain.file_digest(toolchain.find_libdevice())}")
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    def parse_options(self, options: dict) -> CUDAOptions:
+        known = {f.name for f in fields(CUDAOptions)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"unknown launch option(s) {', '.join(unknown)}; the NVIDIA backend accepts "
+                            f"{', '.join(sorted(known))}")
+        opts = {k: v for k, v in options.items() if v is not None}
+        opts.setdefault("arch", f"sm{self.capability}")
+        warps = opts.get("num_warps", 4)
+        if not isinstance(warps, int) or warps < 1 or warps & (warps - 1) or warps > 32:
+            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {warps!r}")
+        if opts.get("num_ctas", 1) != 1:
+            raise ValueError(f"num_ctas={opts['num_ctas']}: thread-block clusters are not supported by tritium-nvidia "
+                             "yet; use num_ctas=1 (one program per CTA)")
+        if "supported_fp8_dtypes" not in opts:
+            fp8 = {"fp8e4b15", "fp8e5"} | ({"fp8e4nv"} if self.capability >= 89 else set())
+            opts["supported_fp8_dtypes"] = tuple(sorted(fp8))
+        if "enable_fp_fusion" not in opts:
+            opts["enable_fp_fusion"] = knobs.language.default_fp_fusion
+        if knobs.compilation.sanitize_overflow:
+            opts.setdefault("sanitize_overflow", True)
+        for k in ("allowed_dot_input_precisions", "supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes",
+                  "min_dot_size"):
+            if k in opts:
+                opts[k] = tuple(opts[k])
+        if isinstance(opts.get("extern_libs"), dict):
+            opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))
+        return CUDAOptions(**opts)
+
+    def pipeline(self, stage: str, options: Any) -> Any:
+        from tritium.gpu.stages import TTGIR_PASSES, TTIR_PASSES
+        return {"ttir": TTIR_PASSES, "ttgir": TTGIR_PASSES}[stage]
+
+    def get_codegen_implementation(self, options: Any) -> dict:
+        return {"min_dot_size": options.min_dot_size}
+
+    # -- stages ------------------------------------------------------------------------------------------
+    def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
+        from tritium.gpu import stages as gs
+        isa = options.ptx_version or toolchain.ptx_isa(self.capability)
+        tm = target_machine(self.capability, isa)
+        target = NvidiaTarget(self.capability, options, str(tm.target_data))
+        stages["ttir"] = lambda src, md: gs.make_ttir(src, md, options, self)
+        stages["ttgir"] = lambda src, md: gs.make_ttgir(src, md, options, self, target)
+        stages["llir"] = lambda src, md: self.make_llir(src, md, options, target, tm)
+        stages["ptx"] = lambda src, md: self.make_ptx(src, md, options, tm, isa)
+        stages["cubin"] = lambda src, md: self.make_cubin(src, md, options)
+
+    def make_llir(self, module: Any, metadata: dict, options: CUDAOptions, target: NvidiaTarget, tm: Any) -> str:
+        import llvmlite.binding as llvm
+        from tritium.gpu import stages as gs
+        text = gs.make_llir(module, metadata, options, target)
+        if target.uses_libdevice:
+            # libdevice reads __nvvm_reflect("__CUDA_FTZ"): keep denormals, as Triton does
+            text += '\n!llvm.module.flags = !{!0}\n!0 = !{i32 4, !"nvvm-reflect-ftz", i32 0}\n'
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        if target.uses_libdevice:
+            _link_libdevice(mod, metadata["name"], str(tm.target_data))
+        if not gs.llvm_opt_disabled():
+            pto = llvm.create_pipeline_tuning_options(speed_level=3)
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        return str(mod)
+
+    def make_ptx(self, src: str, metadata: dict, options: CUDAOptions, tm: Any, isa: int) -> str:
+        import llvmlite.binding as llvm
+        mod = llvm.parse_assembly(src)
+        ptx = tm.emit_assembly(mod)
+        metadata["ptx_version"] = isa
+        metadata["arch"] = toolchain.arch_name(self.capability)
+        if nv_knobs.dump_nvptx:
+            print(f"// -----// NVPTX of {metadata['name']} //----- //\n{ptx}", file=sys.stderr)
+        return ptx
+
+    def make_cubin(self, ptx: str, metadata: dict, options: CUDAOptions) -> bytes:
+        extra = ["-lineinfo"] if options.debug else []
+        cubin, report = toolchain.assemble(ptx, self.capability, metadata["name"], extra)
+        metadata["n_regs"] = report.registers
+        metadata["n_spills"] = report.spill_bytes
+        if nv_knobs.dump_ptxas and report.text:
+            print(f"// ptxas report of {metadata['name']}:\n{report.text}", file=sys.stderr)
+        return cubin
+
+
+def _link_libdevice(mod: Any, kernel: str, datalayout: str) -> None:
+    import llvmlite.binding as llvm
+    path = toolchain.find_libdevice()
+    if path is None:
+        used = sorted(f.name for f in mod.functions if f.is_declaration and f.name.startswith("__nv_"))
+        raise toolchain.ToolchainError(
+            f"kernel `{kernel}` needs libdevice for {', '.join(used)} (precise math functions), and no libdevice.10.bc "
+            "was found: install the CUDA toolkit or `pip install nvidia-cuda-nvcc`, or set TRITON_LIBDEVICE_PATH")
+    lib = _libdevice_module(path)
+    lib.triple = TRIPLE
+    lib.data_layout = datalayout
+    mod.link_in(lib)
+    for f in mod.functions:
+        if not f.is_declaration and f.name != kernel:
+            f.linkage = "internal"
+
+
+def _libdevice_module(path: str) -> Any:
+    import llvmlite.binding as llvm
+    with open(path, "rb") as f:
+        return llvm.parse_bitcode(f.read())

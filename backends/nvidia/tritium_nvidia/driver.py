@@ -1,0 +1,354 @@
+"""Running compiled kernels on NVIDIA GPUs through cuda-bindings.
+
+``make_launcher(kernel)`` builds, once per kernel, a ctypes array of parameter slots and the ``void**`` that
+``cuLaunchKernel`` reads; a launch then stores the arguments into the slots and makes one driver call on the
+current device and the current torch stream (the legacy default stream without torch). The module is loaded
+per device on first launch, where its resource needs are checked against the device's limits.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+import threading
+from typing import Any, Callable, Optional
+
+from tritium.backends.compiler import GPUTarget
+from tritium.backends.driver import DriverBase
+
+from .knobs import nvidia as nv_knobs
+
+_SLOT_TYPES = {"ptr addrspace(1)": ctypes.c_uint64, "i1": ctypes.c_uint8, "i8": ctypes.c_int8,
+               "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64, "float": ctypes.c_float,
+               "double": ctypes.c_double, "half": ctypes.c_uint16, "bfloat": ctypes.c_uint16}
+_MASK = {"i8": 0xFF, "i16": 0xFFFF, "i32": 0xFFFFFFFF, "i64": (1 << 64) - 1}
+_SIGNED = {"i8": (1 << 7), "i16": (1 << 15), "i32": (1 << 31), "i64": (1 << 63)}
+_last_launched: list[str] = []   # names of the kernels launched since the last synchronization (newest last)
+
+
+class OutOfResources(RuntimeError):
+    """A kernel needs more shared memory or registers per program than the device has."""
+
+
+class KernelFault(RuntimeError):
+    """A kernel made an illegal memory access (or another fault that ends the CUDA context)."""
+
+
+class KernelAssertionError(AssertionError):
+    """A ``tl.device_assert`` failed on the GPU."""
+
+
+def _torch() -> Any:
+    t = sys.modules.get("torch")
+    if t is not None and getattr(t, "cuda", None) is not None and t.cuda.is_initialized():
+        return t
+    return None
+
+
+def _half_bits(v: Any) -> int:
+    return struct.unpack("<H", struct.pack("<e", float(v)))[0]
+
+
+def _bf16_bits(v: Any) -> int:
+    bits = struct.unpack("<I", struct.pack("<f", float(v)))[0]
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _wrap_int(t: str) -> Callable[[Any], int]:
+    mask, sign = _MASK[t], _SIGNED[t]
+    return lambda v: ((int(v) & mask) ^ sign) - sign
+
+
+def _setter(t: str) -> Optional[Callable[[Any], Any]]:
+    """How a Python argument becomes the value of its ctypes slot (None: assigned as is)."""
+    if t == "half":
+        return _half_bits
+    if t == "bfloat":
+        return _bf16_bits
+    if t in ("float", "double"):
+        return float
+    if t in _MASK:
+        return _wrap_int(t)
+    if t == "i1":
+        return lambda v: 1 if v else 0
+    return int
+
+
+def fault_message(err_name: str, kernel: Optional[str], when: str) -> str:
+    culprit = f"kernel `{kernel}`" if kernel else "a kernel"
+    recent = ", ".join(f"`{k}`" for k in _last_launched[-4:]) or "none recorded"
+    return (f"{culprit} faulted ({err_name}: an out-of-bounds or misaligned memory access, or another device "
+            f"exception), detected {when}; kernels launched since the last synchronization: {recent}. The CUDA "
+            "context cannot be used after this: restart the process. To find the access, run the kernel in the "
+            "interpreter (TRITON_INTERPRET=1), which checks every load and store against the arrays' bounds, "
+            "or set CUDA_LAUNCH_BLOCKING=1 so that the first faulting launch raises.")
+
+
+_FAULTS = ("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+           "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_INVALID_PC",
+           "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT")
+
+
+class CudaLauncher:
+    def __init__(self, kernel: Any, drv: "CudaDriver") -> None:
+        md = kernel.metadata_dict
+        self.kernel = kernel
+        self.name = kernel.name
+        self.driver = drv
+        self.types = list(md["arg_types"])
+        self.num_warps = int(md["num_warps"])
+        self.block = self.num_warps * 32
+        self.shared = int(md.get("shared", 0))
+        self.slots = [_SLOT_TYPES.get(t, ctypes.c_uint64)() for t in self.types]
+        self.params = (ctypes.c_void_p * max(1, len(self.slots)))(*[ctypes.addressof(s) for s in self.slots])
+        self.params_addr = ctypes.addressof(self.params)
+        self.setters = [_setter(t) for t in self.types]
+        self.functions: dict[int, Any] = {}
+        self.modules: dict[int, Any] = {}
+        self.assert_state: dict[int, int] = {}
+        self.has_assert = bool(md.get("has_assert"))
+        self.messages = list(md.get("assert_messages", []))
+        self.lock = threading.Lock()
+
+    # -- loading -----------------------------------------------------------------------------------------
+    def meta_parameters(self) -> str:
+        src = self.kernel.src
+        parts = []
+        fn = getattr(src, "fn", None)
+        for key, v in sorted(getattr(src, "constants", {}).items()):
+            name = fn.arg_names[key[0]] if fn is not None and len(key) == 1 else str(key)
+            if isinstance(v, int) and not isinstance(v, bool):
+                parts.append(f"{name}={v}")
+        md = self.kernel.metadata_dict
+        parts += [f"num_warps={md.get('num_warps')}", f"num_stages={md.get('num_stages')}"]
+        return ", ".join(parts)
+
+    def load(self, device: int) -> Any:
+        from . import cuda
+        limit = cuda.attribute(device, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        if self.shared > limit:
+            raise OutOfResources(
+                f"kernel `{self.name}` needs {self.shared} bytes of shared memory per program, but device {device} "
+                f"offers at most {limit}: lower the meta-parameters that size its tiles ({self.meta_parameters()})")
+        module = cuda.load_module(self.kernel.kernel)
+        func = cuda.get_function(module, self.name)
+        n_regs = cuda.function_attribute(func, "NUM_REGS")
+        max_threads = cuda.function_attribute(func, "MAX_THREADS_PER_BLOCK")
+        if self.block > max_threads:
+            regs = cuda.attribute(device, "MAX_REGISTERS_PER_BLOCK")
+            raise OutOfResources(
+                f"kernel `{self.name}` uses {n_regs} registers per thread; with num_warps={self.num_warps} a program "
+                f"of {self.block} threads needs {n_regs * self.block} registers, more than the {regs} device {device} "
+                f"offers per program: lower the tile sizes or num_warps ({self.meta_parameters()})")
+        if self.shared > 48 * 1024:
+            cuda.set_dynamic_shared(func, self.shared)
+        self.kernel.n_regs = n_regs
+        self.kernel.n_spills = self.kernel.metadata_dict.get("n_spills", 0)
+        self.kernel.n_max_threads = max_threads
+        self.modules[device] = module
+        self.functions[device] = func
+        if self.has_assert:
+            self.assert_state[device] = cuda.module_global(module, f"{self.name}_assert_state")[0]
+        return func
+
+    # -- launching ---------------------------------------------------------------------------------------
+    def __call__(self, grid: tuple[int, int, int], args: tuple) -> None:
+        if grid[0] <= 0 or grid[1] <= 0 or grid[2] <= 0:
+            if min(grid) < 0:
+                raise ValueError(f"kernel `{self.name}`: negative grid {grid}")
+            return
+        torch = _torch()
+        if torch is not None:
+            device = torch._C._cuda_getDevice()
+            stream = torch._C._cuda_getCurrentRawStream(device)
+        else:
+            device, stream = self.driver.get_current_device(), 0
+        func = self.functions.get(device)
+        if func is None:
+            func = self.load(device)
+        from . import cuda
+        with self.lock:
+            try:
+                for slot, setter, a in zip(self.slots, self.setters, args):
+                    slot.value = setter(a)
+            except (TypeError, ValueError) as exc:
+                self._arg_error(args, exc)
+            if len(args) != len(self.slots):
+                self._arg_error(args, None)
+            err = cuda.launch(func, grid, self.block, self.shared, stream, self.params_addr)
+        if err != cuda.SUCCESS:
+            self._launch_error(err, grid)
+        _last_launched.append(self.name)
+        if len(_last_launched) > 16:
+            del _last_launched[:8]
+        if self.has_assert or nv_knobs.launch_blocking:
+            self._check_after(device, stream)
+
+    def _arg_error(self, args: tuple, exc: Optional[Exception]) -> None:
+        names = _runtime_arg_names(self.kernel)
+        if len(args) != len(self.slots):
+            raise TypeError(f"kernel `{self.name}` takes {len(self.slots)} run-time arguments ({', '.join(names)}), "
+                            f"got {len(args)}")
+        for name, t, a in zip(names, self.types, args):
+            try:
+                _setter(t)(a)  # type: ignore[misc]
+            except (TypeError, ValueError):
+                raise TypeError(f"argument `{name}` of kernel `{self.name}` must be a {t} value, got {a!r}") from exc
+        raise TypeError(f"kernel `{self.name}`: cannot pass its arguments: {exc}") from exc
+
+    def _launch_error(self, err: Any, grid: tuple) -> None:
+        from . import cuda
+        name, desc = cuda.error_text(err)
+        if name == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES":
+            raise OutOfResources(f"kernel `{self.name}` cannot be launched with {self.block} threads and {self.shared} "
+                                 f"bytes of shared memory per program ({desc}): lower the tile sizes or num_warps "
+                                 f"({self.meta_parameters()})")
+        if name in _FAULTS:
+            raise KernelFault(fault_message(name, None, f"when launching `{self.name}`"))
+        if name == "CUDA_ERROR_INVALID_VALUE":
+            raise ValueError(f"kernel `{self.name}`: the driver refused the launch ({desc}); grid {grid} must have "
+                             "x < 2**31 and y, z <= 65535 programs")
+        raise cuda.CudaError(f"launching kernel `{self.name}` failed: {name} ({desc})", name)
+
+    def _check_after(self, device: int, stream: int) -> None:
+        from . import cuda
+        try:
+            cuda.stream_synchronize(stream)
+        except cuda.CudaError as exc:
+            if exc.code in _FAULTS:
+                raise KernelFault(fault_message(exc.code, self.name, "right after its launch")) from None
+            raise
+        _last_launched.clear()
+        if self.has_assert:
+            addr = self.assert_state[device]
+            raw = cuda.read_device(addr, 24)
+            failed, p0, p1, p2, index, elem = struct.unpack("<6i", raw)
+            if failed:
+                cuda.zero_device(addr, 24)
+                msg = self.messages[index] if 0 <= index < len(self.messages) else "assertion failed"
+                raise KernelAssertionError(f"device_assert failed in kernel `{self.name}` at {msg} (program id "
+                                           f"{(p0, p1, p2)}, element {elem})")
+
+
+def _runtime_arg_names(kernel: Any) -> list[str]:
+    sig = getattr(kernel.src, "signature", {}) or {}
+    return [name for name, ty in sig.items() if ty != "constexpr"]
+
+
+class CudaDriver(DriverBase):
+    _active: Optional[bool] = None
+
+    def __init__(self) -> None:
+        self._targets: dict[int, GPUTarget] = {}
+
+    @classmethod
+    def is_active(cls) -> bool:
+        if cls._active is None:
+            cls._active = _probe()
+        return cls._active
+
+    def get_current_target(self) -> GPUTarget:
+        device = self.get_current_device()
+        t = self._targets.get(device)
+        if t is None:
+            from . import cuda
+            t = self._targets[device] = GPUTarget("cuda", cuda.capability(device), 32)
+        return t
+
+    def get_current_device(self) -> int:
+        torch = _torch()
+        if torch is not None:
+            return torch._C._cuda_getDevice()
+        from . import cuda
+        return cuda.current_device()
+
+    def set_current_device(self, device: Any) -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.set_device(device)
+            return
+        from . import cuda
+        cuda.ensure_context(int(device))
+
+    def get_current_stream(self, device: Any = None) -> int:
+        torch = _torch()
+        if torch is None:
+            return 0
+        return torch._C._cuda_getCurrentRawStream(self.get_current_device() if device is None else device)
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+        return torch.device("cuda", self.get_current_device())
+
+    def get_device_interface(self) -> Any:
+        import torch
+        return torch.cuda
+
+    def accepts_device(self, device: str) -> bool:
+        return device in ("cuda", "mock")
+
+    def make_launcher(self, kernel: Any) -> CudaLauncher:
+        return CudaLauncher(kernel, self)
+
+    def synchronize(self) -> None:
+        from . import cuda
+        try:
+            torch = _torch()
+            if torch is not None:
+                torch.cuda.synchronize()
+            else:
+                cuda.synchronize()
+        except cuda.CudaError as exc:
+            if exc.code in _FAULTS:
+                raise KernelFault(fault_message(exc.code, _last_launched[-1] if _last_launched else None,
+                                                "at synchronization")) from None
+            raise
+        except RuntimeError as exc:   # torch's message for the same fault
+            if "illegal memory access" in str(exc) or "misaligned address" in str(exc):
+                raise KernelFault(fault_message("CUDA_ERROR_ILLEGAL_ADDRESS",
+                                                _last_launched[-1] if _last_launched else None,
+                                                "at synchronization")) from exc
+            raise
+        _last_launched.clear()
+
+    @property
+    def utils(self) -> "CudaUtils":
+        return CudaUtils()
+
+    def get_benchmarker(self) -> Callable[..., Any]:
+        from .bench import do_bench
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        import torch
+        return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+
+    def clear_cache(self, cache: Any) -> None:
+        cache.zero_()
+
+
+class CudaUtils:
+    @staticmethod
+    def get_device_properties(device: Any = None) -> dict[str, Any]:
+        from . import cuda
+        d = int(device) if device is not None else CudaDriver().get_current_device()
+        a = lambda n: cuda.attribute(d, n)  # noqa: E731
+        return {"multiprocessor_count": a("MULTIPROCESSOR_COUNT"), "max_shared_mem": a("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+                "max_num_regs": a("MAX_REGISTERS_PER_BLOCK"), "warpSize": a("WARP_SIZE"),
+                "sm_clock_rate": a("CLOCK_RATE"), "mem_clock_rate": a("MEMORY_CLOCK_RATE"),
+                "mem_bus_width": a("GLOBAL_MEMORY_BUS_WIDTH"), "max_threads_per_block": a("MAX_THREADS_PER_BLOCK")}
+
+
+def _probe() -> bool:
+    """Cheap and silent: is an NVIDIA driver with at least one device usable from this process?"""
+    try:
+        if not (os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0") or ctypes.util.find_library("cuda")):
+            return False
+        from . import cuda
+        return cuda.device_count() > 0
+    except Exception:
+        return False
+
+
+import ctypes.util  # noqa: E402  (find_library, used by the probe)

@@ -1,0 +1,26 @@
+"""Settings of the NVIDIA backend (``tritium.knobs.nvidia``), under Triton's environment names where Triton has
+them."""
+from __future__ import annotations
+
+from tritium.knobs import BoolKnob, KnobGroup, StrKnob
+
+
+class nvidia_knobs(KnobGroup):
+    group_name = "nvidia"
+    # reports and run-time checks: they never change the generated code
+    not_in_cache_key = ("dump_nvptx", "dump_ptxas", "launch_blocking")
+    ptxas_path = StrKnob("TRITON_PTXAS_PATH", doc="ptxas to use; default: the PATH, then the nvidia-cuda-nvcc "
+                         "wheel, then the driver's JIT")
+    ptxas_options = StrKnob("PTXAS_OPTIONS", doc="Extra ptxas options, space separated (e.g. -O1 -lineinfo)")
+    libdevice_path = StrKnob("TRITON_LIBDEVICE_PATH", doc="libdevice.10.bc to link for precise math functions; "
+                             "default: the CUDA toolkit's or the nvidia-cuda-nvcc wheel's")
+    dump_nvptx = BoolKnob("NVPTX_ENABLE_DUMP", doc="Print the PTX of every compiled kernel to stderr")
+    dump_ptxas = BoolKnob("TRITIUM_NVIDIA_PTXAS_VERBOSE", doc="Print ptxas's resource report (registers, "
+                          "spills, shared memory) of every kernel")
+    override_arch = StrKnob("TRITON_OVERRIDE_ARCH", doc="Compile for this architecture (sm90, sm80...) instead "
+                            "of the current device's")
+    launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
+                               "status (errors then name the kernel that faulted)")
+
+
+nvidia = nvidia_knobs()

@@ -1,0 +1,292 @@
+"""What the portable GPU lowering needs to know about NVIDIA GPUs: NVVM intrinsics for thread identity,
+barriers and shuffles; predicated PTX loads and stores (inline asm, as Triton does, so masked vector
+accesses need no branches); fast math as Triton chooses it (``ex2.approx`` for ``exp``, ``div.full`` for
+fp32 ``/``) and libdevice for the precise functions; ``vprintf`` for ``device_print``.
+
+Why LLVM IR text rather than MLIR's nvvm/nvgpu dialects: the tile IR's layouts are ours, so the
+distribution of every op over threads is done in Python anyway; writing LLVM IR directly keeps one
+lowering for all GPU targets (with these hooks as the only vendor code) and lets llvmlite's NVPTX backend
+do register allocation and instruction selection. Tensor-core instructions missing from NVVM intrinsics
+are inline PTX (see :mod:`.mma`).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from tritium.gpu.irtext import BYTES, Function, Module, const
+from tritium.gpu.target import TargetHooks, unpack
+
+TRIPLE = "nvptx64-nvidia-cuda"
+SREG = {"tid": "tid", "ctaid": "ctaid", "nctaid": "nctaid"}
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+#: f32 functions Triton computes with libdevice, by math op
+LIBDEVICE_F32 = {"math.sin": "sinf", "math.cos": "cosf", "math.tan": "tanf", "math.log10": "log10f",
+                 "math.exp10": "exp10f", "libm.erf": "erff", "libm.tanh": "tanhf", "libm.atan": "atanf",
+                 "libm.asin": "asinf", "libm.acos": "acosf", "libm.sinh": "sinhf", "libm.cosh": "coshf",
+                 "libm.log1p": "log1pf", "libm.expm1": "expm1f", "libm.cbrt": "cbrtf", "libm.pow": "powf",
+                 "libm.atan2": "atan2f"}
+LIBDEVICE_F64 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sin": "sin",
+                 "math.cos": "cos", "math.tan": "tan", "math.log10": "log10", "math.exp10": "exp10",
+                 "libm.erf": "erf", "libm.tanh": "tanh", "libm.atan": "atan", "libm.asin": "asin",
+                 "libm.acos": "acos", "libm.sinh": "sinh", "libm.cosh": "cosh", "libm.log1p": "log1p",
+                 "libm.expm1": "expm1", "libm.cbrt": "cbrt", "libm.pow": "pow", "libm.atan2": "atan2"}
+FAST_F32 = {"math.exp", "math.exp2", "math.log", "math.log2", "math.sqrt", "math.rsqrt", "arith.divf"}
+HALF_UPCAST = set(FAST_F32 - {"arith.divf"}) | set(LIBDEVICE_F32)
+SHARED_LIMITS = {80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024, 90: 227 * 1024}
+
+
+class NvidiaTarget(TargetHooks):
+    warp_size = 32
+    triple = TRIPLE
+    global_ptr = "ptr addrspace(1)"
+    shared_ptr = "ptr addrspace(3)"
+    global_addrspace = 1
+
+    def __init__(self, capability: int, options: Any, datalayout: str) -> None:
+        self.capability = capability
+        self.options = options
+        self.datalayout = datalayout
+        self.max_shared_bytes = SHARED_LIMITS.get(capability, 99 * 1024 if capability < 90 else 227 * 1024)
+        self.uses_libdevice = False
+        self._sregs: dict[tuple[int, str], str] = {}
+
+    def policy(self, num_warps: int) -> Any:
+        from .mma import NvidiaPolicy
+        return NvidiaPolicy(num_warps, self.warp_size, self.capability, self.options)
+
+    # -- the kernel ----------------------------------------------------------------------------------------
+    def kernel_function(self, module: Module, name: str, params: list[str], num_warps: int) -> tuple[Function, list[str]]:
+        self._module = module
+        # PTX has no predicate parameters: booleans travel as bytes
+        kparams = ["i8" if t == "i1" else t for t in params]
+        fn = Function(name, "void", [(t, f"%arg{i}") for i, t in enumerate(kparams)], attrs="#0", cc="ptx_kernel")
+        names = []
+        for i, t in enumerate(params):
+            names.append(fn.pinst(f"trunc i8 %arg{i} to i1") if t == "i1" else f"%arg{i}")
+        return fn, names
+
+    def finish_kernel(self, module: Module, fn: Function, num_warps: int, shared_bytes: int) -> None:
+        module.declare("global_smem", "@global_smem = external addrspace(3) global [0 x i8], align 16")
+        threads = num_warps * self.warp_size
+        attrs = [f'"nvvm.maxntid"="{threads}"']
+        maxnreg = getattr(self.options, "maxnreg", None)
+        if maxnreg:
+            attrs.append(f'"nvvm.maxnreg"="{int(maxnreg)}"')
+        module.extra.append(f"attributes #0 = {{ nounwind {' '.join(attrs)} }}")
+
+    # -- identity ------------------------------------------------------------------------------------------
+    def _sreg(self, fn: Function, name: str, axis: str) -> str:
+        key = (id(fn), f"{name}.{axis}")
+        got = self._sregs.get(key)
+        if got is None:
+            intr = f"llvm.nvvm.read.ptx.sreg.{name}.{axis}"
+            self._module.intrinsic(intr, "i32", [], "nounwind readnone")
+            got = self._sregs[key] = fn.pinst(f"call i32 @{intr}()", name)
+        return got
+
+    def thread_id(self, fn: Function) -> str:
+        return self._sreg(fn, "tid", "x")
+
+    def program_id(self, fn: Function, axis: int) -> str:
+        return self._sreg(fn, "ctaid", "xyz"[axis])
+
+    def num_programs(self, fn: Function, axis: int) -> str:
+        return self._sreg(fn, "nctaid", "xyz"[axis])
+
+    def barrier(self, fn: Function) -> None:
+        self._module.intrinsic("llvm.nvvm.barrier0", "void", [], "convergent nounwind")
+        fn.emit("call void @llvm.nvvm.barrier0()")
+
+    def shuffle_i32(self, fn: Function, kind: str, value: str, operand: str) -> str:
+        mode = {"xor": "bfly", "up": "up", "down": "down", "idx": "idx"}[kind]
+        intr = f"llvm.nvvm.shfl.sync.{mode}.i32"
+        self._module.intrinsic(intr, "i32", ["i32", "i32", "i32", "i32"], "convergent nounwind")
+        clamp = 0 if kind == "up" else 31
+        return fn.inst(f"call i32 @{intr}(i32 -1, i32 {value}, i32 {operand}, i32 {clamp})")
+
+    def shared_base(self, fn: Function) -> str:
+        return "@global_smem"
+
+    def syncscope(self, scope: str) -> str:
+        return {"gpu": 'syncscope("device") ', "cta": 'syncscope("block") '}.get(scope, "")
+
+    # -- global memory ---------------------------------------------------------------------------------------
+    def load(self, fn: Function, module: Module, ptr: str, elem: str, vec: int, align: int, pred: Optional[str],
+             other: Optional[list[str]], cache: str = "", evict: str = "", volatile: bool = False) -> list[str]:
+        if (pred is None or pred == "true") and not cache and not evict and not volatile:
+            return super().load(fn, module, ptr, elem, vec, align, None, None)
+        words, wty, cons, bits = _words(elem, vec)
+        mods = (".volatile" if volatile else "") + (cache if cache and not volatile else "") + _evict(evict)
+        v = f".v{len(words)}" if len(words) > 1 else ""
+        outs = ", ".join(f"${i}" for i in range(len(words)))
+        n = len(words)
+        other = other if other is not None else [const(elem, 0)] * vec
+        owords = _to_words(fn, other, elem, wty, n)
+        if pred is None or pred == "true":
+            asm = f"ld.global{mods}{v}.b{bits} {{{outs}}}, [${n}];" if n > 1 else f"ld.global{mods}.b{bits} $0, [$1];"
+            constraint = ",".join([f"={cons}"] * n + ["l"])
+            args = [f"{self.global_ptr} {ptr}"]
+        else:
+            body = f"{{{outs}}}" if n > 1 else "$0"
+            asm = f"@${n + 1} ld.global{mods}{v}.b{bits} {body}, [${n}];"
+            constraint = ",".join([f"={cons}"] * n + ["l", "b"] + [str(i) for i in range(n)])
+            args = [f"{self.global_ptr} {ptr}", f"i1 {pred}"] + [f"{wty} {w}" for w in owords]
+        rty = wty if n == 1 else "{ " + ", ".join([wty] * n) + " }"
+        r = fn.inst(f'call {rty} asm sideeffect "{asm}", "{constraint}"({", ".join(args)})')
+        got = [r] if n == 1 else [fn.inst(f"extractvalue {rty} {r}, {i}") for i in range(n)]
+        return _from_words(fn, got, wty, elem, vec)
+
+    def store(self, fn: Function, module: Module, ptr: str, elem: str, values: list[str], align: int,
+              pred: Optional[str], cache: str = "", evict: str = "") -> None:
+        if (pred is None or pred == "true") and not cache and not evict:
+            return super().store(fn, module, ptr, elem, values, align, None)
+        words, wty, cons, bits = _words(elem, len(values))
+        n = len(words)
+        vals = _to_words(fn, values, elem, wty, n)
+        mods = (cache if cache else "") + _evict(evict)
+        v = f".v{n}" if n > 1 else ""
+        body = "{" + ", ".join(f"${i + 1}" for i in range(n)) + "}" if n > 1 else "$1"
+        if pred is None or pred == "true":
+            asm = f"st.global{mods}{v}.b{bits} [$0], {body};"
+            constraint = ",".join(["l"] + [cons] * n)
+            args = [f"{self.global_ptr} {ptr}"] + [f"{wty} {w}" for w in vals]
+        else:
+            asm = f"@${n + 1} st.global{mods}{v}.b{bits} [$0], {body};"
+            constraint = ",".join(["l"] + [cons] * n + ["b"])
+            args = [f"{self.global_ptr} {ptr}"] + [f"{wty} {w}" for w in vals] + [f"i1 {pred}"]
+        fn.emit(f'call void asm sideeffect "{asm}", "{constraint}"({", ".join(args)})')
+
+    # -- math ------------------------------------------------------------------------------------------------
+    def math(self, fn: Function, module: Module, name: str, args: list[str], ty: str) -> Optional[str]:
+        if ty in ("half", "bfloat") and name in HALF_UPCAST:
+            wide = [fn.inst(f"fpext {ty} {a} to float") for a in args]
+            r = self.math(fn, module, name, wide, "float")
+            if r is None:
+                return None
+            return fn.inst(f"fptrunc float {r} to {ty}")
+        if ty == "float":
+            if name == "math.exp":
+                x = fn.inst(f"fmul float {args[0]}, {const('float', LOG2E)}")
+                return self._intr1(fn, module, "llvm.nvvm.ex2.approx.f", x)
+            if name == "math.exp2":
+                return self._intr1(fn, module, "llvm.nvvm.ex2.approx.f", args[0])
+            if name == "math.log":
+                y = self._intr1(fn, module, "llvm.nvvm.lg2.approx.f", args[0])
+                return fn.inst(f"fmul float {y}, {const('float', LN2)}")
+            if name == "math.log2":
+                return self._intr1(fn, module, "llvm.nvvm.lg2.approx.f", args[0])
+            if name == "math.sqrt":
+                return self._intr1(fn, module, "llvm.nvvm.sqrt.approx.f", args[0])
+            if name == "math.rsqrt":
+                return self._intr1(fn, module, "llvm.nvvm.rsqrt.approx.f", args[0])
+            if name == "arith.divf":
+                return fn.inst(f'call float asm "div.full.f32 $0, $1, $2;", "=f,f,f"(float {args[0]}, float '
+                               f'{args[1]})')
+            if name in LIBDEVICE_F32:
+                return self._libdevice(fn, module, "__nv_" + LIBDEVICE_F32[name], args, ty)
+        if ty == "double" and name in LIBDEVICE_F64:
+            return self._libdevice(fn, module, "__nv_" + LIBDEVICE_F64[name], args, ty)
+        if ty == "double" and name == "math.rsqrt":
+            return self._libdevice(fn, module, "__nv_rsqrt", args, ty)
+        return None
+
+    def _intr1(self, fn: Function, module: Module, name: str, x: str) -> str:
+        module.intrinsic(name, "float", ["float"], "nounwind readnone")
+        return fn.inst(f"call float @{name}(float {x})")
+
+    def _libdevice(self, fn: Function, module: Module, symbol: str, args: list[str], ty: str) -> str:
+        self.uses_libdevice = True
+        module.declare(symbol, f"declare {ty} @{symbol}({', '.join([ty] * len(args))})")
+        return fn.inst(f"call {ty} @{symbol}({', '.join(f'{ty} {a}' for a in args)})")
+
+    def extern_call(self, fn: Function, module: Module, symbol: str, libpath: str, args: list[tuple[str, str]],
+                    ret: str) -> str:
+        self.uses_libdevice = True
+        module.declare(symbol, f"declare {ret} @{symbol}({', '.join(t for t, _ in args)})")
+        return fn.inst(f"call {ret} @{symbol}({', '.join(f'{t} {v}' for t, v in args)})")
+
+    # -- debugging -------------------------------------------------------------------------------------------
+    def printf(self, fn: Function, module: Module, fmt: str, args: list[tuple[str, str]]) -> None:
+        module.declare("vprintf", "declare i32 @vprintf(ptr, ptr)")
+        g = module.string(fmt, addrspace=1)
+        fmtp = fn.inst(f"addrspacecast ptr addrspace(1) {g} to ptr")
+        if not args:
+            fn.emit(f"call i32 @vprintf(ptr {fmtp}, ptr null)")
+            return
+        st = "{ " + ", ".join(t for t, _ in args) + " }"
+        buf = fn.pinst(f"alloca {st}, align 8", "pbuf")
+        for i, (t, v) in enumerate(args):
+            p = fn.inst(f"getelementptr inbounds {st}, ptr {buf}, i32 0, i32 {i}")
+            fn.emit(f"store {t} {v}, ptr {p}")
+        fn.emit(f"call i32 @vprintf(ptr {fmtp}, ptr {buf})")
+
+    def dot_strategy(self, kind: str) -> Optional[Callable[..., Any]]:
+        if kind.startswith("mma"):
+            from .mma import lower_mma_dot
+            return lower_mma_dot
+        return None
+
+    def convert_layout(self, lowering: Any, value: Any, dst: Any) -> Any:
+        from .mma import convert_to_operand
+        return convert_to_operand(lowering, value, dst)
+
+
+def _evict(evict: str) -> str:
+    return {"evict_first": ".L1::evict_first", "evict_last": ".L1::evict_last"}.get(evict, "")
+
+
+def _words(elem: str, vec: int) -> tuple[list[int], str, str, int]:
+    """How ``vec`` elements travel through PTX registers: (one entry per word, word LLVM type, constraint, bits)."""
+    total = BYTES.get(elem, 8) * vec
+    if total >= 4:
+        return [0] * (total // 4), "i32", "r", 32
+    if total == 2:
+        return [0], "i16", "h", 16
+    return [0], "i16", "h", 8
+
+
+def _to_words(fn: Function, values: list[str], elem: str, wty: str, n: int) -> list[str]:
+    eb = BYTES.get(elem, 8)
+    total = eb * len(values)
+    if elem.startswith("ptr"):
+        values = [fn.inst(f"ptrtoint {elem} {v} to i64") for v in values]
+        elem = "i64"
+    if total == 1:
+        return [fn.inst(f"zext i8 {values[0]} to i16")]
+    if n == 1 and len(values) == 1 and elem == wty:
+        return values
+    vt = f"<{len(values)} x {elem}>"
+    v = "poison"
+    for i, x in enumerate(values):
+        v = fn.inst(f"insertelement {vt} {v}, {elem} {x}, i32 {i}")
+    if n == 1:
+        return [fn.inst(f"bitcast {vt} {v} to {wty}")]
+    w = fn.inst(f"bitcast {vt} {v} to <{n} x {wty}>")
+    return [fn.inst(f"extractelement <{n} x {wty}> {w}, i32 {i}") for i in range(n)]
+
+
+def _from_words(fn: Function, words: list[str], wty: str, elem: str, vec: int) -> list[str]:
+    eb = BYTES.get(elem, 8)
+    is_ptr = elem.startswith("ptr")
+    et = "i64" if is_ptr else elem
+    if eb * vec == 1:
+        out = [fn.inst(f"trunc i16 {words[0]} to i8")]
+    elif len(words) == 1 and vec == 1 and et == wty:
+        out = words
+    else:
+        n = len(words)
+        if n == 1:
+            src = words[0]
+            st = wty
+        else:
+            st = f"<{n} x {wty}>"
+            src = "poison"
+            for i, x in enumerate(words):
+                src = fn.inst(f"insertelement {st} {src}, {wty} {x}, i32 {i}")
+        vt = f"<{vec} x {et}>" if vec > 1 else et
+        v = fn.inst(f"bitcast {st} {src} to {vt}")
+        out = unpack(fn, v, et, vec)
+    if is_ptr:
+        out = [fn.inst(f"inttoptr i64 {x} to {elem}") for x in out]
+    return out
