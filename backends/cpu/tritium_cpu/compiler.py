@@ -35,6 +35,11 @@ class CPUOptions:
     extern_libs: Any = None
     instrumentation_mode: str = ""
     arch: str = ""
+    # GPU tuning options that portable autotune configs carry (Triton's tutorials pass them on every device);
+    # accepted so those configs launch, with no meaning on the CPU
+    waves_per_eu: int = 0
+    matrix_instr_nonkdim: int = 0
+    kpack: int = 1
 
 
 @functools.lru_cache(maxsize=None)
