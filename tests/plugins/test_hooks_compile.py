@@ -203,7 +203,7 @@ def test_hook_add_stages_failure_names_plugin_distribution_and_stage(fresh):
     def hook_raises(stages):
         raise RuntimeError("cannot add")
     with plugins.use(reg_with(adder=plugin(tritium_add_stages=hook_raises))):
-        with pytest.raises(PluginError, match=r"'adder' \(distribution dist-adder 1.0\) failed while adding stages"):
+        with pytest.raises(PluginError, match=r"'adder' \(distribution dist-adder 1.0\) failed in hook tritium_add_stages"):
             run()
     assert cache_entries(fresh) == []
 

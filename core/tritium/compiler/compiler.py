@@ -112,15 +112,12 @@ def build_stages(backend: BaseBackend, options: Any, language: Language) -> Stag
     stages = StageDict()
     backend.add_stages(stages, options, language)
     capability = getattr(backend, "capability", backend.target.arch)
-    for impl in reversed(registry().pm.hook.tritium_add_stages.get_hookimpls()):
-        info = registry().infos[impl.plugin_name]
-        stages.owner = f"{info.describe()}"
-        try:
-            impl.function(**{k: v for k, v in dict(stages=stages, options=options, language=language,
-                                                    capability=capability, backend=backend).items()
-                             if k in impl.argnames})
-        except Exception as exc:
-            raise PluginError(f"{info.describe()} failed while adding stages: {type(exc).__name__}: {exc}") from exc
+
+    def owner(info: Any) -> None:
+        stages.owner = info.describe()
+
+    registry().call_each("tritium_add_stages", before=owner, stages=stages, options=options, language=language,
+                         capability=capability, backend=backend)
     hook = knobs.runtime.add_stages_inspection_hook
     if hook is not None:
         stages.owner = "knobs.runtime.add_stages_inspection_hook"
