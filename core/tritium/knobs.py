@@ -72,7 +72,7 @@ class Knob(Generic[T]):
         for n in ((env, ) if isinstance(env, str) else (env or ())):
             names += _env_names(n)
         self.env = names
-        self._env_keys = tuple(_encode_env_key(n) for n in names)
+        self._env_pairs = tuple((n, _encode_env_key(n)) for n in names)
         self.default = default
         self.doc = doc
         self._parse = parse
@@ -91,9 +91,9 @@ class Knob(Generic[T]):
         if type(env) is _ENVIRON_TYPE:
             # os.environ.get raises and catches KeyError for an unset variable (~2 us); knobs are read on
             # every kernel launch, so look the pre-encoded name up in its backing dict instead
-            data = env._data  # type: ignore[attr-defined]
-            for var, key in zip(self.env, self._env_keys):
-                raw = data.get(key)
+            get = env._data.get  # type: ignore[attr-defined]
+            for var, key in self._env_pairs:
+                raw = get(key)
                 if raw is not None:
                     return self.parse(env.decodevalue(raw), var)  # type: ignore[attr-defined]
             return self.default

@@ -146,7 +146,7 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
              warmup: bool) -> Optional[Entry]:
     from ..compiler import ASTSource, compile
     drv = state.driver
-    for name, location in array_locations(fn, key):
+    for name, location in array_locations(fn, key, bound):
         if not drv.accepts_device(location):
             raise TypeError(f"argument `{name}` of kernel `{fn.__name__}` lives on device '{location}', which the "
                             f"active driver ({type(drv).__name__}) cannot reach: move it (e.g. x.to(device)) or "
