@@ -36,6 +36,7 @@ _LAZY = {
     "autotune": ("tritium.runtime.autotuner", "autotune"),
     "heuristics": ("tritium.runtime.autotuner", "heuristics"),
     "Config": ("tritium.runtime.autotuner", "Config"),
+    "set_allocator": ("tritium.runtime.allocation", "set_allocator"),
     "language": ("tritium.language", None),
     "testing": ("tritium.testing", None),
     "compiler": ("tritium.compiler", None),

@@ -117,3 +117,13 @@ def test_import_is_light():
         assert heavy.strip() == "[]", f"import tritium loaded {heavy}"
         best = float(seconds) if best is None else min(best, float(seconds))
     assert best < 0.3, f"import tritium took {best:.3f} s"
+
+
+def test_set_allocator():
+    from tritium.runtime.allocation import get_allocator
+    with pytest.raises(RuntimeError, match="no allocator is set"):
+        get_allocator()(64, 16, None)
+    tritium.set_allocator(lambda size, alignment, stream: bytearray(size))
+    assert len(get_allocator()(64, 16, None)) == 64
+    with pytest.raises(TypeError, match="takes a callable"):
+        tritium.set_allocator(3)
