@@ -63,8 +63,8 @@ def abs(x, _semantic=None):
     x = _semantic.to_tensor(_unwrap(x))
     dt = x.dtype
     if dt.is_floating():
-        if dt.is_fp8():
-            # clear the sign bit: fp8 has no arithmetic of its own
+        if dt.is_fp8() and not (dt.is_fp8e4b8() or dt.is_fp8e5b16()):
+            # clear the sign bit (the NaN codes of these formats have both signs)
             from . import core
             bits = _semantic.bitcast(x, core.uint8)
             return _semantic.bitcast(_semantic.and_(bits, 0x7F), dt)

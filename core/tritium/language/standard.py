@@ -141,6 +141,8 @@ def argmin(input, axis, tie_break_left=True, keep_dims=False, _semantic=None):
 def cumsum(input, axis=0, reverse=False, dtype=None, _semantic=None):
     s = _semantic
     x = s.to_tensor(_unwrap(input))
+    if x.dtype.is_bf16():
+        x = s.cast(x, core.float32)
     out = _sum_dtype(x.dtype, dtype)
     if out is not None:
         x = s.cast(x, out)
@@ -151,6 +153,8 @@ def cumsum(input, axis=0, reverse=False, dtype=None, _semantic=None):
 def cumprod(input, axis=0, reverse=False, _semantic=None):
     s = _semantic
     x = s.to_tensor(_unwrap(input))
+    if x.dtype.is_bf16():
+        x = s.cast(x, core.float32)
     return s.associative_scan([x], _axis(axis), lambda a, b: [s.mul(a[0], b[0])], bool(_unwrap(reverse)))[0]
 
 

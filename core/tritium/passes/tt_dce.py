@@ -20,5 +20,8 @@ def tt_dce(module: Any, ctx: Any = None) -> None:
         for op in reversed(all_ops(module)):
             name = op.name
             if (name in PURE_OPS or name.startswith(_ALSO_PURE_PREFIXES)) and not has_uses(op):
+                nested = len(op.regions) > 0
                 op.erase()
                 changed = True
+                if nested:
+                    break  # the ops of its regions, still in the list, are gone too: walk again
