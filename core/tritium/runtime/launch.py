@@ -17,7 +17,8 @@ from .specialize import array_locations, compile_inputs, make_binder
 
 class KernelState:
     """One JITFunction on one driver: its binder, its backend, and its compiled kernels by key."""
-    __slots__ = ("driver", "target", "binder", "kernels", "backend", "generation", "settings")
+    __slots__ = ("driver", "target", "binder", "kernels", "backend", "generation", "settings", "enter_hook",
+                 "exit_hook")
 
     def __init__(self, fn: Any, drv: Any) -> None:
         self.driver = drv
@@ -27,15 +28,20 @@ class KernelState:
         self.backend: Any = None
         self.generation = -1
         self.settings: Any = None
+        self.enter_hook: Optional[Callable] = None
+        self.exit_hook: Optional[Callable] = None
 
     def refresh_settings(self) -> None:
         """The knob values set from Python that change compiled code (plugins' and core's compilation and
         language groups, the stage inspection hook); recomputed only when a knob was set."""
         from .. import plugins
         self.generation = knobs.generation
-        hook = knobs.runtime.add_stages_inspection_hook
+        rt = knobs.runtime
+        hook = rt.add_stages_inspection_hook
         self.settings = (plugins.jit_key(), tuple(sorted(knobs.compilation.__dict__.items())),
                          tuple(sorted(knobs.language.__dict__.items())), None if hook is None else _hook_key(hook))
+        # hooks are set from Python only, so they too change only with the generation
+        self.enter_hook, self.exit_hook = rt.launch_enter_hook, rt.launch_exit_hook
 
 
 class Entry:
@@ -74,7 +80,7 @@ def _selector(keep: tuple[int, ...], n: int) -> Optional[Callable]:
 def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     if fn.used_globals:
         fn.check_globals()  # before the cache lookup: a changed global empties the cache
-    drv = _driver.active
+    drv = _driver._active or _driver.default
     state = fn.device_caches.get(drv)
     if state is None:
         state = fn.device_caches[drv] = KernelState(fn, drv)
@@ -82,8 +88,7 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     if fn.pre_run_hooks:
         for hook in fn.pre_run_hooks:
             hook(*args, **kwargs)
-    rt = knobs.runtime
-    debug = fn.debug or rt.debug
+    debug = fn.debug or knobs.runtime.debug
     if state.generation != knobs.generation:
         state.refresh_settings()
     full = (key, tuple(sorted(options.items())) if options else None, debug, state.settings)
@@ -109,7 +114,7 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
         g = grid3(fn.__name__, grid)
     if entry.select is not None:
         runtime = entry.select(runtime)
-    enter, exit_hook = rt.launch_enter_hook, rt.launch_exit_hook
+    enter, exit_hook = state.enter_hook, state.exit_hook
     if enter is not None:
         enter(_launch_metadata(fn, entry.kernel, g, bound))
     entry.launcher(g, runtime)
