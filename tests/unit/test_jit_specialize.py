@@ -127,3 +127,21 @@ def test_set_allocator():
     assert len(get_allocator()(64, 16, None)) == 64
     with pytest.raises(TypeError, match="takes a callable"):
         tritium.set_allocator(3)
+
+
+def _kw_only(x_ptr, n, *, BLOCK: tl.constexpr = 8, scale=1.5):
+    pass
+
+
+def _var_meta(x_ptr, **meta):
+    pass
+
+
+def test_keyword_only_parameters_and_var_keywords():
+    binder = make_binder(tritium.jit(_kw_only))
+    key, runtime, bound, options = binder(np.zeros(2, np.float32), 3, scale=2.0)
+    assert bound[1:] == (3, 8, 2.0) and options == {}
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        binder(np.zeros(2, np.float32), 3, 16)
+    with pytest.raises(TypeError, match=r"kernel `_var_meta` takes \*\*meta"):
+        make_binder(tritium.jit(_var_meta))

@@ -211,8 +211,16 @@ def make_binder(fn: Any) -> Callable[..., tuple]:
         pre += "_"
     simple = (int, float, bool, str, type(None))
     ns["_simple"] = frozenset(simple)
+    import inspect
     for p in fn.params:
         n = f"a{p.num}"  # parameter names may shadow the helpers; _rename gives the real names back
+        kind = p._param.kind
+        if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise TypeError(f"kernel `{fn.__name__}` takes {'*' if kind == inspect.Parameter.VAR_POSITIONAL else '**'}"
+                            f"{p.name}: @jit kernels need every parameter named (give meta-parameters as "
+                            "`NAME: tl.constexpr`)")
+        if kind == inspect.Parameter.KEYWORD_ONLY and "*" not in sig:
+            sig.append("*")
         if p.has_default:
             ns[f"_d{p.num}"] = p.default
             sig.append(f"{n}=_d{p.num}")
@@ -278,7 +286,10 @@ def _rename(inner: Callable, fn: Any) -> Callable:
         raise ValueError(f"parameter name(s) {clash} of {fn.__name__} clash with the launcher's own")
     new = inner.__code__.replace(co_varnames=varnames, co_name=fn.__name__, co_qualname=fn.__name__)
     import types
-    return types.FunctionType(new, inner.__globals__, fn.__name__, inner.__defaults__, inner.__closure__)
+    out = types.FunctionType(new, inner.__globals__, fn.__name__, inner.__defaults__, inner.__closure__)
+    if inner.__kwdefaults__:
+        out.__kwdefaults__ = {fn.params[int(k[1:])].name: v for k, v in inner.__kwdefaults__.items()}
+    return out
 
 
 def compile_inputs(fn: Any, key: tuple, bound: tuple) -> tuple[dict, dict, dict, tuple[int, ...]]:
