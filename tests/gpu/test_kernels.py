@@ -278,3 +278,39 @@ def test_device_assert(dev):
     with pytest.raises(AssertionError, match="x too big"):
         assert_kernel[(1, )](dev.put(x), 8, debug=True)
         dev.sync()
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k * BLOCK_K), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BLOCK_K) & (offs_n[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@pytest.mark.parametrize("stages", [1, 3])
+@pytest.mark.parametrize("dtype,trans_a", [(np.float16, False), (np.float16, True), (np.float32, False)])
+def test_matmul_loop(dev, stages, dtype, trans_a):
+    M, N, K = 64, 48, 80
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((K, M) if trans_a else (M, K)).astype(dtype)
+    b = rng.standard_normal((K, N)).astype(dtype)
+    c = dev.put(np.zeros((M, N), np.float32))
+    sam, sak = (1, M) if trans_a else (K, 1)
+    matmul_kernel[(triton.cdiv(M, 32), triton.cdiv(N, 32))](dev.put(a), dev.put(b), c, M, N, K, sam, sak, N, 1, N, 1,
+                                                            BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, num_stages=stages)
+    ref = (a.T if trans_a else a).astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(dev.get(c), ref, rtol=1e-2, atol=1e-2)

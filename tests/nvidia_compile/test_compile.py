@@ -119,3 +119,34 @@ def test_compiles_to_cubin(nvidia_registry, case, capability):
     assert k.metadata.num_warps == 4 and k.metadata.n_regs > 0
     if name.startswith(("dot", "bench_matmul")):
         assert "mma.sync.aligned" in k.asm["ptx"]
+
+
+def test_targets_below_sm80_are_refused_clearly(nvidia_registry):
+    from tritium import plugins
+    T = _module(os.path.join(ROOT, "tests", "gpu", "test_kernels.py"), "_gpu_test_kernels")
+    with plugins.use(nvidia_registry), pytest.raises(ValueError, match=r"sm_80 and newer.*the target is sm_75"):
+        tritium.compile(ASTSource(T.add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                                 "BLOCK": "constexpr"}, {"BLOCK": 64}),
+                        target=GPUTarget("cuda", 75, 32))
+
+
+def test_stages_can_be_overridden_and_dumped(nvidia_registry, tmp_path):
+    """The PTX stage read back from TRITON_KERNEL_OVERRIDE is what ptxas assembles."""
+    from tritium import knobs, plugins
+    T = _module(os.path.join(ROOT, "tests", "gpu", "test_kernels.py"), "_gpu_test_kernels")
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    with plugins.use(nvidia_registry), knobs.compilation.scope(), knobs.cache.scope():
+        knobs.cache.dump_dir = str(tmp_path / "dump")
+        knobs.cache.dir = str(tmp_path / "cache")
+        knobs.compilation.dump_ir = True
+        k = tritium.compile(ASTSource(T.add_kernel, sig, {"BLOCK": 256}), target=GPUTarget("cuda", 90, 32))
+        dumped = glob.glob(str(tmp_path / "dump" / "*" / "add_kernel.ptx"))
+        assert dumped and open(dumped[0]).read() == k.asm["ptx"]
+        override = tmp_path / "override" / os.path.basename(os.path.dirname(dumped[0]))
+        override.mkdir(parents=True)
+        (override / "add_kernel.ptx").write_text(k.asm["ptx"].replace("// .globl", "// overridden .globl"))
+        knobs.cache.override_dir = str(tmp_path / "override")
+        knobs.compilation.override = True
+        knobs.compilation.always_compile = True
+        k2 = tritium.compile(ASTSource(T.add_kernel, sig, {"BLOCK": 256}), target=GPUTarget("cuda", 90, 32))
+    assert "overridden .globl" in k2.asm["ptx"] and k2.asm["cubin"][:4] == b"\x7fELF"

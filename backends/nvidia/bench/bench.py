@@ -95,11 +95,33 @@ CASES = {"add": case_add, "softmax": case_softmax, "layernorm": case_layernorm, 
          "matmul_bf16": case_matmul_bf16}
 
 
+def launch_overhead(mods) -> None:
+    """Host time of one launch of an empty kernel (no synchronization between launches), per framework."""
+    import time
+    x = torch.empty(16, device="cuda")
+    for fw in ("tritium", "triton"):
+        k = mods[fw].nop_kernel
+        for _ in range(100):
+            k[(1, )](x, x, 16, BLOCK=16)
+        torch.cuda.synchronize()
+        best = 1e9
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(2000):
+                k[(1, )](x, x, 16, BLOCK=16)
+            best = min(best, (time.perf_counter() - t0) / 2000)
+            torch.cuda.synchronize()
+        print(f"launch       {fw:8s} {best * 1e6:10.2f} us per launch (host)", flush=True)
+
+
 def main() -> None:
     import triton
     import tritium
-    names = sys.argv[1:] or list(CASES)
+    names = sys.argv[1:] or ["launch"] + list(CASES)
     mods = {"triton": load("triton"), "tritium": load("tritium")}
+    if "launch" in names:
+        names.remove("launch")
+        launch_overhead(mods)
     # one timer for both: Triton's do_bench (CUDA events, L2 flushed before each run)
     bench = {"triton": triton.testing.do_bench, "tritium": triton.testing.do_bench}
     rows = []

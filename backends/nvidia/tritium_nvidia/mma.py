@@ -229,6 +229,3 @@ def lo_kind(op: Any) -> str:
     from tritium._mlir import ir
     return ir.StringAttr(op.attributes["ttg.dot"]).value.split(".", 1)[1]
 
-
-def convert_to_operand(lowering: Any, value: Any, dst: Any) -> Any:
-    return None

@@ -221,6 +221,32 @@ class NvidiaTarget(TargetHooks):
             fn.emit(f"store {t} {v}, ptr {p}")
         fn.emit(f"call i32 @vprintf(ptr {fmtp}, ptr {buf})")
 
+    # -- asynchronous copies (cp.async, sm_80+) ---------------------------------------------------------------
+    def async_copy(self, fn: Function, module: Module, dst: str, src: str, nbytes: int, pred: Optional[str]) -> None:
+        if nbytes < 4:
+            # cp.async moves 4, 8 or 16 bytes: narrower (unaligned) accesses are copied right away
+            return super().async_copy(fn, module, dst, src, nbytes, pred)
+        # 16-byte copies bypass L1 (.cg), as Triton's; smaller ones must go through it (.ca)
+        kind = "cg" if nbytes == 16 else "ca"
+        d = fn.inst(f"ptrtoint {self.shared_ptr} {dst} to i32")
+        if pred is None or pred == "true":
+            fn.emit(f'call void asm sideeffect "cp.async.{kind}.shared.global [$0], [$1], {nbytes};", '
+                    f'"r,l,~{{memory}}"(i32 {d}, {self.global_ptr} {src})')
+            return
+        size = fn.inst(f"select i1 {pred}, i32 {nbytes}, i32 0")   # 0 bytes read: the destination is zeroed
+        fn.emit(f'call void asm sideeffect "cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;", '
+                f'"r,l,r,~{{memory}}"(i32 {d}, {self.global_ptr} {src}, i32 {size})')
+
+    def async_commit(self, fn: Function) -> None:
+        fn.emit('call void asm sideeffect "cp.async.commit_group;", "~{memory}"()')
+
+    def async_wait(self, fn: Function, pending: int) -> None:
+        fn.emit(f'call void asm sideeffect "cp.async.wait_group {pending};", "~{{memory}}"()')
+
+    def read_shared_tile(self, lowering: Any, tile: Any, dst: Any, ty: str) -> Any:
+        from .ldmatrix import read_operand
+        return read_operand(lowering, tile, dst, ty)
+
     def dot_strategy(self, kind: str) -> Optional[Callable[..., Any]]:
         if kind.startswith("mma"):
             from .mma import lower_mma_dot
@@ -228,7 +254,7 @@ class NvidiaTarget(TargetHooks):
         return None
 
     def convert_layout(self, lowering: Any, value: Any, dst: Any) -> Any:
-        from .mma import convert_to_operand
+        from .ldmatrix import convert_to_operand
         return convert_to_operand(lowering, value, dst)
 
 

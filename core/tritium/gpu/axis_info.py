@@ -259,7 +259,7 @@ def _mul(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int
 
 
 def _div(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int, ...]) -> AxisInfo:
-    const = tuple(max(gcd(ak, bk), gcd(gcd(ac, ad), bd) if bk == s and b.value is not None else 1)
+    const = tuple(max(gcd(ak, bk), gcd(gcd(ac, ad), bd) if bk == s else 1)
                   for ak, bk, ac, ad, bd, s in zip(a.const, b.const, a.contig, a.div, b.div, shape))
     div = tuple(max(1, ad // bd) if b.value is not None and b.value > 0 and ad % bd == 0 and bd == b.value else 1
                 for ad, bd in zip(a.div, b.div))
@@ -267,7 +267,8 @@ def _div(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int
 
 
 def _rem(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int, ...]) -> AxisInfo:
-    contig = tuple(gcd(gcd(ac, ad), bd) if b.value is not None and bk == s else 1
+    # x % n with n uniform: runs of x stay runs within aligned groups of gcd(run, n's divisibility)
+    contig = tuple(gcd(gcd(ac, ad), bd) if bk == s else 1
                    for ac, ad, bd, bk, s in zip(a.contig, a.div, b.div, b.const, shape))
     div = tuple(gcd(x, y) for x, y in zip(a.div, b.div))
     const = tuple(gcd(x, y) for x, y in zip(a.const, b.const))

@@ -154,6 +154,37 @@ class TargetHooks:
         portable FMA lowering."""
         return None
 
+    def read_shared_tile(self, lowering: Any, tile: Any, dst: Any, ty: str) -> Any:
+        """A target's faster way to load a shared-memory tile into layout ``dst`` (matrix loads), or None."""
+        return None
+
+    # -- asynchronous copies (software pipelining) --------------------------------------------------------
+    def async_copy(self, fn: Function, module: Module, dst: str, src: str, nbytes: int, pred: Optional[str]) -> None:
+        """Start copying ``nbytes`` from global ``src`` to shared ``dst`` (zeros where ``pred`` is false); done
+        once :meth:`async_wait` says so. The default copies right away."""
+        et = "i32" if nbytes % 4 == 0 else ("i16" if nbytes % 2 == 0 else "i8")
+        n = nbytes // BYTES[et]
+        vt = vector_type(n, et)
+        zero = "zeroinitializer" if n > 1 else "0"
+        if pred is None or pred == "true":
+            v = fn.inst(f"load {vt}, {self.global_ptr} {src}, align {nbytes}")
+        else:
+            before = fn.current
+            yes, join = fn.label("cp"), fn.label("cpj")
+            fn.cond_br(pred, yes, join)
+            fn.start_block(yes)
+            got = fn.inst(f"load {vt}, {self.global_ptr} {src}, align {nbytes}")
+            fn.br(join)
+            fn.start_block(join)
+            v = fn.inst(f"phi {vt} [{got}, %{yes}], [{zero}, %{before}]")
+        fn.emit(f"store {vt} {v}, {self.shared_ptr} {dst}, align {nbytes}")
+
+    def async_commit(self, fn: Function) -> None:
+        """Close the group of copies started since the last commit."""
+
+    def async_wait(self, fn: Function, pending: int) -> None:
+        """Wait until at most ``pending`` committed groups are still in flight (this thread's copies)."""
+
     def convert_layout(self, lowering: Any, value: Any, dst: Any) -> Any:
         """A target's faster way to move a tile into layout ``dst`` (e.g. tensor-core operand fragments
         through matrix loads), or None for the portable way through shared memory."""

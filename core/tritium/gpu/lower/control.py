@@ -41,6 +41,10 @@ class ControlMixin:
                 fn.fill(slot, f"{name} = phi {p.ty} {edges}")
 
     def op_for(self, op: Any) -> None:
+        plan = self.pipeline_plan(op)
+        if plan is not None:
+            self.lower_pipelined_for(op, plan)
+            return
         fn = self.fn
         operands = list(op.operands)
         lb, ub, step = (self.scalar_of(v) for v in operands[:3])

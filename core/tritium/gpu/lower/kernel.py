@@ -19,14 +19,17 @@ from .debug import DebugMixin
 from .dot import DotMixin
 from .memory import MemoryMixin
 from .reduce import ReduceMixin
+from .pipeline import PipelineMixin
 from .scalar import EXPENSIVE, ScalarEmitter, is_scalar_op
 from .shape import ShapeMixin
+from .shared import SharedMixin, SharedTile
 from .values import LoweringError, Scalar, Tensor, owner_op
 
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
 
 
-class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin):
+class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin,
+                     SharedMixin, PipelineMixin):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         self.module = module
         self.target = target
@@ -44,6 +47,7 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
         self._preds: dict[Any, Optional[str]] = {}
         self.scratch_bytes = 0
         self.scratch_dirty = False
+        self.persistent_buffers: list[int] = []
         self.has_print = False
         self.has_assert = False
         self.fn: Function = None  # type: ignore[assignment]
@@ -227,13 +231,15 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
             raise LoweringError(f"kernel `{self.name}`: internal error: {v.get_name()} was not lowered")
         if isinstance(got, Scalar):
             return Tensor(want, [got.value] * want.num_regs, got.ty)
-        if got.layout == want:
+        if not isinstance(got, SharedTile) and got.layout == want:
             return got
         key = (v, want)
         for scope in reversed(self.memo):
             if key in scope:
                 return scope[key]
-        if self.rematerializable(v):
+        if isinstance(got, SharedTile):
+            out = self.read_tile(got, want, self.value_type(v))
+        elif self.rematerializable(v):
             out = self.produce(owner_op(v), want)
         else:
             out = self.convert(got, want)
@@ -242,7 +248,7 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
 
     def tensor(self, v: Any) -> Tensor:
         got = self.values[v]
-        if isinstance(got, Scalar):
+        if isinstance(got, (Scalar, SharedTile)):
             return self.tensor_in(v, self.layout_of(v))
         return got
 

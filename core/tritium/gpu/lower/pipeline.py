@@ -1,0 +1,266 @@
+"""Software pipelining of loads that feed ``tt.dot`` in ``scf.for`` loops (``num_stages`` deep).
+
+A load qualifies when its result is only a dot operand, its ``other`` is absent or zero, and its pointer
+and mask come from pure arithmetic on the induction variable, loop-invariant values and loop-carried values
+that themselves advance by pure arithmetic (``a_ptrs += BLOCK_K * stride``). Then the loop becomes:
+
+- before it, copies for iterations 0 .. S-2 start into S shared-memory stages (target ``async_copy``,
+  one committed group per iteration), the address arithmetic evaluated for each of those iterations;
+- in iteration i: wait until iteration i's group has landed, barrier, start the copies of iteration
+  i + S - 1 into the stage read in iteration i - 1, then run the body with the dot reading stage i % S;
+- after it, wait for every copy.
+
+The address arithmetic for the iteration S - 1 ahead is carried in extra loop values. Copies past the
+end of the loop are predicated off (they write zeros, never read).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..._mlir import block_ops
+from ..assign import tensor_shape
+from ..irtext import BYTES
+from .memory import split_operands
+from .reduce import _Overlay
+from .scalar import EXPENSIVE, is_scalar_op
+from .shared import SharedTile, smem_layout_for
+from .values import Scalar, Tensor, owner_op
+
+_SLICE_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims", "tt.addptr"}
+
+
+@dataclass
+class PipelinePlan:
+    stages: int
+    loads: list[tuple[Any, dict]]     # (load op, its operands by name)
+    slice_ops: list[Any]              # pure ops computing the loads' operands and the carried addresses
+    args: list[int]                   # indices (into the iter args) of the carried values the slice reads
+
+
+def _is_zero_constant(v: Any) -> bool:
+    from ..._mlir import ir
+    op = owner_op(v)
+    while op is not None and op.name == "tt.splat":
+        v = op.operands[0]
+        op = owner_op(v)
+    if op is None or op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    try:
+        if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
+            return float(attr.value) == 0.0
+        dense = ir.DenseElementsAttr(attr)
+        return dense.is_splat and float(dense.get_splat_value().value) == 0.0
+    except Exception:
+        return False
+
+
+class PipelineMixin:
+    def pipeline_plan(self, op: Any) -> Optional[PipelinePlan]:
+        stages = int(getattr(self.options, "num_stages", 1) or 1)
+        if stages < 2:
+            return None
+        block = op.regions[0].blocks[0]
+        ops = block_ops(block)
+        args = list(block.arguments)
+        iters = args[1:]
+        defined = set(args)
+        for o in ops:
+            defined.update(o.results)
+        loads = []
+        for o in ops:
+            if o.name != "tt.load" or "is_volatile" in o.attributes and str(o.attributes["is_volatile"]) == "true":
+                continue
+            res = o.results[0]
+            shape = tensor_shape(res.type)
+            if shape is None or len(shape) != 2:
+                continue
+            uses = list(res.uses)
+            if not uses or any(u.owner.name != "tt.dot" or u.operand_number not in (0, 1) for u in uses):
+                continue
+            parts = split_operands(o, ["ptr", "mask", "other"])
+            if parts["other"] and not _is_zero_constant(parts["other"][0]):
+                continue
+            loads.append((o, parts))
+        if not loads:
+            return None
+        chosen: dict[Any, Any] = {}
+        used: set[int] = set()
+
+        def visit(v: Any) -> bool:
+            if v not in defined:
+                return True
+            if v in iters:
+                used.add(iters.index(v))
+                return True
+            if v == args[0]:
+                return True
+            o = owner_op(v)
+            if o is None or len(o.results) != 1:
+                return False
+            if o.results[0] in chosen:
+                return True
+            if not (o.name in _SLICE_OPS or (is_scalar_op(o.name) and o.name not in EXPENSIVE)):
+                return False
+            if not all(visit(x) for x in o.operands):
+                return False
+            chosen[o.results[0]] = o
+            return True
+
+        for o, parts in loads:
+            for group in parts.values():
+                for v in group:
+                    if not visit(v):
+                        return None
+        yields = list(ops[-1].operands)
+        done: set[int] = set()
+        while used - done:
+            i = min(used - done)
+            done.add(i)
+            if not visit(yields[i]):
+                return None
+        order = {o.results[0]: k for k, o in enumerate(ops) if o.results}
+        slice_ops = sorted(chosen.values(), key=lambda o: order[o.results[0]])
+        return PipelinePlan(stages, loads, slice_ops, sorted(used))
+
+    # -- evaluating the address arithmetic for another iteration --------------------------------------------
+    def eval_slice(self, op: Any, plan: PipelinePlan, iv: str, state: dict[int, Any], depth: int) -> tuple:
+        block = op.regions[0].blocks[0]
+        args = list(block.arguments)
+        saved_values, saved_memo = self.values, self.memo
+        self.values = _Overlay(saved_values)
+        self.memo = saved_memo[:depth] + [{}]
+        try:
+            self.values[args[0]] = Scalar(iv, saved_values[args[0]].ty if args[0] in saved_values else "i32")
+            for i, v in state.items():
+                self.values[args[1 + i]] = v
+            for o in plan.slice_ops:
+                self.lower_op(o)
+            operands = []
+            for o, parts in plan.loads:
+                lay = self.layout_of(o.results[0])
+                ptr = self.tensor_in(parts["ptr"][0], lay)
+                mask = self.tensor_in(parts["mask"][0], lay) if parts["mask"] else None
+                operands.append((ptr, mask))
+            yields = list(block_ops(block)[-1].operands)
+            new_state = {i: self._carried(yields[i], args[1 + i]) for i in plan.args}
+        finally:
+            self.values, self.memo = saved_values, saved_memo
+        return operands, new_state
+
+    def issue_copies(self, plan: PipelinePlan, operands: list, bases: list[str], stage: str,
+                     valid: Optional[str]) -> None:
+        fn = self.fn
+        for (o, parts), (ptr, mask), (tile_proto, stage_bytes) in zip(plan.loads, operands, bases):
+            lay = ptr.layout
+            smem = tile_proto.smem
+            eb = smem.eb
+            vec = self.access_vector(parts["ptr"][0], parts["mask"][0] if parts["mask"] else None, lay, eb)
+            vec = min(vec, self.tile_vec(lay, smem))
+            base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
+            tile = SharedTile(base, smem, tile_proto.ty)
+            tpred = self.unique_pred(lay)
+            unique = set(lay.unique_regs())
+            for g in range(0, lay.num_regs, vec):
+                if g not in unique:
+                    continue
+                pred = self.and_pred(self.and_pred(mask.regs[g] if mask is not None else None, valid), tpred)
+                self.target.async_copy(fn, self.module, self.tile_ptr(tile, lay, g), ptr.regs[g], vec * eb, pred)
+        self.target.async_commit(fn)
+
+    # -- the loop --------------------------------------------------------------------------------------------
+    def lower_pipelined_for(self, op: Any, plan: PipelinePlan) -> None:
+        fn = self.fn
+        S = plan.stages
+        operands = list(op.operands)
+        lb, ub, step = (self.scalar_of(v) for v in operands[:3])
+        ity = lb.ty
+        block = op.regions[0].blocks[0]
+        args = list(block.arguments)
+        inits = [self._carried(v, a) for v, a in zip(operands[3:], args[1:])]
+        depth = len(self.memo)
+        bases = []
+        for o, parts in plan.loads:
+            lay = self.layout_of(o.results[0])
+            mem_t, _ = self.pointee(parts["ptr"][0].type)
+            st = self.storage_type(mem_t)
+            smem = smem_layout_for(lay, st)
+            stage_bytes = (smem.nbytes + 127) // 128 * 128
+            bases.append((SharedTile(self.persistent(S * stage_bytes), smem, st), stage_bytes))
+        # prologue: iterations 0 .. S-2
+        state = {i: inits[i] for i in plan.args}
+        for s in range(S - 1):
+            iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
+            valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
+            ops_s, state = self.eval_slice(op, plan, iv_s, state, depth)
+            self.issue_copies(plan, ops_s, bases, str(s), valid)
+        self.scratch_dirty = True
+        pre = fn.current
+        head, body, exit_ = fn.label("pfor"), fn.label("pforbody"), fn.label("pforexit")
+        fn.br(head)
+        fn.start_block(head)
+        iv = fn.tmp("iv")
+        iv_slot = fn.placeholder()
+        phis, slots = self._phis(args[1:], inits)
+        ahead_init = [state[i] for i in plan.args]
+        ahead, ahead_slots = self._phis([args[1 + i] for i in plan.args], ahead_init)
+        rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
+        rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
+        cond = fn.inst(f"icmp slt {ity} {iv}, {ub.value}")
+        fn.cond_br(cond, body, exit_)
+        fn.start_block(body)
+        self.push_scope()
+        self.target.async_wait(fn, S - 2)
+        self.target.barrier(fn)
+        self.scratch_dirty = False
+        # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
+        ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
+        valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
+        ops_a, next_state = self.eval_slice(op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth + 1)
+        self.issue_copies(plan, ops_a, bases, wr, valid)
+        self.values[args[0]] = Scalar(iv, ity)
+        for a, p in zip(args[1:], phis):
+            self.values[a] = p
+        skip = set()
+        for (o, parts), (proto, stage_bytes) in zip(plan.loads, bases):
+            base = self.smem_ptr(proto.base, self.imul(rd, stage_bytes))
+            self.values[o.results[0]] = SharedTile(base, proto.smem, proto.ty)
+            skip.add(o.results[0])
+        ops = block_ops(block)
+        for o in ops[:-1]:
+            if o.results and o.results[0] in skip:
+                continue
+            self.lower_op(o)
+        yielded = [self._carried(v, a) for v, a in zip(ops[-1].operands, args[1:])]
+        nxt = fn.inst(f"add {ity} {iv}, {step.value}")
+        rd1 = fn.inst(f"add i32 {rd}, 1")
+        rdw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {rd1}, {S}')}, i32 0, i32 {rd1}")
+        wr1 = fn.inst(f"add i32 {wr}, 1")
+        wrw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {wr1}, {S}')}, i32 0, i32 {wr1}")
+        self.pop_scope()
+        self.scratch_dirty = True
+        latch = fn.current
+        fn.br(head)
+        fn.fill(iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
+        fn.fill(rd_slot, f"{rd} = phi i32 [0, %{pre}], [{rdw}, %{latch}]")
+        fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
+        self._fill_phis(phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
+        self._fill_phis(ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
+                                             for a0, i in zip(ahead_init, plan.args)])
+        fn.start_block(exit_)
+        self.target.async_wait(fn, 0)
+        self.target.barrier(fn)
+        for r, p in zip(op.results, phis):
+            self.values[r] = p
+
+    def persistent(self, nbytes: int) -> str:
+        """A shared buffer of its own (not the scratch area) for the whole kernel; its offset is fixed once
+        the scratch area's size is known (the token is replaced in the final text)."""
+        k = len(self.persistent_buffers)
+        self.persistent_buffers.append(nbytes)
+        return self.fn.pinst(f"getelementptr i8, {self.target.shared_ptr} {self.smem_base}, i32 __SMEM_PERSISTENT_{k}__",
+                             "pbuf")
+
+
+_unused = (BYTES, Tensor)
