@@ -270,3 +270,24 @@ def test_cached_launch_is_cheap():
         fn[(1, )](out, 3)
         samples.append((time.perf_counter() - t0) * 1e6)
     assert statistics.median(samples) < 40, f"cached launch costs {statistics.median(samples):.1f} us"
+
+
+def test_threaded_launch_matches_serial():
+    """Small launches stay on one thread (thread start-up costs more than they save); forced onto several,
+    every program still runs once."""
+    def body(count_ptr, out_ptr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, offs.to(tl.float32) * 2)
+        tl.atomic_add(count_ptr, 1)
+
+    fn = triton.jit(body)
+    for threads, threshold in ((1, 1 << 40), (3, 0)):
+        count = np.zeros(1, dtype=np.int32)
+        out = np.zeros(64 * 16, dtype=np.float32)
+        with knobs.runtime.scope(), knobs.cpu.scope():
+            knobs.runtime.num_threads = threads
+            knobs.cpu.parallel_threshold = threshold
+            fn[(64, )](count, out, BLOCK=16)
+        assert count[0] == 64
+        np.testing.assert_array_equal(out, np.arange(64 * 16) * 2)
