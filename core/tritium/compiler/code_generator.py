@@ -500,7 +500,9 @@ class CodeGenerator(ast.NodeVisitor, ControlFlowMixin):
             return self._minmax(fn, args, node)
         if fn is builtins.range:
             raise self.error(node, "range() can only be used as the iterable of a for loop")
-        if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range, constexpr, tuple_value)):
+        from ..language.elementwise import condition, slice as tl_slice
+        if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range, constexpr, tuple_value, condition,
+                                                    tl_slice)):
             return fn(*args, **kwargs)
         if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor \
                 or getattr(fn, "__module__", "") == "math" or fn in _static_builtin_objects():

@@ -290,11 +290,18 @@ class ControlFlowMixin:
             else tl.int32
         lb, ub, st = s.cast(lb, ity), s.cast(ub, ity), s.cast(st, ity)
         start, step = lb, st
+        zero = s.scalar_constant(0, ity)
         if negative:
             # scf.for counts up: iterate k over [0, ceil((lb - ub) / -step)) and use lb + k * step
             trip = s.floordiv(s.add(s.sub(lb, ub), s.sub(s.minus(st), 1)), s.minus(st))
-            trip = s.maximum(trip, s.scalar_constant(0, ity))
-            lb, ub, st = s.scalar_constant(0, ity), trip, s.scalar_constant(1, ity)
+            lb, ub, st = zero, s.maximum(trip, zero), s.scalar_constant(1, ity)
+        elif not isinstance(step_c, int):
+            # a run-time step may be negative (Python counts down then; scf.for would not run at all)
+            up = s.floordiv(s.add(s.sub(ub, lb), s.sub(st, 1)), st)
+            down = s.floordiv(s.add(s.sub(lb, ub), s.sub(s.minus(st), 1)), s.minus(st))
+            trip = s.maximum(s.where(s.greater_than(st, zero), up, down), zero)
+            lb, ub, st = zero, trip, s.scalar_constant(1, ity)
+            negative = True   # the loop variable is start + k * step
         iv_ir = s.ir_type(ity)
         name = node.target.id
 
@@ -369,6 +376,9 @@ class ControlFlowMixin:
                 cond = self.visit(node.test)  # type: ignore[attr-defined]
             finally:
                 self.lscope = saved
+            from ..language.elementwise import condition
+            if isinstance(cond, condition):
+                cond = tl._unwrap(cond.condition)
             if not isinstance(cond, tensor):
                 cond = self.semantic.to_tensor(cond)
             c = self._scalar_condition(node.test, cond)

@@ -97,9 +97,12 @@ class MiscMixin:
         if input_precision not in allowed_prec:
             raise CompileTimeError(f"input_precision must be one of {', '.join(allowed_prec)}, "
                                    f"got {input_precision!r}")
+        if a.dtype.is_fp8() and b.dtype.is_fp8() and max_num_imprecise_acc is not None and max_num_imprecise_acc > K:
+            raise CompileTimeError(f"max_num_imprecise_acc ({max_num_imprecise_acc}) must be <= K ({K})")
         if a.dtype.is_int():
-            if a.dtype != tl.int8 and a.dtype != tl.uint8:
-                raise CompileTimeError("integer dot supports int8 only")
+            if a.dtype != tl.int8:
+                raise CompileTimeError(f"integer dot supports int8 operands only, got {a.dtype}; cast to int8 or "
+                                       "to a float type")
             ret = tl.int32
         elif out_dtype.is_bf16():
             raise CompileTimeError("out_dtype=bfloat16 is not supported; use float32 and cast the result")
