@@ -37,10 +37,10 @@ def _philox_impl(s: Any, c0: Any, c1: Any, c2: Any, c3: Any, k0: Any, k1: Any, n
         _c0, _c2 = c0, c2
         c0 = s.xor_(s.xor_(s.umulhi(round_b, _c2), c1), k0)
         c2 = s.xor_(s.xor_(s.umulhi(round_a, _c0), c3), k1)
-        c1 = s.mul(round_b, _c2)
-        c3 = s.mul(round_a, _c0)
-        k0 = s.add(k0, key_a)
-        k1 = s.add(k1, key_b)
+        c1 = s.mul(round_b, _c2, False)     # wrapping is the point: no overflow checks
+        c3 = s.mul(round_a, _c0, False)
+        k0 = s.add(k0, key_a, False)
+        k1 = s.add(k1, key_b, False)
     return [c0, c1, c2, c3]
 
 

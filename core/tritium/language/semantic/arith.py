@@ -147,16 +147,33 @@ class ArithMixin:
             if off.dtype.is_int_unsigned() and off.dtype.int_bitwidth < 64:
                 off = self.cast(off, tl.int64)  # addptr offsets are signed: zero-extend unsigned ones
             return T(self.builder.addptr(a.handle, off.handle), a.type)
+        if sanitize_overflow:
+            self._check_overflow(a, b, "add")
         return self._fi(a, b, "arith.addf", "arith.addi")
+
+    def _check_overflow(self, a: T, b: T, op: str) -> None:
+        """With the ``sanitize_overflow`` option (and debug), assert that an integer op of fewer than 64 bits
+        does not wrap: compute it in 64 bits and compare with the type's range."""
+        options = getattr(self, "options", None)
+        ty = a.type.scalar
+        if not ty.is_int() or ty.is_bool() or ty.int_bitwidth >= 64 or not getattr(options, "sanitize_overflow", False):
+            return
+        wide = getattr(self, op)(self.cast(a, tl.int64), self.cast(b, tl.int64), False)
+        ok = self.and_(self.less_equal(wide, ty.get_int_max_value()), self.greater_equal(wide, ty.get_int_min_value()))
+        self.device_assert(ok, f"int{ty.int_bitwidth} overflow detected for operation {op}")  # type: ignore
 
     def sub(self, a: Any, b: Any, sanitize_overflow: bool = True) -> T:
         a, b = self.binary_op_type_checking(a, b, True, False)
         if a.type.scalar.is_ptr():
             return self.add(a, self.minus(b))
+        if sanitize_overflow:
+            self._check_overflow(a, b, "sub")
         return self._fi(a, b, "arith.subf", "arith.subi")
 
     def mul(self, a: Any, b: Any, sanitize_overflow: bool = True) -> T:
         a, b = self.binary_op_type_checking(a, b)
+        if sanitize_overflow:
+            self._check_overflow(a, b, "mul")
         return self._fi(a, b, "arith.mulf", "arith.muli")
 
     def truediv(self, a: Any, b: Any) -> T:
@@ -397,6 +414,9 @@ class ArithMixin:
             if d.int_bitwidth == 1:
                 return self.not_equal(self.cast(x, tl.int64), self.scalar_constant(0, tl.int64))
             raise TypeError(f"a pointer can only be cast to int64 or int1, not {d}")
+        if (s.is_int() and d.is_fp8()) or (s.is_fp8() and d.is_int()):
+            raise TypeError(f"cannot convert {s} to {d} directly: integers and float8 convert through a wider float, "
+                            f"e.g. x.to(tl.float16).to(tl.{d.codegen_name()})")
         if s.is_int() and d.is_ptr():
             return T(b.tt("int_to_ptr", {"src": x.handle}, [ty]).result, dst)
         if s.is_ptr() and d.is_ptr():

@@ -91,7 +91,8 @@ class MemoryMixin:
                         v in (1, p) for v, p in zip(reversed(vshape), reversed(shape)))
                     if not ok:
                         raise CompileTimeError(f"the {name} of shape {vshape} cannot broadcast to the pointer block "
-                                               f"of shape {shape}")
+                                               f"of shape {shape}; build it from the same offsets as the pointers "
+                                               "(e.g. `mask=offs < n`), or add axes with [:, None]")
             if mask is not None:
                 ptr, mask = self.broadcast_impl_value(ptr, mask)  # type: ignore[attr-defined]
             if other is not None:

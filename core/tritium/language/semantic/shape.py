@@ -29,7 +29,9 @@ class ShapeMixin:
     def arange(self, start: Any, end: Any) -> T:
         start, end = tl._unwrap(start), tl._unwrap(end)
         if not isinstance(start, int) or not isinstance(end, int):
-            raise CompileTimeError("arange's arguments must be compile-time integers (tl.constexpr)")
+            raise CompileTimeError("arange's arguments must be compile-time integers: declare the parameter as "
+                                   "`name: tl.constexpr` (or use a constant); block sizes cannot depend on run-time "
+                                   "values")
         if (start >> 31) not in (0, -1) or (end >> 31) not in (0, -1):
             raise CompileTimeError("arange's bounds must fit in int32")
         if end <= start:
