@@ -40,6 +40,8 @@ class NumpyBuilder(TileOps):
         self.memory: Memory = launch.memory
         self._consts: dict[Any, V] = {}
         self._ranges: dict[tuple[int, int], V] = {}
+        #: while not None, binary operations are recorded here (see InterpreterSemantic._simple_combine)
+        self.trace: Optional[list[tuple[str, V, V, V]]] = None
 
     # -- attributes, locations -----------------------------------------------------------------------
     @staticmethod
@@ -104,7 +106,10 @@ class NumpyBuilder(TileOps):
 
     # -- elementwise ---------------------------------------------------------------------------------
     def binary(self, name: str, a: V, b: V, result: Any = None) -> V:
-        return ew.binary(name, a, b, result or a.type)
+        r = ew.binary(name, a, b, result or a.type)
+        if self.trace is not None:
+            self.trace.append((name, a, b, r))
+        return r
 
     def unary(self, name: str, x: V, result: Any = None) -> V:
         return ew.unary(name, x, result or x.type)
@@ -174,8 +179,10 @@ class NumpyBuilder(TileOps):
     # -- memory --------------------------------------------------------------------------------------
     def addptr(self, ptr: V, offset: V) -> V:
         size = MEMORY[ptr.type.scalar.element_ty.name].itemsize
-        off = offset.a if offset.a.dtype == np.int64 else offset.a.astype(np.int64)
-        return V(ptr.a + off * size if size != 1 else ptr.a + off, ptr.type, ptr.mem)
+        off = offset.a
+        if size != 1:
+            off = np.multiply(off, size, dtype=np.int64)
+        return V(np.add(ptr.a, off, dtype=np.int64), ptr.type, ptr.mem)
 
     def load(self, ptr: V, mask: Optional[V], other: Optional[V], result: Any, attrs: dict) -> V:
         if ptr.type.is_ptr() and ptr.type.element_ty.is_block():
@@ -187,8 +194,8 @@ class NumpyBuilder(TileOps):
             p, m = np.broadcast_to(p, shape), np.broadcast_to(m, shape)
         raw = self.memory.load(p, m, ptr.mem, elt.name)
         vals = floats.bits_to_bf16(raw).reshape(raw.shape) if elt.name == "bf16" else raw
-        if other is not None and m is not None:
-            vals = np.where(m, vals, other.a)
+        if m is not None:
+            vals = np.where(m, vals, other.a if other is not None else np.zeros((), vals.dtype))
         return V(vals, result)
 
     def store(self, ptr: V, value: V, mask: Optional[V], attrs: dict) -> None:
@@ -230,7 +237,10 @@ class NumpyBuilder(TileOps):
         dst = res[0].scalar
         src = x.type.scalar
         if src.is_ptr() and dst.is_ptr():
-            return V(x.a, res[0], x.mem)
+            # another element size: no longer known to be aligned, so addressed the general way
+            same = MEMORY[src.element_ty.name].itemsize == MEMORY[dst.element_ty.name].itemsize \
+                if not (src.element_ty.is_block() or dst.element_ty.is_block()) else False
+            return V(x.a, res[0], x.mem if same else None)
         return V(ew.from_bits(ew.to_bits(x.a, src), dst), res[0])
 
     def tt_fp_to_fp(self, o: dict, res: list, attrs: dict) -> V:

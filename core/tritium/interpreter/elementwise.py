@@ -28,7 +28,9 @@ def fround(a: np.ndarray, elt: tl.dtype) -> np.ndarray:
     if elt.is_fp8():
         return floats.f32_to_fp8(np.asarray(a, np.float32), name)
     dt = storage(elt)
-    return a if a.dtype == dt else a.astype(dt)
+    if a.dtype == dt:
+        return a
+    return floats.to_f16(a) if name == "fp16" else a.astype(dt)
 
 
 def fvalue(a: np.ndarray, elt: tl.dtype) -> np.ndarray:
@@ -225,6 +227,10 @@ def cast(name: str, x: V, ty: Any) -> V:
     if name in ("arith.truncf", "arith.extf"):
         if dst.name == "bf16":
             return V(floats.round_bf16(a), ty)
+        if dst.name == "fp16":
+            return V(floats.to_f16(a), ty)
+        if a.dtype == np.float16:
+            return V(floats.from_f16(a, storage(dst)), ty)
         return V(a.astype(storage(dst)), ty)
     if name == "arith.extsi":
         return V(signed(a).astype(storage(dst)), ty) if a.dtype != np.bool_ else V(-a.astype(storage(dst)), ty)

@@ -120,8 +120,9 @@ def out_of_bounds_message(exc: OutOfBounds, kernel: str, where: Optional[Locatio
         aligned = bool(np.all(offs % size == 0))
         shown = offs // size if aligned else offs
         unit = "element offsets" if aligned else "byte offsets"
+        verb = "falls" if n_bad == 1 else "fall"
         lines.append(f"the pointer was derived from argument `{region.name}` ({region.desc}); {n_bad} of the "
-                     f"{per_program} {lanes} {enabled} fall outside it")
+                     f"{per_program} {lanes} {enabled} {verb} outside it")
         valid = f"{first} to {last}" if region.nbytes >= size else "none: the argument is empty"
         lines.append(f"{unit} from the argument's first element: {_offsets_text(shown)} (valid: {valid})")
     lines.append("Fix the offsets, or mask the access (e.g. mask=offs < n); masked-off lanes are never checked. "

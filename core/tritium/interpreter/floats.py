@@ -52,6 +52,27 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
     return r.view(np.float32)
 
 
+def to_f16(x: np.ndarray) -> np.ndarray:
+    """float32/float64 -> float16 rounding to nearest even; signaling NaNs come out quiet, as the hardware's
+    conversions leave them (numpy's software conversion keeps them signaling)."""
+    h = np.asarray(x).astype(np.float16)
+    nan = np.isnan(h)
+    if nan.any():
+        h = np.where(nan, (h.view(np.uint16) | np.uint16(0x0200)).view(np.float16), h)
+    return h
+
+
+def from_f16(h: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """float16 -> float32/float64, quieting signaling NaNs like the hardware."""
+    out = np.asarray(h).astype(dt)
+    nan = np.isnan(out)
+    if nan.any():
+        quiet = np.uint32(0x00400000) if dt == np.float32 else np.uint64(0x0008000000000000)
+        bits = out.view(np.uint32 if dt == np.float32 else np.uint64)
+        out = np.where(nan, (bits | quiet).view(dt), out)
+    return out
+
+
 def bf16_to_bits(x: np.ndarray) -> np.ndarray:
     """float32 container (already a bfloat16 value) -> uint16 encoding."""
     return (np.ascontiguousarray(x, np.float32).view(_U32) >> 16).astype(np.uint16)

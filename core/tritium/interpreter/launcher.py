@@ -18,6 +18,7 @@ debugger then shows one program's values), as does every kernel with ``TRITIUM_I
 """
 from __future__ import annotations
 
+import bdb
 import sys
 import weakref
 from typing import Any, Optional
@@ -143,25 +144,38 @@ class Launch:
         if batched:
             self.memory.begin()
         token = _ambient_semantic.set(self.semantic)
-        divergence = None
+        divergence = failed = None
         try:
             self.state.pyfn(*kernel_args)
         except Divergence as d:
             divergence = d
-        except OutOfBounds as exc:
-            self._flush_prints()
-            self._raise_out_of_bounds(exc)
-        except BaseException:
-            self._flush_prints()
+        except (KeyboardInterrupt, SystemExit, bdb.BdbQuit):
             raise
+        except BaseException as exc:
+            if batched:
+                failed = exc
+            else:
+                self._flush_prints()
+                if isinstance(exc, OutOfBounds):
+                    self._raise_out_of_bounds(exc)
+                raise
         finally:
             _ambient_semantic.reset(token)
-        if divergence is None:
+        if divergence is None and failed is None:
             self.memory.commit()
             self._flush_prints()
             return 1
         self.memory.rollback()
         self.prints = None
+        if failed is not None:
+            # redo the batch one program at a time: the error then surfaces as it would with the programs run in
+            # order (the same message, the earlier programs' writes done, their prints printed)
+            for p in progs.tolist():
+                self._run_batch(np.array([p], np.int64), kernel_args)
+            self._set_programs(progs)
+            if isinstance(failed, OutOfBounds):
+                self._raise_out_of_bounds(failed)
+            raise failed
         key = divergence.key.reshape(progs.size, -1)
         _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
         runs = 1
@@ -198,7 +212,6 @@ class Launch:
         element = int(np.flatnonzero(bad)[0]) if bad.size else 0
         where = current_location()
         at = f" at {where}" if where is not None else ""
-        self._flush_prints()
         raise DeviceAssertionError(f"device_assert failed in kernel `{self.fn.__name__}`{at}: {msg} (program id "
                                    f"{self.pid_of(b)}, element {element})")
 

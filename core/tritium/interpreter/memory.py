@@ -71,11 +71,16 @@ class OutOfBounds(Exception):
         super().__init__(kind)
 
 
+#: a batch copies a region it writes (once) instead of logging each store when the region is this small
+SNAPSHOT_BYTES = 1 << 22
+
+
 class Memory:
     def __init__(self, check: bool = True) -> None:
         self.regions: list[Optional[Region]] = [None]
         self.check = check
-        self.log: Optional[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = None
+        self.log: Optional[list[tuple[Any, np.ndarray, np.ndarray]]] = None
+        self.snapshots: dict[int, np.ndarray] = {}
 
     def add(self, name: str, obj: Any, data_ptr: int, lo: int, hi: int, desc: str) -> Region:
         r = Region(len(self.regions), name, obj, data_ptr, lo, hi, desc)
@@ -85,14 +90,48 @@ class Memory:
     # -- undo log ----------------------------------------------------------------------------------
     def begin(self) -> None:
         self.log = []
+        self.snapshots = {}
 
     def commit(self) -> None:
         self.log = None
+        self.snapshots = {}
 
     def rollback(self) -> None:
         log, self.log = self.log or [], None
         for arr, idx, old in reversed(log):
             arr[idx] = old
+        for k, saved in self.snapshots.items():
+            self.regions[k].buf[:] = saved  # type: ignore[union-attr]
+        self.snapshots = {}
+
+    def _remember(self, arr: Any, idx: np.ndarray, region: Optional[Region]) -> None:
+        """Before a write in a batch: keep what it overwrites."""
+        if region is not None and not isinstance(arr, _RawBytes):
+            if region.index in self.snapshots:
+                return
+            if region.nbytes <= SNAPSHOT_BYTES or region.nbytes <= 8 * idx.size * arr.itemsize:
+                self.snapshots[region.index] = region.buf.copy()
+                return
+        self.log.append((arr, idx, arr[idx]))  # type: ignore[union-attr]
+
+    def _fast(self, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region], dt: np.dtype,
+              compress: bool) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """(typed view, element indices) when every enabled lane lies inside ``region``; the indices keep
+        ``v``'s shape with masked-off lanes at 0, or (``compress``) list the enabled lanes only. None when
+        the general path must decide. A pointer that knows its region was derived from the argument by
+        element-sized steps, so it is aligned."""
+        if region is None or region.nbytes < dt.itemsize:
+            return None
+        off = v - region.vstart
+        bad = off.view(np.uint64) > (region.nbytes - dt.itemsize)
+        if mask is not None:
+            bad &= mask
+        if bad.any():
+            return None
+        np.right_shift(off, dt.itemsize.bit_length() - 1, out=off)
+        if mask is not None:
+            off = off[mask] if compress else np.where(mask, off, 0)
+        return region.view(dt), off
 
     # -- addressing --------------------------------------------------------------------------------
     def _locate(self, kind: str, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region],
@@ -159,8 +198,12 @@ class Memory:
 
     # -- accesses ----------------------------------------------------------------------------------
     def load(self, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region], elt: str) -> np.ndarray:
-        """Gather ``elt`` values (memory encoding) at addresses ``v``; masked-off lanes read 0."""
+        """Gather ``elt`` values (memory encoding) at addresses ``v``; what masked-off lanes hold is
+        unspecified (the caller selects ``other``)."""
         dt = MEMORY[elt]
+        fast = self._fast(v, mask, region, dt, False)
+        if fast is not None:
+            return fast[0][fast[1]]
         shape = v.shape
         fv = v.reshape(-1)
         fm = None if mask is None else mask.reshape(-1)
@@ -176,13 +219,20 @@ class Memory:
     def store(self, v: np.ndarray, vals: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region],
               elt: str) -> None:
         dt = MEMORY[elt]
+        fast = self._fast(v, mask, region, dt, True)
+        if fast is not None:
+            arr, idx = fast
+            if self.log is not None:
+                self._remember(arr, idx, region)
+            arr[idx] = vals if mask is None else vals[mask]
+            return
         fv = v.reshape(-1)
         fvals = vals.reshape(-1)
         fm = None if mask is None else mask.reshape(-1)
         for arr, idx, lanes in self._checked("store", fv, fm, region, dt, elt, v.shape):
             src = fvals if lanes is None else fvals[lanes]
             if self.log is not None:
-                self.log.append((arr, idx, arr[idx]))
+                self._remember(arr, idx, region)
             arr[idx] = src
 
     def rmw(self, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region], elt: str,
@@ -201,7 +251,7 @@ class Memory:
             src = fvals if lanes is None else fvals[lanes]
             uniq, inverse, counts = np.unique(idx, return_inverse=True, return_counts=True)
             if self.log is not None:
-                self.log.append((arr, uniq, arr[uniq]))
+                self._remember(arr, uniq, region)
             if counts.size == idx.size:
                 old = arr[idx]
                 arr[idx] = update(old, src)

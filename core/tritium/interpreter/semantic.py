@@ -70,6 +70,19 @@ class InterpreterSemantic(Semantic):
         b = max(x.handle.a.shape[0] for x in inputs)
         arrays = [np.broadcast_to(x.handle.a, (b, ) + tuple(shape)) for x in inputs]
         ax = axis + 1
+        ufunc = self._simple_combine(combine, scalars) if len(inputs) == 1 else None
+        if ufunc is not None:
+            a = arrays[0]
+            if kind == "scan":
+                a = np.flip(a, ax) if reverse else a
+                r = ufunc.accumulate(a, axis=ax, dtype=a.dtype)
+                res = [np.flip(r, ax) if reverse else r]
+            elif scalars[0].is_floating():
+                # in order, rounding every step, as the compiled loop does
+                res = [np.take(ufunc.accumulate(a, axis=ax, dtype=a.dtype), -1, axis=ax)]
+            else:
+                res = [ufunc.reduce(a, axis=ax, dtype=a.dtype)]
+            return tuple(T(V(r, t), t) for r, t in zip(res, out_tys))
         try:
             if kind == "reduce":
                 res = self._tree_reduce(arrays, ax, scalars, combine)
@@ -83,6 +96,39 @@ class InterpreterSemantic(Semantic):
         except ElementwiseOnly:
             res = self._sequential(kind, arrays, ax, scalars, combine, reverse)
         return tuple(T(V(r, t), t) for r, t in zip(res, out_tys))
+
+    _UFUNCS = {"arith.addf": np.add, "arith.addi": np.add, "arith.mulf": np.multiply, "arith.muli": np.multiply,
+               "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "arith.maximumf": np.maximum,
+               "arith.minimumf": np.minimum, "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or,
+               "arith.xori": np.bitwise_xor}
+
+    def _simple_combine(self, combine: Callable, scalars: list[tl.dtype]) -> Optional[np.ufunc]:
+        """The numpy ufunc equal to ``combine`` when it is one binary operation on its two arguments (sum,
+        max, cumsum...), found by running it once on probes; None otherwise."""
+        elt = scalars[0]
+        if elt.name == "bf16" or elt.is_fp8() or elt.is_bool():
+            return None  # rounding every step to a type numpy lacks, or i1 wrap-around: not a ufunc
+        lhs, rhs = V(np.zeros(1, self._storage(elt)), elt), V(np.zeros(1, self._storage(elt)), elt)
+        b = self.builder
+        b.trace = []
+        try:
+            out = combine([T(lhs, elt)], [T(rhs, elt)])
+        except Exception:
+            return None
+        finally:
+            trace, b.trace = b.trace, None
+        out = list(out.values if isinstance(out, tl.tuple_value) else ([out] if isinstance(out, T) else out))
+        if len(trace) != 1 or len(out) != 1 or not isinstance(out[0], T):
+            return None
+        name, a, c, r = trace[0]
+        if out[0].handle is not r or {id(a), id(c)} != {id(lhs), id(rhs)}:
+            return None
+        return self._UFUNCS.get(name)
+
+    @staticmethod
+    def _storage(elt: tl.dtype) -> np.dtype:
+        from .values import storage
+        return storage(elt)
 
     def _combine(self, combine: Callable, lhs: list[np.ndarray], rhs: list[np.ndarray],
                  scalars: list[tl.dtype]) -> list[np.ndarray]:

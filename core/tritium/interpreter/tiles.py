@@ -67,6 +67,7 @@ def _addresses(base: np.ndarray, coords: list[np.ndarray], strides: list[np.ndar
 
 class TileOps:
     memory: Any
+    launch: Any
 
     # -- dot -----------------------------------------------------------------------------------------
     def tt_dot(self, o: dict, res: list, attrs: dict) -> V:
@@ -138,8 +139,10 @@ class TileOps:
         elt = result.scalar
         raw = self.memory.load(addr, mask, base.mem, elt.name)
         vals = floats.bits_to_bf16(raw).reshape(raw.shape) if elt.name == "bf16" else raw
-        if mask is not None and padding == "nan" and elt.is_floating():
-            vals = np.where(mask, vals, ew.fround(np.array(np.nan, np.float32), elt))
+        if mask is not None:
+            fill = ew.fround(np.array([np.nan], np.float32), elt)[0] if padding == "nan" and elt.is_floating() \
+                else np.zeros((), vals.dtype)
+            vals = np.where(mask, vals, fill)
         return V(vals, result)
 
     def _store_masked(self, base: V, addr: np.ndarray, mask: Optional[np.ndarray], value: V, elt: Any) -> None:
@@ -184,6 +187,7 @@ class TileOps:
         elt = d.type.block_type.element_ty
         src = o["src"]
         shape = np.broadcast_shapes(addr.shape, src.a.shape)
+        shape = (max(shape[0], self.launch.progs.size), ) + shape[1:]
         self._rmw(d, np.broadcast_to(addr, shape), np.broadcast_to(mask, shape), np.broadcast_to(src.a, shape),
                   elt, attrs["kind"])
 
@@ -208,6 +212,8 @@ class TileOps:
     def _atomic_operands(self, ptr: V, *others: Optional[V]) -> tuple[np.ndarray, list[Optional[np.ndarray]]]:
         arrays = [ptr.a] + [x.a for x in others if x is not None]
         shape = np.broadcast_shapes(*[a.shape for a in arrays])
+        # every program of the batch performs the atomic, even where they all pass the same operands
+        shape = (max(shape[0], self.launch.progs.size), ) + shape[1:]
         out = [None if x is None else np.broadcast_to(x.a, shape) for x in others]
         return np.broadcast_to(ptr.a, shape), out
 
