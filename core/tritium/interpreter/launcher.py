@@ -36,7 +36,7 @@ from .errors import (DeviceAssertionError, OutOfBoundsError, current_location, l
 from .memory import Memory, OutOfBounds
 from .rewrite import python_function
 from .runtime import RT, Divergence, returned
-from .semantic import InterpreterSemantic
+from .semantic import InterpreterOptions, InterpreterSemantic
 from .values import V, storage
 
 BATCH_ELEMENTS = 1 << 22
@@ -71,14 +71,18 @@ class _Generator:
 
 
 class Launch:
-    def __init__(self, fn: Any, grid: tuple[int, int, int], key: Any) -> None:
+    def __init__(self, fn: Any, grid: tuple[int, int, int], key: Any, options: Optional[dict] = None) -> None:
         self.fn = fn
         self.grid = grid
         self.key = key
         self.state = kernel_state(fn)
         self.memory = Memory(check=knobs.interpreter.bounds_check)
         self.builder = NumpyBuilder(self)
-        self.semantic = InterpreterSemantic(self.builder, self)
+        opts = dict(options or {})
+        opts["debug"] = bool(fn.debug or knobs.runtime.debug or opts.get("debug"))
+        if knobs.compilation.sanitize_overflow:
+            opts.setdefault("sanitize_overflow", True)
+        self.semantic = InterpreterSemantic(self.builder, self, InterpreterOptions(**opts))
         self.generator = _Generator(self)
         self.program_ids: list[V] = []
         self.progs = np.zeros(1, np.int64)
@@ -259,7 +263,7 @@ def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool)
     with host_copies(values) as host_values:
         classified = [classify(p, v) for p, v in zip(fn.params, host_values)]
         key = tuple(t if t != "C" else ("C", _hashable(v)) for t, v in classified)
-        launch = Launch(fn, g, key)
+        launch = Launch(fn, g, key, options)
         kargs = launch.kernel_args(classified)
         with np.errstate(all="ignore"):
             try:

@@ -37,29 +37,109 @@ def calls_debugger(tree: ast.AST) -> bool:
     return any(isinstance(n, ast.Call) and _is_debugger_call(n) for n in ast.walk(tree))
 
 
+def _NO_ARGS() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+
+
+class _Stores(ast.NodeVisitor):
+    """Names a block of statements assigns, not looking into nested scopes."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store) and node.id not in self.names and not node.id.startswith("__tritium"):
+            self.names.append(node.id)
+
+    def _skip(self, node: ast.AST) -> None:
+        pass
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _skip
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _skip
+
+
+def _assigned(stmts: list) -> list[str]:
+    v = _Stores()
+    for st in stmts:
+        v.visit(st)
+    return v.names
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, src: str) -> None:
         self.src = src
+        self.counter = 0
 
     def _located(self, new: ast.AST, old: ast.AST) -> ast.AST:
         return ast.copy_location(new, old)
 
-    def visit_If(self, node: ast.If) -> ast.AST:
+    # Run-time control flow (an ``if`` on a tensor, loops over range()/tl.range, while loops) turns the
+    # Python numbers it assigns into tensors when compiled (they become scf.if/scf.for results): ``x = 0``
+    # then ``x += t`` in a loop is an int32 tensor throughout. The carry statements do the same here.
+    def _temp(self, kind: str) -> str:
+        self.counter += 1
+        return f"__tritium_{kind}{self.counter}"
+
+    def _carry(self, names: list[str], where: ast.AST) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for n in names:
+            assign = ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
+                                value=_call("carry", ast.Name(id=n, ctx=ast.Load())))
+            unbound = ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None, body=[ast.Pass()])
+            out.append(ast.Try(body=[assign], handlers=[unbound], orelse=[], finalbody=[]))
+        for st in out:
+            for sub in ast.walk(st):
+                ast.copy_location(sub, where)
+        return out
+
+    def visit_If(self, node: ast.If) -> Any:
+        self.generic_visit(node)
+        names = _assigned(node.body + node.orelse)
+        if not names:
+            node.test = self._located(_call("cond", node.test), node.test)
+            return node
+        flag = self._temp("if")
+        first = self._located(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                         value=_call("cond_kind", node.test)), node)
+        node.test = self._located(ast.BinOp(left=ast.Name(id=flag, ctx=ast.Load()), op=ast.BitAnd(),
+                                            right=ast.Constant(value=1)), node.test)
+        after = ast.If(test=ast.BinOp(left=ast.Name(id=flag, ctx=ast.Load()), op=ast.BitAnd(),
+                                      right=ast.Constant(value=2)), body=self._carry(names, node), orelse=[])
+        return [first, node, self._located(after, node)]
+
+    def visit_While(self, node: ast.While) -> Any:
         self.generic_visit(node)
         node.test = self._located(_call("cond", node.test), node.test)
-        return node
-
-    visit_While = visit_If
+        names = _assigned(node.body)
+        if not names:
+            return node
+        node.body = node.body + self._carry(names, node)
+        return self._carry(names, node) + [node]
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         self.generic_visit(node)
-        node.test = self._located(_call("cond", node.test), node.test)
-        return node
 
-    def visit_For(self, node: ast.For) -> ast.AST:
+        def thunk(e: ast.expr) -> ast.expr:
+            return self._located(ast.Lambda(args=_NO_ARGS(), body=e), e)
+        return self._located(_call("pick", node.test, thunk(node.body), thunk(node.orelse)), node)
+
+    def visit_For(self, node: ast.For) -> Any:
         self.generic_visit(node)
-        node.iter = self._located(_call("iterate", node.iter), node.iter)
-        return node
+        targets = set(_assigned([ast.Assign(targets=[node.target], value=ast.Constant(value=None))]))
+        names = [n for n in _assigned(node.body) if n not in targets]
+        if not names:
+            node.iter = self._located(_call("iterate", node.iter), node.iter)
+            return node
+        loop = self._temp("loop")
+        first = self._located(ast.Assign(targets=[ast.Name(id=loop, ctx=ast.Store())],
+                                         value=_call("iterate", node.iter)), node)
+        node.iter = ast.copy_location(ast.Name(id=loop, ctx=ast.Load()), node.iter)
+
+        def guarded() -> ast.stmt:
+            test = ast.Attribute(value=ast.Name(id=loop, ctx=ast.Load()), attr="carries", ctx=ast.Load())
+            return self._located(ast.If(test=test, body=self._carry(names, node), orelse=[]), node)
+        node.body = node.body + [guarded()]
+        return [first, guarded(), node]
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         self.generic_visit(node)
@@ -78,8 +158,7 @@ class _Rewriter(ast.NodeTransformer):
         helper = "and_" if isinstance(node.op, ast.And) else "or_"
         result = node.values[0]
         for v in node.values[1:]:
-            thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
-                                                  defaults=[]), body=v)
+            thunk = ast.Lambda(args=_NO_ARGS(), body=v)
             result = self._located(_call(helper, result, self._located(thunk, v)), node)
         return result
 
@@ -95,6 +174,16 @@ class _Rewriter(ast.NodeTransformer):
             return node
         return self._located(ast.Call(func=_rt("call"), args=[node.func] + node.args, keywords=node.keywords),
                              node)
+
+    _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is",
+            ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) != 1:
+            return node
+        op = ast.Constant(value=self._CMP[type(node.ops[0])])
+        return self._located(_call("compare", op, node.left, node.comparators[0]), node)
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)

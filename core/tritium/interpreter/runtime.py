@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import math as pymath
+import operator
 from typing import Any, Iterator
 
 import numpy as np
@@ -53,6 +54,20 @@ def _uniform_scalar(t: tensor, what: str) -> Any:
     return v.item()
 
 
+class _Loop:
+    """What a rewritten ``for`` iterates; ``carries``: whether it is a run-time loop (see rewrite.py)."""
+    __slots__ = ("it", "carries")
+
+    def __init__(self, it: Iterator[Any], carries: bool) -> None:
+        self.it, self.carries = it, carries
+
+    def __iter__(self) -> "_Loop":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self.it)
+
+
 class _RangeSpec:
     """``range(...)`` inside a kernel, before its bounds are known."""
     __slots__ = ("args", )
@@ -77,6 +92,23 @@ class Runtime:
             return bool(_uniform_scalar(c, "a condition"))
         return bool(c)
 
+    def cond_kind(self, c: Any) -> int:
+        """Bit 0: the condition holds; bit 1: it is a run-time value (a tensor)."""
+        if isinstance(c, _condition):
+            c = c.condition
+        if isinstance(c, tensor):
+            return 2 | bool(_uniform_scalar(c, "a condition"))
+        return int(bool(c))
+
+    def pick(self, c: Any, then: Any, other: Any) -> Any:
+        """``then() if c else other()``; on a run-time condition the result is a tensor, as compiled."""
+        kind = self.cond_kind(c)
+        v = then() if kind & 1 else other()
+        return carry(v) if kind & 2 else v
+
+    def carry(self, v: Any) -> Any:
+        return carry(v)
+
     def not_(self, c: Any) -> Any:
         if isinstance(c, tensor):
             return c.__not__(_semantic=_sem())
@@ -92,24 +124,34 @@ class Runtime:
             return _sem().logical_or(a, rest())
         return a or rest()
 
+    def compare(self, op: str, a: Any, b: Any) -> Any:
+        """``a op b``: tensors compare elementwise; other values compare as the Python values they stand for
+        (a ``tl.constexpr`` wrapping a dtype equals that dtype, as when compiled)."""
+        if isinstance(a, tensor) or isinstance(b, tensor):
+            if op in ("is", "is not", "in", "not in"):
+                raise CompileTimeError(f"`{op}` compares compile-time values only; use == for tensors")
+            return _TENSOR_CMP[op](a, b)
+        a, b = tl._unwrap(a), tl._unwrap(b)
+        return _PY_CMP[op](a, b)
+
     def transpose(self, x: Any) -> Any:
         if isinstance(x, tensor):
             n = len(x.shape)
             return _sem().permute(x, list(range(n - 2)) + [n - 1, n - 2])
         return x.T
 
-    def iterate(self, it: Any) -> Iterator[Any]:
+    def iterate(self, it: Any) -> "_Loop":
         if isinstance(it, _RangeSpec):
-            return self._range(tl.range(*it.args))
+            return _Loop(self._range(tl.range(*it.args)), True)
         if isinstance(it, tl.range):
-            return self._range(it)
+            return _Loop(self._range(it), True)
         if isinstance(it, tl.static_range):
-            return iter(range(tl._unwrap(it.start), tl._unwrap(it.end), tl._unwrap(it.step)))
+            return _Loop(iter(range(tl._unwrap(it.start), tl._unwrap(it.end), tl._unwrap(it.step))), False)
         if isinstance(it, tensor):
             raise CompileTimeError("cannot iterate over a tensor; use range() over its length")
         if isinstance(it, tuple_value):
-            return iter(it.values)
-        return iter(tl._unwrap(it))
+            return _Loop(iter(it.values), False)
+        return _Loop(iter(tl._unwrap(it)), False)
 
     def _range(self, r: tl.range) -> Iterator[Any]:
         s = _sem()
@@ -129,7 +171,9 @@ class Runtime:
         dt = storage(ity)
         start, end, step = (int(as_type(s.cast(b, ity).handle.a[:1], dt)[0]) for b in bounds)
         if step == 0:
-            raise CompileTimeError("range() step must not be zero")
+            if start >= end:
+                return iter(())  # as compiled: scf.for runs no iteration
+            raise RuntimeError(f"range({start}, {end}, 0) would never end (its step is 0 at run time)")
         return self._count(s, ity, start, end, step)
 
     @staticmethod
@@ -171,7 +215,7 @@ class Runtime:
             if any(isinstance(a, tensor) for a in ua):
                 raise CompileTimeError(f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
                                        "run-time tensors")
-            return constexpr(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
+            return fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()})
         return fn(*args, **kwargs)
 
     def _print(self, args: tuple) -> Any:
@@ -194,17 +238,30 @@ class Runtime:
         return acc
 
 
+_TENSOR_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+               ">=": operator.ge}
+_PY_CMP = dict(_TENSOR_CMP, **{"is": operator.is_, "is not": operator.is_not,
+                               "in": lambda a, b: operator.contains(b, a),
+                               "not in": lambda a, b: not operator.contains(b, a)})
+
 RT = Runtime()
 
 
 def returned(value: Any) -> Any:
-    """A device function's return value as the compiler makes it: Python numbers become tensors."""
+    """A device function's return value as the compiler makes it: Python numbers returned (alone or as an
+    element of the returned tuple, not deeper) become tensors."""
     if isinstance(value, tuple) and not isinstance(value, tuple_value):
-        return tuple(returned(v) for v in value)
+        return tuple_value([carry(v) for v in value])
     if isinstance(value, tuple_value):
-        return tuple_value([returned(v) for v in value.values])
-    raw = tl._unwrap(value)
-    if isinstance(raw, (bool, int, float)) and not isinstance(raw, np.generic):
+        return tuple_value([carry(v) for v in value.values])
+    return carry(value)
+
+
+def carry(value: Any) -> Any:
+    """A value that leaves run-time control flow (an ``if`` on a tensor, a loop, a call): as when compiled,
+    Python numbers become tensors (``x = 0`` before ``for i in range(n): x += ...`` is an int32 tensor)."""
+    raw = value.value if type(value) is constexpr else value
+    if type(raw) in (bool, int, float):
         return _sem().to_tensor(raw)
     return value
 

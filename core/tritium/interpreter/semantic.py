@@ -22,18 +22,24 @@ class ElementwiseOnly(Exception):
 
 
 class InterpreterOptions:
-    """What Semantic reads of compile options, as the CPU backend sets them. Asserts are always checked:
-    the interpreter is the debugging tool."""
-    debug = True
+    """What Semantic reads of compile options, with the CPU backend's defaults; launch options and knobs
+    override them as they do when compiling (asserts are checked with ``debug``, as compiled)."""
+    debug = False
     default_dot_input_precision = "ieee"
     allowed_dot_input_precisions = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
     min_dot_size = (16, 16, 16)
     sanitize_overflow = False
 
+    def __init__(self, **overrides: Any) -> None:
+        for k, v in overrides.items():
+            if k in ("debug", "default_dot_input_precision", "allowed_dot_input_precisions", "min_dot_size",
+                     "sanitize_overflow"):
+                setattr(self, k, tuple(v) if isinstance(v, list) else v)
+
 
 class InterpreterSemantic(Semantic):
-    def __init__(self, builder: Any, launch: Any) -> None:
-        super().__init__(builder, InterpreterOptions())
+    def __init__(self, builder: Any, launch: Any, options: Optional[InterpreterOptions] = None) -> None:
+        super().__init__(builder, options or InterpreterOptions())
         self.launch = launch
 
     def ir_type(self, ty: tl.dtype) -> Any:
@@ -222,11 +228,15 @@ class InterpreterSemantic(Semantic):
             return [np.stack([np.broadcast_to(results[k * pack + j].handle.a, like) for j in range(pack)], axis=-1)
                     for k in range(len(results) // pack)]
 
+        def one(cols: list[np.ndarray]) -> list[np.ndarray]:
+            # a single pack: (1, pack) columns, so that each scalar argument has shape (1,)
+            return [r.reshape(1, 1, pack) for r in run(cols)]
+
         try:
             outs = run(arrays)
         except ElementwiseOnly:
             # the body branches on its values: one pack at a time
-            per = [run([a[i:i + 1, k:k + 1] for a in arrays]) for i in range(b) for k in range(numel // pack)]
+            per = [one([a[i:i + 1, k] for a in arrays]) for i in range(b) for k in range(numel // pack)]
             outs = [np.concatenate([p[r] for p in per], axis=0).reshape(b, numel // pack, pack)
                     for r in range(len(per[0]))]
         out_tys = [tl.block_type(s, shape) if shape else s for s in self._res_scalars]
@@ -245,6 +255,8 @@ class InterpreterSemantic(Semantic):
         return T(None, tl.void)
 
     def device_assert(self, cond: T, msg: str, mask: Optional[T] = None) -> T:
+        if not self.options.debug:
+            return T(None, tl.void)  # as compiled: without debug the check is left out
         cond = self.to_tensor(cond)
         if mask is not None:
             cond = self.or_(cond, self.not_(mask))
