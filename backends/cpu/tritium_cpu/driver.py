@@ -255,7 +255,8 @@ def _load_process_symbols() -> None:
         import llvmlite.binding as llvm
         libc = _libc()
         libm = ctypes.CDLL("libm.so.6")
-        for name in _PROCESS_SYMBOLS:
+        from .codegen.mathlib_extra import C_SYMBOLS
+        for name in _PROCESS_SYMBOLS + tuple(sorted(C_SYMBOLS)):
             for lib in (libc, libm):
                 try:
                     fnptr = getattr(lib, name)

@@ -58,6 +58,14 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: fro
         if arg_attrs:
             fop.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         module.operation.attributes["tt.kernel"] = ir.StringAttr.get(fn.__name__)
-    if not module.operation.verify():
+    try:
+        ok = module.operation.verify()
+    except Exception as exc:  # the bindings raise with the diagnostics; users get no IR dump
+        first = str(exc).strip().splitlines()
+        detail = next((ln for ln in first if "error:" in ln), first[0] if first else "")
+        detail = detail.split("error:", 1)[-1].strip()
+        raise CompilationError(fn.__name__, None, None, "internal compiler error: the generated IR does not "
+                               f"verify ({detail}); please report it with the kernel's source") from None
+    if not ok:
         raise CompilationError(fn.__name__, None, None, "internal compiler error: the generated IR does not verify")
     return module

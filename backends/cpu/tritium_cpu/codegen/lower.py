@@ -459,10 +459,13 @@ def _pointee(t: Any) -> str:
 
 
 def _attrs(op: Any) -> dict:
-    out = {}
+    out: dict[str, Any] = {}
     for name in ("predicate", "propagate_nan"):
         if name in op.attributes:
             out[name] = ir.IntegerAttr(op.attributes[name]).value
+    for name in ("symbol", "libname"):
+        if name in op.attributes:
+            out[name] = ir.StringAttr(op.attributes[name]).value
     return out
 
 

@@ -23,6 +23,13 @@ _F64_LIB = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log
 _INTRIN1 = {"math.sqrt": "sqrt", "tt.precise_sqrt": "sqrt", "math.absf": "fabs", "math.floor": "floor",
             "math.ceil": "ceil", "math.round": "round", "math.roundeven": "roundeven", "math.trunc": "trunc"}
 
+# math ops computed by mathlib_extra's libdevice functions
+_MATH_EXTRA = {"math.tan": "tan", "math.sinh": "sinh", "math.cosh": "cosh", "math.asin": "asin", "math.acos": "acos",
+               "math.atan": "atan", "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh",
+               "math.erfc": "erfc", "math.cbrt": "cbrt", "math.log10": "log10", "math.log1p": "log1p",
+               "math.expm1": "expm1", "math.atan2": "atan2"}
+_LD_TYPES = {"float": "f32", "double": "f64"}
+
 _SUFFIX = {"half": "f16", "bfloat": "bf16", "float": "f32", "double": "f64", "i1": "i1", "i8": "i8", "i16": "i16",
            "i32": "i32", "i64": "i64"}
 
@@ -54,9 +61,10 @@ class MathLibrary:
         lines = []
         for line in "\n".join(texts).splitlines():
             if line.startswith("declare "):
-                if line in seen:
+                sym = line.split("@", 1)[1].split("(", 1)[0]
+                if sym in seen:
                     continue
-                seen.add(line)
+                seen.add(sym)
             lines.append(line)
         return "\n".join(lines)
 
@@ -136,6 +144,29 @@ class ScalarEmitter:
             return fn.inst(f"call {t} {f}({t} {args[0]}, {t} {args[1]})")
         if name in _F32_LIB:
             return self._libm(fn, name, args[0], t)
+        if name in _MATH_EXTRA or name == "tt.extern_elementwise":
+            return self._extra(fn, name, args, arg_types, ret, attrs)
+        if name == "math.copysign":
+            f = intrinsic(self.module, f"llvm.copysign.{suffix(t)}", t, [t, t])
+            return fn.inst(f"call {t} {f}({t} {args[0]}, {t} {args[1]})")
+        if name == "math.fpowi":
+            # llvm.powi would become a call of compiler-rt's __powisf2, which the JIT does not have
+            e = fn.inst(f"sitofp {arg_types[1]} {args[1]} to {t}")
+            f = intrinsic(self.module, f"llvm.pow.{suffix(t)}", t, [t, t])
+            return fn.inst(f"call {t} {f}({t} {args[0]}, {t} {e})")
+        if name in ("math.ctlz", "math.cttz"):
+            f = intrinsic(self.module, f"llvm.{name[5:]}.{suffix(t)}", t, [t, "i1"])
+            return fn.inst(f"call {t} {f}({t} {args[0]}, i1 false)")
+        if name == "math.ctpop":
+            f = intrinsic(self.module, f"llvm.ctpop.{suffix(t)}", t, [t])
+            return fn.inst(f"call {t} {f}({t} {args[0]})")
+        if name == "math.isnan":
+            return fn.inst(f"fcmp uno {t} {args[0]}, {args[0]}")
+        if name in ("math.isinf", "math.isfinite"):
+            f = intrinsic(self.module, f"llvm.fabs.{suffix(t)}", t, [t])
+            a = fn.inst(f"call {t} {f}({t} {args[0]})")
+            pred = "oeq" if name == "math.isinf" else "one"
+            return fn.inst(f"fcmp {pred} {t} {a}, {const(t, float('inf'))}")
         if name == "tt.mulhiui":
             wide = "i64" if t == "i32" else "i128"
             bits = 32 if t == "i32" else 64
@@ -153,6 +184,21 @@ class ScalarEmitter:
             m = fn.inst(f"call {t} {lo}({t} {args[0]}, {t} {args[1]})")
             return fn.inst(f"call {t} {hi}({t} {m}, {t} {args[2]})")
         raise NotImplementedError(f"the CPU backend cannot lower {name} on {t}")
+
+    def _extra(self, fn: Function, name: str, args: list[str], arg_types: list[str], ret: str, attrs: dict) -> str:
+        from .mathlib_extra import libdevice_function
+        if name == "tt.extern_elementwise":
+            if attrs.get("libname") != "libdevice":
+                raise NotImplementedError(f"the CPU backend has no library {attrs.get('libname')!r} for "
+                                          f"{attrs.get('symbol')}")
+            sym = attrs["symbol"]
+            parts = sym.split("_")
+            k = len(arg_types)
+            func, types = "_".join(parts[:-k]), parts[-k:]
+        else:
+            func, types = _MATH_EXTRA[name], [_LD_TYPES[t] for t in arg_types]
+        callee = libdevice_function(func, types)
+        return self.math.call(fn, callee, ret, list(zip(arg_types, args)))
 
     def _libm(self, fn: Function, name: str, x: str, t: str) -> str:
         if t in ("half", "bfloat"):
@@ -188,7 +234,10 @@ def is_elementwise(name: str) -> bool:
                                             "arith.negf", "arith.cmpi", "arith.cmpf", "arith.select",
                                             "arith.fptosi", "arith.fptoui", "arith.bitcast", "tt.bitcast",
                                             "tt.int_to_ptr", "tt.ptr_to_int", "math.rsqrt", "math.absi",
-                                            "math.fma", "math.powf", "tt.mulhiui", "tt.clampf"))
+                                            "math.fma", "math.powf", "tt.mulhiui", "tt.clampf",
+                                            "tt.extern_elementwise", "math.copysign", "math.fpowi", "math.ctlz",
+                                            "math.cttz", "math.ctpop", "math.isnan", "math.isinf",
+                                            "math.isfinite")) or name in _MATH_EXTRA
 
 
 def expensive(name: str) -> bool:

@@ -47,6 +47,12 @@ class MiscMixin:
         op = self.builder.tt(name, {k: v.handle for k, v in zip(keys, vals)}, [vals[0].handle.type])
         return T(op.result, vals[0].type)
 
+    def libdevice_op(self, name: str, args: Sequence[T], ret: tl.dtype) -> T:
+        """An upstream ``math``/``arith`` op on same-shaped ``args`` whose element result type is ``ret``."""
+        ty = args[0].type.with_element_ty(ret) if args[0].type.is_block() else ret
+        op = self.builder.op(name, [a.handle for a in args], [self.ir_type(ty)])  # type: ignore[attr-defined]
+        return T(op.result, ty)
+
     def extern_elementwise(self, lib_name: str, lib_path: str, args: Sequence[Any], symbol: str,
                            ret_dtype: tl.dtype, is_pure: bool = True) -> T:
         vals = [self.to_tensor(a) for a in args]  # type: ignore[attr-defined]
