@@ -75,7 +75,9 @@ FAULT = textwrap.dedent("""
 
 def test_fault_names_kernel_and_suggests_interpreter(cuda, tmp_path):
     env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1", TRITIUM_HOME=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", FAULT], capture_output=True, text=True, env=env, timeout=240)
+    script = tmp_path / "fault.py"      # @jit reads the kernel's source from its file
+    script.write_text(FAULT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=240)
     out = proc.stdout + proc.stderr
     assert "KernelFault kernel `oob_kernel` faulted (CUDA_ERROR_ILLEGAL_ADDRESS" in out, out
     assert "TRITON_INTERPRET=1" in out

@@ -213,7 +213,10 @@ class Assigner:
         operands = list(op.operands)
         if name in ("tt.load", "tt.atomic_rmw", "tt.atomic_cas"):
             if res and tensor_shape(res[0].type) is not None:
-                self.put(res[0], self.coalesced_for(operands[0]))
+                if tensor_shape(operands[0].type) is None:     # through a block pointer
+                    self.put(res[0], self.policy.default(tensor_shape(res[0].type)))
+                else:
+                    self.put(res[0], self.coalesced_for(operands[0]))
             return
         if name == "tt.dot":
             if op.results[0] not in self.dots:

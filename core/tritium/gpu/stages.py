@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import knobs
 
-TTIR_PASSES = ("inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
+TTIR_PASSES = ("inline", "tt-inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
                "loop-invariant-code-motion", "tt-dce", "canonicalize")
 TTGIR_PASSES: tuple[str, ...] = ()
 

@@ -7,38 +7,58 @@ from typing import Any
 
 from ..._mlir import block_ops
 from ..assign import tensor_shape
+from .blockptr import Composite
 from .values import Scalar, Tensor
+
+
+def _flat(x: Any) -> list[tuple[str, str]]:
+    """The SSA values (and their types) a carried value is made of."""
+    if isinstance(x, Scalar):
+        return [(x.value, x.ty)]
+    if isinstance(x, Composite):
+        return [(s.value, s.ty) for s in x.flat()]
+    return [(r, x.ty) for r in x.regs]
+
+
+def _rebuild(template: Any, names: list[str]) -> Any:
+    if isinstance(template, Scalar):
+        return Scalar(names[0], template.ty)
+    if isinstance(template, Composite):
+        return template.rebuild([Scalar(n, s.ty) for n, s in zip(names, template.flat())])
+    return Tensor(template.layout, names, template.ty)
 
 
 class ControlMixin:
     def _carried(self, v: Any, arg: Any) -> Any:
         """Value ``v`` in the form block argument ``arg`` carries it."""
+        got = self.values.get(v)
+        if isinstance(got, Composite):
+            return got
         if tensor_shape(arg.type) is None:
             return self.scalar_of(v)
         return self.tensor_in(v, self.layout_of(arg))
 
     def _regs(self, x: Any) -> list[str]:
-        return [x.value] if isinstance(x, Scalar) else x.regs
+        return [v for v, _ in _flat(x)]
 
     def _phis(self, args: list[Any], inits: list[Any]) -> tuple[list[Any], list[list[tuple[str, int]]]]:
         """Placeholders for the phi nodes of each block argument; returns the values bound and the slots."""
         fn = self.fn
         values, slots = [], []
         for a, init in zip(args, inits):
-            names = [fn.tmp("phi") for _ in self._regs(init)]
+            names = [fn.tmp("phi") for _ in _flat(init)]
             slots.append([fn.placeholder() for _ in names])
-            values.append(Scalar(names[0], init.ty) if isinstance(init, Scalar) else
-                          Tensor(init.layout, names, init.ty))
+            values.append(_rebuild(init, names))
         return values, slots
 
     def _fill_phis(self, phis: list[Any], slots: list[list], incoming: list[list[tuple[Any, str]]]) -> None:
         fn = self.fn
         for k, (p, sl) in enumerate(zip(phis, slots)):
-            names = self._regs(p)
+            flat = _flat(p)
             srcs = [(self._regs(v), label) for v, label in incoming[k]]
-            for i, (name, slot) in enumerate(zip(names, sl)):
+            for i, ((name, ty), slot) in enumerate(zip(flat, sl)):
                 edges = ", ".join(f"[{regs[i]}, %{label}]" for regs, label in srcs)
-                fn.fill(slot, f"{name} = phi {p.ty} {edges}")
+                fn.fill(slot, f"{name} = phi {ty} {edges}")
 
     def op_for(self, op: Any) -> None:
         plan = self.pipeline_plan(op)
@@ -106,12 +126,12 @@ class ControlMixin:
         self.scratch_dirty = True
         for k, r in enumerate(results):
             first = incoming[k][0][0]
-            names = [fn.tmp("ifv") for _ in self._regs(first)]
-            for i, name in enumerate(names):
+            flat = _flat(first)
+            names = [fn.tmp("ifv") for _ in flat]
+            for i, (name, (_, ty)) in enumerate(zip(names, flat)):
                 edges = ", ".join(f"[{self._regs(v)[i]}, %{label}]" for v, label in incoming[k])
-                fn.emit(f"{name} = phi {first.ty} {edges}")
-            self.values[r] = Scalar(names[0], first.ty) if isinstance(first, Scalar) else \
-                Tensor(first.layout, names, first.ty)
+                fn.emit(f"{name} = phi {ty} {edges}")
+            self.values[r] = _rebuild(first, names)
 
     def op_while(self, op: Any) -> None:
         fn = self.fn

@@ -143,3 +143,52 @@ INTRINSICS = {
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
     "llvm.fabs.f64": "declare double @llvm.fabs.f64(double)",
 }
+
+
+_TABLES: dict[str, list[float]] = {}
+
+
+def decode_table(fmt: str) -> list[float]:
+    """The value of every code of an 8-bit format (NaN where the code is NaN)."""
+    got = _TABLES.get(fmt)
+    if got is None:
+        e, m, bias, kind = FORMATS[fmt]
+        got = []
+        for code in range(256):
+            s = -1.0 if code & 0x80 else 1.0
+            ex = (code >> m) & ((1 << e) - 1)
+            mant = code & ((1 << m) - 1)
+            if kind == "fnuz" and code == 0x80:
+                got.append(float("nan"))
+                continue
+            if kind == "ieee_no_inf" and code & 0x7F == 0x7F:
+                got.append(float("nan"))
+                continue
+            if kind == "ieee" and ex == (1 << e) - 1:
+                got.append(s * float("inf") if mant == 0 else float("nan"))
+                continue
+            v = mant * 2.0 ** (1 - bias - m) if ex == 0 else (1 + mant / (1 << m)) * 2.0 ** (ex - bias)
+            got.append(s * v)
+        _TABLES[fmt] = got
+    return got
+
+
+def encode(value: float, fmt: str) -> int:
+    """The code of the 8-bit value nearest to ``value`` (ties to an even code), saturating like from_f32."""
+    table = decode_table(fmt)
+    if value != value:
+        return from_nan(fmt)
+    best, best_err = 0, None
+    for code, v in enumerate(table):
+        if v != v or v in (float("inf"), float("-inf")):
+            continue
+        err = abs(v - value)
+        if best_err is None or err < best_err or (err == best_err and code % 2 == 0 and best % 2 == 1):
+            best, best_err = code, err
+    if value == 0 and str(value).startswith("-") and FORMATS[fmt][3] != "fnuz":
+        return 0x80
+    return best
+
+
+def from_nan(fmt: str) -> int:
+    return 0x80 if FORMATS[fmt][3] == "fnuz" else 0x7F

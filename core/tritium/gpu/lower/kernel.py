@@ -12,7 +12,8 @@ from typing import Any, Optional
 from ..._mlir import ir, walk_children
 from .. import layout as L
 from ..assign import element_type, read_layouts, tensor_shape
-from ..irtext import ELEMENT_TYPES, Function, Module, const
+from ..irtext import ELEMENT_TYPES, FP8, Function, Module, const
+from .blockptr import BlockPtrMixin
 from .control import ControlMixin
 from .convert import ConvertMixin
 from .debug import DebugMixin
@@ -25,11 +26,12 @@ from .shape import ShapeMixin
 from .shared import SharedMixin, SharedTile
 from .values import LoweringError, Scalar, Tensor, owner_op
 
+FP8_BITWISE = {"arith.select", "arith.bitcast", "tt.bitcast"}
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
 
 
 class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin,
-                     SharedMixin, PipelineMixin):
+                     SharedMixin, PipelineMixin, BlockPtrMixin):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         self.module = module
         self.target = target
@@ -339,11 +341,22 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
         res = op.results[0]
         if tensor_shape(res.type) is None:
             args = [self.scalar_of(v) for v in op.operands]
-            v = self.scalar.emit(self.fn, op.name, [a.value for a in args], [a.ty for a in args],
-                                 self.value_type(res), _attrs(op))
+            v = self.emit_scalar(op, [a.value for a in args], [a.ty for a in args], self.value_type(res))
             self.values[res] = Scalar(v, self.value_type(res))
             return
         self.values[res] = self.elementwise_in(op, self.layout_of(res))
+
+    def emit_scalar(self, op: Any, args: list[str], types: list[str], rty: str) -> str:
+        """One elementwise op on scalar values; 8-bit floats are computed in f32 (as Triton does)."""
+        fmts = [FP8.get(element_type(v.type)) for v in op.operands]
+        rfmt = FP8.get(element_type(op.results[0].type))
+        if (any(fmts) or rfmt) and op.name not in FP8_BITWISE:
+            from . import fp8
+            args = [fp8.to_f32(self.fn, f, a) if f else a for f, a in zip(fmts, args)]
+            types = ["float" if f else t for f, t in zip(fmts, types)]
+            v = self.scalar.emit(self.fn, op.name, args, types, "float" if rfmt else rty, _attrs(op))
+            return fp8.from_f32(self.fn, rfmt, v) if rfmt else v
+        return self.scalar.emit(self.fn, op.name, args, types, rty, _attrs(op))
 
     def elementwise_in(self, op: Any, lay: L.Layout) -> Tensor:
         res = op.results[0]
@@ -353,14 +366,13 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
         if op.name == "tt.addptr":
             return self.addptr_in(op, lay, ins)
         types = [i.ty for i in ins]
-        attrs = _attrs(op)
         seen: dict[tuple, str] = {}
         regs = []
         for r in range(lay.num_regs):
             args = tuple(i.regs[r] if isinstance(i, Tensor) else i.value for i in ins)
             v = seen.get(args)
             if v is None:
-                v = seen[args] = self.scalar.emit(self.fn, op.name, list(args), types, rty, attrs)
+                v = seen[args] = self.emit_scalar(op, list(args), types, rty)
             regs.append(v)
         return Tensor(lay, regs, rty)
 
@@ -392,16 +404,17 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
         lt = self.value_type(res)
         attr = op.attributes["value"]
         if tensor_shape(res.type) is None:
-            self.values[res] = Scalar(scalar_const(attr, lt), lt)
+            self.values[res] = Scalar(scalar_const(attr, lt, element_type(res.type)), lt)
             return
         self.values[res] = self.constant_tile(op, self.layout_of(res))
 
     def constant_tile(self, op: Any, lay: L.Layout) -> Tensor:
         lt = self.value_type(op.results[0])
+        elem = element_type(op.results[0].type)
         dense = ir.DenseElementsAttr(op.attributes["value"])
         if dense.is_splat:
-            return Tensor(lay, [scalar_const(dense.get_splat_value(), lt)] * lay.num_regs, lt)
-        vals = [scalar_const(dense[i], lt) for i in range(len(dense))]
+            return Tensor(lay, [scalar_const(dense.get_splat_value(), lt, elem)] * lay.num_regs, lt)
+        vals = [scalar_const(dense[i], lt, elem) for i in range(len(dense))]
         g = f"@cst.{len(self.module.globals)}"
         space = self.target.global_addrspace
         body = ", ".join(f"{lt} {v}" for v in vals)
@@ -458,7 +471,13 @@ def _attrs(op: Any) -> dict:
     return out
 
 
-def scalar_const(attr: Any, lt: str) -> str:
+def scalar_const(attr: Any, lt: str, elem: str = "") -> str:
+    if elem in FP8 and isinstance(attr, ir.FloatAttr):
+        from .fp8 import encode
+        code = encode(ir.FloatAttr(attr).value, FP8[elem])
+        return str(code - 256 if code >= 128 else code)
+    if isinstance(attr, ir.BoolAttr):
+        return "true" if ir.BoolAttr(attr).value else "false"
     if isinstance(attr, ir.IntegerAttr):
         v = ir.IntegerAttr(attr).value
         return ("true" if v else "false") if lt == "i1" else str(v)
@@ -492,6 +511,16 @@ HANDLERS = {
     "tt.split": ShapeMixin.op_split,
     "tt.fp_to_fp": ShapeMixin.op_fp_to_fp,
     "tt.extern_elementwise": ShapeMixin.op_extern,
+    "tt.make_block_ptr": BlockPtrMixin.op_make_block_ptr,
+    "tt.advance": BlockPtrMixin.op_advance,
+    "tt.make_tensor_descriptor": BlockPtrMixin.op_make_tensor_descriptor,
+    "tt.descriptor_load": BlockPtrMixin.op_descriptor_load,
+    "tt.descriptor_store": BlockPtrMixin.op_descriptor_store,
+    "tt.descriptor_reduce": BlockPtrMixin.op_descriptor_reduce,
+    "tt.descriptor_gather": BlockPtrMixin.op_descriptor_gather,
+    "tt.descriptor_scatter": BlockPtrMixin.op_descriptor_scatter,
+    "tt.unsplat": BlockPtrMixin.op_unsplat,
+    "tt.map_elementwise": BlockPtrMixin.op_map_elementwise,
     "tt.load": MemoryMixin.op_load,
     "tt.store": MemoryMixin.op_store,
     "tt.atomic_rmw": MemoryMixin.op_atomic_rmw,

@@ -25,9 +25,13 @@ def segments(op: Any, n: int) -> list[int]:
 
 
 def split_operands(op: Any, names: list[str]) -> dict[str, list[Any]]:
-    sizes = segments(op, len(names))
-    out, i = {}, 0
+    """Operands by group. Without ``operandSegmentSizes`` (at most one variadic group), every group but the
+    last has one operand and the last takes the rest."""
     ops = list(op.operands)
+    sizes = segments(op, len(names))
+    if "operandSegmentSizes" not in op.attributes:
+        sizes = [1] * (len(names) - 1) + [max(0, len(ops) - (len(names) - 1))]
+    out, i = {}, 0
     for name, n in zip(names, sizes):
         out[name] = ops[i:i + n]
         i += n
@@ -85,8 +89,7 @@ class MemoryMixin:
         parts = split_operands(op, ["ptr", "mask", "other"])
         ptr_v = parts["ptr"][0]
         if "!tt.ptr<tensor" in str(ptr_v.type):
-            raise LoweringError("block pointers (tl.make_block_ptr) are not supported by GPU backends yet: index "
-                                "with pointer tiles (base + offsets) instead")
+            return self.load_block_ptr(op, ptr_v)
         res = op.results[0]
         mem_t, _ = self.pointee(ptr_v.type)
         rty = self.value_type(res)
@@ -129,7 +132,7 @@ class MemoryMixin:
         parts = split_operands(op, ["ptr", "value", "mask"])
         ptr_v, val_v = parts["ptr"][0], parts["value"][0]
         if "!tt.ptr<tensor" in str(ptr_v.type):
-            raise LoweringError("block pointers (tl.make_block_ptr) are not supported by GPU backends yet")
+            return self.store_block_ptr(op, ptr_v, val_v)
         mask_v = parts["mask"][0] if parts["mask"] else None
         mem_t, _ = self.pointee(ptr_v.type)
         vty = self.value_type(val_v)
