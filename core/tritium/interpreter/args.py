@@ -11,30 +11,17 @@ from ..language import core as tl
 from ..language.dtypes import str_to_ty
 from .memory import Memory, Region
 
-_MISSING = object()
-
-
-def bind(fn: Any, args: tuple, kwargs: dict) -> tuple[list[Any], dict[str, Any]]:
-    """Parameter values in order, and the keyword arguments that are launch options (num_warps...)."""
-    params = fn.params
-    if len(args) > len(params):
-        raise TypeError(f"{fn.__name__}() takes {len(params)} arguments ({', '.join(fn.arg_names)}) but "
-                        f"{len(args)} were given")
-    values: list[Any] = list(args) + [_MISSING] * (len(params) - len(args))
-    options: dict[str, Any] = {}
-    index = {p.name: p.num for p in params}
-    for k, v in kwargs.items():
-        i = index.get(k)
-        if i is None:
-            options[k] = v
-        elif values[i] is not _MISSING:
-            raise TypeError(f"{fn.__name__}() got multiple values for argument '{k}'")
-        else:
-            values[i] = v
-    missing = [p.name for p, v in zip(params, values) if v is _MISSING and not p.has_default]
-    if missing:
-        raise TypeError(f"{fn.__name__}() is missing {len(missing)} required argument(s): {', '.join(missing)}")
-    return [p.default if v is _MISSING else v for p, v in zip(params, values)], options
+def make_binder(fn: Any) -> Any:
+    """``binder(*args, **kwargs) -> (values, options)`` with the kernel's own signature, so that Python itself
+    words the errors (``axpy() missing 1 required positional argument: 'n'``), as for compiled launches;
+    keyword arguments that are not parameters are launch options (num_warps...)."""
+    names = [p.name for p in fn.params]
+    params = [f"{n}=__d[{i}]" if p.has_default else n for i, (n, p) in enumerate(zip(names, fn.params))]
+    src = (f"def {fn.__name__}({', '.join(params + ['**__tritium_options'])}):\n"
+           f"    return [{', '.join(names)}], __tritium_options\n")
+    ns: dict[str, Any] = {"__d": [p.default for p in fn.params]}
+    exec(compile(src, f"<arguments of {fn.__name__}>", "exec"), ns)
+    return ns[fn.__name__]
 
 
 def classify(p: Any, v: Any) -> tuple[str, Any]:

@@ -54,11 +54,41 @@ def _wide(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return run
 
 
+def _minnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # LLVM's minnum/maxnum on the host keep the first operand when the operands compare equal (+0 vs -0);
+    # numpy's fmin/fmax keep the second
+    return np.where(a == b, a, np.fmin(a, b))
+
+
+def _maxnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(a == b, a, np.fmax(a, b))
+
+
+def _minnum16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(a == b, b, np.fmin(a, b))
+
+
+def _maxnum16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(a == b, b, np.fmax(a, b))
+
+
+def _minimum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # IEEE 754-2019 minimum: -0 < +0
+    r = np.minimum(a, b)
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a) | np.signbit(b), -np.abs(r), np.abs(r)), r) if zeros.any() else r
+
+
+def _maximum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r = np.maximum(a, b)
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a) & np.signbit(b), -np.abs(r), np.abs(r)), r) if zeros.any() else r
+
+
 _FBIN: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.true_divide,
     "tt.precise_divf": np.true_divide, "arith.remf": np.fmod, "math.powf": _wide(np.power),
-    "arith.minimumf": np.minimum, "arith.maximumf": np.maximum, "arith.minnumf": np.fmin,
-    "arith.maxnumf": np.fmax,
+    "arith.minimumf": _minimum, "arith.maximumf": _maximum, "arith.minnumf": _minnum, "arith.maxnumf": _maxnum,
 }
 _FUN: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "arith.negf": np.negative, "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
@@ -129,6 +159,11 @@ _ISPECIAL: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 def binary(name: str, x: V, y: V, ty: Any) -> V:
     elt = ty.scalar
     a, b = x.a, y.a
+    if elt.primitive_bitwidth == 16 and name in ("arith.minnumf", "arith.maxnumf"):
+        # the host's half-precision minnum/maxnum (promoted to float) keep the second operand on ties
+        fa, fb = fvalue(a, elt), fvalue(b, elt)
+        fn = np.fmin if name == "arith.minnumf" else np.fmax
+        return V(fround(np.where(fa == fb, fb, fn(fa, fb)), elt), ty)
     if name in _FBIN:
         return V(fround(_FBIN[name](fvalue(a, elt), fvalue(b, elt)), elt), ty)
     if name in _IBIN:

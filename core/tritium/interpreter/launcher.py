@@ -19,6 +19,7 @@ debugger then shows one program's values), as does every kernel with ``TRITIUM_I
 from __future__ import annotations
 
 import bdb
+import operator
 import sys
 import weakref
 from typing import Any, Optional
@@ -29,7 +30,7 @@ from .. import knobs
 from ..language import core as tl
 from ..language.core import CompileTimeError, _ambient_semantic
 from ..language.dtypes import str_to_ty
-from .args import bind, classify, host_copies, region_for
+from .args import classify, host_copies, make_binder, region_for
 from .builder import NumpyBuilder
 from .errors import (DeviceAssertionError, OutOfBoundsError, current_location, location_in_traceback,
                      out_of_bounds_message)
@@ -46,6 +47,7 @@ FIRST_BATCH = 64
 class _KernelState:
     def __init__(self, fn: Any) -> None:
         self.pyfn, self.debugger = python_function(fn, RT)
+        self.binder = make_binder(fn)
         self.peak: dict[Any, int] = {}          # specialization -> largest tile (elements)
         self.divergent: set[Any] = set()        # specializations whose programs never agree
 
@@ -88,6 +90,7 @@ class Launch:
         self.progs = np.zeros(1, np.int64)
         self.prints: Optional[list[tuple[int, str]]] = None
         self.peak = 0
+        self.stack: list[Any] = [fn]  # @jit functions being called, to refuse recursion like the compiler
 
     # -- arguments ---------------------------------------------------------------------------------
     def kernel_args(self, classified: list[tuple[str, Any]]) -> list[Any]:
@@ -106,7 +109,24 @@ class Launch:
 
     # -- device functions --------------------------------------------------------------------------
     def call_jit(self, fn: Any, args: Any, kwargs: dict) -> Any:
-        return returned(kernel_state(fn).pyfn(*args, **kwargs))
+        if fn in self.stack:
+            chain = " -> ".join(f.__name__ for f in self.stack + [fn])
+            raise CompileTimeError(f"recursive call of @jit function `{fn.__name__}` ({chain}); kernels cannot "
+                                   "recurse: rewrite it as a loop")
+        if fn.constexpr_names:
+            try:
+                bound = fn.signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise CompileTimeError(f"bad arguments for `{fn.__name__}`: {exc}") from None
+            for name, v in bound.arguments.items():
+                if name in fn.constexpr_names and isinstance(v, tl.tensor):
+                    raise CompileTimeError(f"argument `{name}` of `{fn.__name__}` is a tl.constexpr, but the value "
+                                           "passed is only known at run time")
+        self.stack.append(fn)
+        try:
+            return returned(kernel_state(fn).pyfn(*args, **kwargs))
+        finally:
+            self.stack.pop()
 
     # -- programs ----------------------------------------------------------------------------------
     def _set_programs(self, progs: np.ndarray) -> None:
@@ -150,7 +170,8 @@ class Launch:
         token = _ambient_semantic.set(self.semantic)
         divergence = failed = None
         try:
-            self.state.pyfn(*kernel_args)
+            if self.state.pyfn(*kernel_args) is not None:
+                _kernel_returned(self.fn)
         except Divergence as d:
             divergence = d
         except (KeyboardInterrupt, SystemExit, bdb.BdbQuit):
@@ -229,6 +250,14 @@ class Launch:
         raise OutOfBoundsError(msg) from None
 
 
+def _kernel_returned(fn: Any) -> None:
+    import ast
+    ret = next((n for n in ast.walk(fn.parse()) if isinstance(n, ast.Return) and n.value is not None), None)
+    from ..compiler.errors import CompilationError
+    raise CompilationError(fn.__name__, fn.src, ret, "a kernel cannot return a value; store results through a "
+                           "pointer argument", fn.filename, fn.first_line)
+
+
 def _grid(fn: Any, grid: Any, values: list[Any], options: dict) -> tuple[int, int, int]:
     if callable(grid):
         meta = dict(zip(fn.arg_names, values))
@@ -237,12 +266,14 @@ def _grid(fn: Any, grid: Any, values: list[Any], options: dict) -> tuple[int, in
     if isinstance(grid, int):
         grid = (grid, )
     try:
-        g = tuple(int(x) for x in grid)
+        g = tuple(operator.index(x) for x in grid)
     except TypeError:
         raise TypeError(f"the grid of {fn.__name__} must be a tuple of 1 to 3 integers or a callable returning "
                         f"one, got {grid!r}") from None
-    if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
-        raise ValueError(f"the grid of {fn.__name__} must be 1 to 3 non-negative integers, got {g}")
+    if not 1 <= len(g) <= 3:
+        raise ValueError(f"the grid of {fn.__name__} must have 1 to 3 dimensions, got {g}")
+    if any(x < 0 for x in g):
+        raise ValueError(f"the grid of {fn.__name__} has a negative size: {g}")
     return g + (1, ) * (3 - len(g))  # type: ignore[return-value]
 
 
@@ -252,7 +283,7 @@ _CONVERTED = (CompileTimeError, TypeError, ValueError, NameError, IndexError, Ke
 
 def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     """Run ``fn[grid](*args, **kwargs)`` as Python on numpy arrays (see the package docstring)."""
-    values, options = bind(fn, args, kwargs)
+    values, options = kernel_state(fn).binder(*args, **kwargs)
     for hook in fn.pre_run_hooks:
         hook(*args, **kwargs)
     if warmup:
@@ -260,6 +291,11 @@ def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool)
     g = _grid(fn, grid, values, options)
     if g[0] * g[1] * g[2] == 0:
         return None
+    rt = knobs.runtime
+    enter, exit_hook = rt.launch_enter_hook, rt.launch_exit_hook
+    meta = {"name": fn.__name__, "function": fn, "grid": g, "kernel": None, "args": dict(zip(fn.arg_names, values))}
+    if enter is not None:
+        enter(meta)
     with host_copies(values) as host_values:
         classified = [classify(p, v) for p, v in zip(fn.params, host_values)]
         key = tuple(t if t != "C" else ("C", _hashable(v)) for t, v in classified)
@@ -269,9 +305,12 @@ def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool)
             try:
                 launch.run(kargs)
             except _CONVERTED as exc:
-                if isinstance(exc, (OutOfBoundsError, DeviceAssertionError)):
+                from ..compiler.errors import CompilationError
+                if isinstance(exc, (OutOfBoundsError, DeviceAssertionError, CompilationError)):
                     raise
                 raise _compilation_error(fn, exc) from exc
+    if exit_hook is not None:
+        exit_hook(meta)
     return None
 
 

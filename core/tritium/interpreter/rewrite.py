@@ -65,13 +65,100 @@ def _assigned(stmts: list) -> list[str]:
     return v.names
 
 
+#: constructs the compiler rejects, with its hints: the interpreter raises the same error where one is reached
+_UNSUPPORTED = {
+    "Lambda": "define a @triton.jit function instead",
+    "ListComp": "use tl.static_range and build values explicitly",
+    "GeneratorExp": "use tl.static_range",
+    "DictComp": "dictionaries are not supported in kernels",
+    "SetComp": "sets are not supported in kernels",
+    "Try": "kernels cannot catch exceptions; check conditions with tl.device_assert",
+    "With": "`with` blocks are not supported in kernels",
+    "Raise": "use tl.static_assert (compile time) or tl.device_assert (run time)",
+    "Global": "kernels cannot rebind globals",
+    "Nonlocal": "kernels cannot rebind enclosing variables",
+    "Delete": "`del` is not supported in kernels",
+    "Dict": "dictionaries are not supported in kernels",
+    "Set": "sets are not supported in kernels",
+    "Await": "kernels are not coroutines",
+    "Yield": "kernels are not generators",
+    "YieldFrom": "kernels are not generators",
+    "NamedExpr": "assign on its own line instead of using :=",
+    "ClassDef": "classes cannot be defined inside kernels",
+    "FunctionDef": "define helper functions at module level with @triton.jit",
+    "Match": "use if/elif",
+    "Break": "`break` is not supported; restructure the loop condition (while loops work)",
+    "Continue": "`continue` is not supported; guard the rest of the body with an if",
+    "Import": "import modules at module level",
+    "ImportFrom": "import modules at module level",
+}
+_DEBUGGERS = {"pdb", "ipdb", "pudb", "bdb"}
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, src: str) -> None:
         self.src = src
         self.counter = 0
+        self.depth = 0
+
+    def _unsupported(self, node: ast.AST, message: str = "") -> ast.AST:
+        name = type(node).__name__
+        text = message or f"unsupported Python construct in a kernel: {name}; {_UNSUPPORTED[name]}"
+        call = _call("unsupported", ast.Constant(value=text))
+        if isinstance(node, ast.stmt):
+            return self._on_first_line(ast.Expr(value=call), node)
+        return self._located(call, node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        if self.depth:
+            return self._unsupported(node)
+        self.depth += 1
+        self.generic_visit(node)
+        return node
+
+    def visit_Import(self, node: ast.AST) -> ast.AST:
+        names = [a.name.split(".")[0] for a in node.names] if isinstance(node, ast.Import) else \
+            [(node.module or "").split(".")[0]]
+        if all(n in _DEBUGGERS for n in names):
+            return node  # `import pdb; pdb.set_trace()` is the point of the interpreter
+        return self._unsupported(node)
+
+    visit_ImportFrom = visit_Import
+
+    def _reject(self, node: ast.AST) -> ast.AST:
+        return self._unsupported(node)
+
+    visit_Lambda = visit_ListComp = visit_GeneratorExp = visit_DictComp = visit_SetComp = _reject
+    visit_Try = visit_With = visit_Raise = visit_Global = visit_Nonlocal = visit_Delete = _reject
+    visit_Dict = visit_Set = visit_Await = visit_Yield = visit_YieldFrom = visit_NamedExpr = _reject
+    visit_ClassDef = visit_Match = visit_Break = visit_Continue = _reject
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        if any(isinstance(t, ast.Subscript) for t in node.targets):
+            return self._unsupported(node, "tensors are immutable in kernels: build a new one (e.g. with tl.where) "
+                                           "instead of assigning to an element")
+        self.generic_visit(node)
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if not isinstance(node.target, ast.Name):
+            return self._unsupported(node, "augmented assignment needs a plain name on the left")
+        self.generic_visit(node)
+        return node
 
     def _located(self, new: ast.AST, old: ast.AST) -> ast.AST:
         return ast.copy_location(new, old)
+
+    def _on_first_line(self, new: ast.AST, old: ast.AST) -> ast.AST:
+        """``new`` placed on the first line of a (compound) statement: that is the line errors show."""
+        lines = self.src.splitlines()
+        text = lines[old.lineno - 1] if 0 < old.lineno <= len(lines) else ""
+        for sub in ast.walk(new):
+            if isinstance(sub, (ast.stmt, ast.expr, ast.excepthandler)):
+                sub.lineno = sub.end_lineno = old.lineno
+                sub.col_offset = old.col_offset
+                sub.end_col_offset = max(len(text.rstrip()), old.col_offset + 1)
+        return new
 
     # Run-time control flow (an ``if`` on a tensor, loops over range()/tl.range, while loops) turns the
     # Python numbers it assigns into tensors when compiled (they become scf.if/scf.for results): ``x = 0``
@@ -80,16 +167,21 @@ class _Rewriter(ast.NodeTransformer):
         self.counter += 1
         return f"__tritium_{kind}{self.counter}"
 
-    def _carry(self, names: list[str], where: ast.AST) -> list[ast.stmt]:
+    def _carry(self, names: list[str], where: ast.AST, loop: str = "", entering: bool = True) -> list[ast.stmt]:
+        """``name = rt.carry(name)`` for each bound name; in loops, ``rt.carry_loop`` also checks that the
+        value keeps its type from one iteration to the next, as the compiler does."""
         out: list[ast.stmt] = []
         for n in names:
-            assign = ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
-                                value=_call("carry", ast.Name(id=n, ctx=ast.Load())))
+            if loop:
+                value = _call("carry_loop", ast.Name(id=loop, ctx=ast.Load()), ast.Constant(value=n),
+                              ast.Name(id=n, ctx=ast.Load()), ast.Constant(value=entering))
+            else:
+                value = _call("carry", ast.Name(id=n, ctx=ast.Load()))
+            assign = ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=value)
             unbound = ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None, body=[ast.Pass()])
             out.append(ast.Try(body=[assign], handlers=[unbound], orelse=[], finalbody=[]))
         for st in out:
-            for sub in ast.walk(st):
-                ast.copy_location(sub, where)
+            self._on_first_line(st, where)
         return out
 
     def visit_If(self, node: ast.If) -> Any:
@@ -113,8 +205,11 @@ class _Rewriter(ast.NodeTransformer):
         names = _assigned(node.body)
         if not names:
             return node
-        node.body = node.body + self._carry(names, node)
-        return self._carry(names, node) + [node]
+        state = self._temp("while")
+        first = self._located(ast.Assign(targets=[ast.Name(id=state, ctx=ast.Store())], value=_call("loop_state")),
+                              node)
+        node.body = node.body + self._carry(names, node, state, False)
+        return [first] + self._carry(names, node, state, True) + [node]
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         self.generic_visit(node)
@@ -135,11 +230,11 @@ class _Rewriter(ast.NodeTransformer):
                                          value=_call("iterate", node.iter)), node)
         node.iter = ast.copy_location(ast.Name(id=loop, ctx=ast.Load()), node.iter)
 
-        def guarded() -> ast.stmt:
+        def guarded(entering: bool) -> ast.stmt:
             test = ast.Attribute(value=ast.Name(id=loop, ctx=ast.Load()), attr="carries", ctx=ast.Load())
-            return self._located(ast.If(test=test, body=self._carry(names, node), orelse=[]), node)
-        node.body = node.body + [guarded()]
-        return [first, guarded(), node]
+            return self._located(ast.If(test=test, body=self._carry(names, node, loop, entering), orelse=[]), node)
+        node.body = node.body + [guarded(False)]
+        return [first, guarded(True), node]
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         self.generic_visit(node)
@@ -228,7 +323,13 @@ def python_function(fn: Any, rt: Any) -> tuple[Callable[..., Any], bool]:
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
     cells = dict(zip(freevars, original.__closure__ or ()))
-    closure = tuple(types.CellType(rt) if name == RT_NAME else cells[name] for name in inner.co_freevars)
+    cells[RT_NAME] = types.CellType(rt)
+    for name in inner.co_freevars:
+        if name not in cells:
+            # the function's own name (a recursive call): what the module holds under it, the JITFunction
+            g = original.__globals__
+            cells[name] = types.CellType(g[name]) if name in g else types.CellType()
+    closure = tuple(cells[name] for name in inner.co_freevars)
     pyfn = types.FunctionType(inner, original.__globals__, fdef.name, original.__defaults__, closure)
     pyfn.__kwdefaults__ = original.__kwdefaults__
     _register(inner, fn)

@@ -13,8 +13,9 @@ which splits the batch by them.
 from __future__ import annotations
 
 import builtins
-import math as pymath
+import inspect
 import operator
+import types
 from typing import Any, Iterator
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from ..language import core as tl
 from ..language.core import CompileTimeError, _ambient_semantic, constexpr, tensor, tuple_value
 from ..language.elementwise import condition as _condition
+from ..language.elementwise import slice as _tl_slice
 from .semantic import ElementwiseOnly
 from .values import V, as_type, storage
 
@@ -55,11 +57,13 @@ def _uniform_scalar(t: tensor, what: str) -> Any:
 
 
 class _Loop:
-    """What a rewritten ``for`` iterates; ``carries``: whether it is a run-time loop (see rewrite.py)."""
-    __slots__ = ("it", "carries")
+    """What a rewritten ``for`` iterates; ``carries``: whether it is a run-time loop (see rewrite.py);
+    ``types``: the types of its carried variables when it started."""
+    __slots__ = ("it", "carries", "types")
 
     def __init__(self, it: Iterator[Any], carries: bool) -> None:
         self.it, self.carries = it, carries
+        self.types: dict[str, Any] = {}
 
     def __iter__(self) -> "_Loop":
         return self
@@ -108,6 +112,25 @@ class Runtime:
 
     def carry(self, v: Any) -> Any:
         return carry(v)
+
+    def loop_state(self) -> "_Loop":
+        return _Loop(iter(()), True)
+
+    def carry_loop(self, loop: "_Loop", name: str, v: Any, entering: bool) -> Any:
+        v = carry(v)
+        ty = getattr(v, "type", None) if isinstance(v, tensor) else None
+        if entering:
+            loop.types[name] = ty
+        else:
+            before = loop.types.get(name)
+            if before is not None and ty is not None and before != ty:
+                raise CompileTimeError(f"loop-carried variable `{name}` has type {before} before the loop but {ty} "
+                                       "after an iteration; keep its type the same (initialize it with the type the "
+                                       "loop produces, e.g. tl.zeros(..., dtype=...))")
+        return v
+
+    def unsupported(self, message: str) -> None:
+        raise CompileTimeError(message)
 
     def not_(self, c: Any) -> Any:
         if isinstance(c, tensor):
@@ -210,13 +233,24 @@ class Runtime:
             return self._print(args)
         if fn is builtins.min or fn is builtins.max:
             return self._minmax(fn, args)
-        if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor:
+        if isinstance(fn, type) and issubclass(fn, _CLASSES):
+            return fn(*args, **kwargs)
+        if getattr(fn, "__triton_constexpr_function__", False) or getattr(fn, "__module__", "") == "math" \
+                or _is_static_builtin(fn):
             ua = [tl._unwrap(a) for a in args]
             if any(isinstance(a, tensor) for a in ua):
                 raise CompileTimeError(f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
                                        "run-time tensors")
             return fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()})
-        return fn(*args, **kwargs)
+        if isinstance(fn, types.BuiltinMethodType) or (inspect.ismethod(fn) and
+                                                       isinstance(fn.__self__, (tuple_value, constexpr))):
+            return fn(*[tl._unwrap(a) for a in args], **kwargs)
+        name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+        if callable(fn):
+            raise CompileTimeError(f"cannot call the Python function `{name}` from a kernel; decorate it with "
+                                   "@triton.jit to make it a device function, or with @triton.constexpr_function "
+                                   "if it only computes compile-time values")
+        raise CompileTimeError(f"{name!r} is not callable")
 
     def _print(self, args: tuple) -> Any:
         s = _sem()
@@ -243,6 +277,22 @@ _TENSOR_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": ope
 _PY_CMP = dict(_TENSOR_CMP, **{"is": operator.is_, "is not": operator.is_not,
                                "in": lambda a, b: operator.contains(b, a),
                                "not in": lambda a, b: not operator.contains(b, a)})
+
+#: Python builtins a kernel may call on compile-time values (the compiler's list)
+_STATIC_BUILTINS = frozenset(getattr(builtins, n) for n in (
+    "len", "int", "float", "bool", "str", "isinstance", "getattr", "hasattr", "abs", "round", "zip", "enumerate",
+    "list", "tuple", "type", "repr", "divmod", "all", "any", "sorted", "reversed", "dict", "set", "slice",
+    "ValueError", "TypeError", "RuntimeError", "AssertionError", "NotImplementedError", "sum"))
+
+
+def _is_static_builtin(fn: Any) -> bool:
+    try:
+        return fn in _STATIC_BUILTINS
+    except TypeError:
+        return False
+
+
+_CLASSES = (tl.range, tl.static_range, constexpr, tuple_value, _condition, _tl_slice)
 
 RT = Runtime()
 

@@ -83,6 +83,18 @@ class InterpreterSemantic(Semantic):
                 a = np.flip(a, ax) if reverse else a
                 r = ufunc.accumulate(a, axis=ax, dtype=a.dtype)
                 res = [np.flip(r, ax) if reverse else r]
+            elif ufunc in (np.fmax, np.fmin):
+                r = ufunc.reduce(a, axis=ax)
+                if (r == 0).any():
+                    # the compiled loop keeps its accumulator on ties (a zero result has the first zero's sign);
+                    # in half precision it takes the new value (the last zero's sign)
+                    if scalars[0].primitive_bitwidth == 16:
+                        n = a.shape[ax]
+                        first = np.expand_dims(n - 1 - np.argmax(np.flip(a, ax) == 0, axis=ax), ax)
+                    else:
+                        first = np.expand_dims(np.argmax(a == 0, axis=ax), ax)
+                    r = np.where(r == 0, np.squeeze(np.take_along_axis(a, first, axis=ax), ax), r)
+                res = [r]
             elif scalars[0].is_floating():
                 # in order, rounding every step, as the compiled loop does
                 res = [np.take(ufunc.accumulate(a, axis=ax, dtype=a.dtype), -1, axis=ax)]
