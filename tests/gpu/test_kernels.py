@@ -302,15 +302,18 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 
 @pytest.mark.parametrize("stages", [1, 3])
-@pytest.mark.parametrize("dtype,trans_a", [(np.float16, False), (np.float16, True), (np.float32, False)])
-def test_matmul_loop(dev, stages, dtype, trans_a):
+@pytest.mark.parametrize("dtype,trans_a,blocks", [(np.float16, False, (32, 32, 16)), (np.float16, True, (32, 32, 16)),
+                                                  (np.float32, False, (32, 32, 16)), (np.float16, False, (64, 128, 64)),
+                                                  (np.float16, True, (64, 128, 128))])
+def test_matmul_loop(dev, stages, dtype, trans_a, blocks):
     M, N, K = 64, 48, 80
+    BM, BN, BK = blocks
     rng = np.random.default_rng(8)
     a = rng.standard_normal((K, M) if trans_a else (M, K)).astype(dtype)
     b = rng.standard_normal((K, N)).astype(dtype)
     c = dev.put(np.zeros((M, N), np.float32))
     sam, sak = (1, M) if trans_a else (K, 1)
-    matmul_kernel[(triton.cdiv(M, 32), triton.cdiv(N, 32))](dev.put(a), dev.put(b), c, M, N, K, sam, sak, N, 1, N, 1,
-                                                            BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, num_stages=stages)
+    matmul_kernel[(triton.cdiv(M, BM), triton.cdiv(N, BN))](dev.put(a), dev.put(b), c, M, N, K, sam, sak, N, 1, N, 1,
+                                                            BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, num_stages=stages)
     ref = (a.T if trans_a else a).astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(dev.get(c), ref, rtol=1e-2, atol=1e-2)

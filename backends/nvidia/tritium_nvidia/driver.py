@@ -205,7 +205,9 @@ class CudaLauncher:
                                  f"bytes of shared memory per program ({desc}): lower the tile sizes or num_warps "
                                  f"({self.meta_parameters()})")
         if name in _FAULTS:
-            raise KernelFault(fault_message(name, None, f"when launching `{self.name}`"))
+            # with CUDA_LAUNCH_BLOCKING the driver reports a kernel's fault from its own launch
+            culprit = self.name if nv_knobs.launch_blocking else None
+            raise KernelFault(fault_message(name, culprit, f"when launching `{self.name}`"))
         if name == "CUDA_ERROR_INVALID_VALUE":
             raise ValueError(f"kernel `{self.name}`: the driver refused the launch ({desc}); grid {grid} must have "
                              "x < 2**31 and y, z <= 65535 programs")

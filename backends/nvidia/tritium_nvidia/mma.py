@@ -133,6 +133,12 @@ class NvidiaPolicy(LayoutPolicy):
             else "tf32"
         kind = choose_kind(element_type(a_type), element_type(b_type), precision, self.capability)
         c_elem = element_type(c_type)
+        if 90 <= self.capability < 100 and kind in (F16, BF16) and len(c_shape) == 2 and c_elem in ("f32", "f16") \
+                and a_shape[-1] % 16 == 0:
+            from .wgmma import acc_layout, wgmma_shape
+            if wgmma_shape(c_shape[0], c_shape[1], self.num_warps) is not None:
+                return DotPlan(f"wgmma.{kind.name}", acc_layout(c_shape[0], c_shape[1], self.num_warps),
+                               self.default(tuple(a_shape)), self.default(tuple(tensor_shape(b_type))))
         if kind is not None and len(c_shape) == 2 and c_elem in ("f32", "i32", "f16"):
             M, N = c_shape
             K = a_shape[-1]

@@ -1,6 +1,6 @@
 """What the portable GPU lowering needs to know about NVIDIA GPUs: NVVM intrinsics for thread identity,
 barriers and shuffles; predicated PTX loads and stores (inline asm, as Triton does, so masked vector
-accesses need no branches); fast math as Triton chooses it (``ex2.approx`` for ``exp``, ``div.full`` for
+accesses need no branches); fast math as Triton chooses it (``ex2.approx`` for ``exp``, approximate
 fp32 ``/``) and libdevice for the precise functions; ``vprintf`` for ``device_print``.
 
 Why LLVM IR text rather than MLIR's nvvm/nvgpu dialects: the tile IR's layouts are ours, so the
@@ -25,14 +25,16 @@ LIBDEVICE_F32 = {"math.sin": "sinf", "math.cos": "cosf", "math.tan": "tanf", "ma
                  "math.exp10": "exp10f", "libm.erf": "erff", "libm.tanh": "tanhf", "libm.atan": "atanf",
                  "libm.asin": "asinf", "libm.acos": "acosf", "libm.sinh": "sinhf", "libm.cosh": "coshf",
                  "libm.log1p": "log1pf", "libm.expm1": "expm1f", "libm.cbrt": "cbrtf", "libm.pow": "powf",
-                 "libm.atan2": "atan2f"}
+                 "libm.atan2": "atan2f", "libm.asinh": "asinhf", "libm.acosh": "acoshf", "libm.atanh": "atanhf",
+                 "libm.erfc": "erfcf"}
 LIBDEVICE_F64 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sin": "sin",
                  "math.cos": "cos", "math.tan": "tan", "math.log10": "log10", "math.exp10": "exp10",
                  "libm.erf": "erf", "libm.tanh": "tanh", "libm.atan": "atan", "libm.asin": "asin",
                  "libm.acos": "acos", "libm.sinh": "sinh", "libm.cosh": "cosh", "libm.log1p": "log1p",
-                 "libm.expm1": "expm1", "libm.cbrt": "cbrt", "libm.pow": "pow", "libm.atan2": "atan2"}
-FAST_F32 = {"math.exp", "math.exp2", "math.log", "math.log2", "math.sqrt", "math.rsqrt", "arith.divf"}
-HALF_UPCAST = set(FAST_F32 - {"arith.divf"}) | set(LIBDEVICE_F32)
+                 "libm.expm1": "expm1", "libm.cbrt": "cbrt", "libm.pow": "pow", "libm.atan2": "atan2",
+                 "libm.asinh": "asinh", "libm.acosh": "acosh", "libm.atanh": "atanh", "libm.erfc": "erfc"}
+FAST_F32 = {"math.exp", "math.exp2", "math.log", "math.log2", "math.sqrt", "math.rsqrt"}
+HALF_UPCAST = set(FAST_F32) | set(LIBDEVICE_F32)
 SHARED_LIMITS = {80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024, 90: 227 * 1024}
 
 
@@ -117,7 +119,8 @@ class NvidiaTarget(TargetHooks):
         if (pred is None or pred == "true") and not cache and not evict and not volatile:
             return super().load(fn, module, ptr, elem, vec, align, None, None)
         words, wty, cons, bits = _words(elem, vec)
-        mods = (".volatile" if volatile else "") + (cache if cache and not volatile else "") + _evict(evict)
+        mods = (".volatile" if volatile else "") + (cache if cache and not volatile else "") + \
+            _evict(evict, cache or (".volatile" if volatile else ""))
         v = f".v{len(words)}" if len(words) > 1 else ""
         outs = ", ".join(f"${i}" for i in range(len(words)))
         n = len(words)
@@ -144,7 +147,7 @@ class NvidiaTarget(TargetHooks):
         words, wty, cons, bits = _words(elem, len(values))
         n = len(words)
         vals = _to_words(fn, values, elem, wty, n)
-        mods = (cache if cache else "") + _evict(evict)
+        mods = (cache if cache else "") + _evict(evict, cache)
         v = f".v{n}" if n > 1 else ""
         body = "{" + ", ".join(f"${i + 1}" for i in range(n)) + "}" if n > 1 else "$1"
         if pred is None or pred == "true":
@@ -180,15 +183,18 @@ class NvidiaTarget(TargetHooks):
                 return self._intr1(fn, module, "llvm.nvvm.sqrt.approx.f", args[0])
             if name == "math.rsqrt":
                 return self._intr1(fn, module, "llvm.nvvm.rsqrt.approx.f", args[0])
-            if name == "arith.divf":
-                return fn.inst(f'call float asm "div.full.f32 $0, $1, $2;", "=f,f,f"(float {args[0]}, float '
-                               f'{args[1]})')
+            # fp32 `/` stays IEEE (div.rn, LLVM's fdiv): Triton uses div.full (2 ulp); results here match numpy
             if name in LIBDEVICE_F32:
                 return self._libdevice(fn, module, "__nv_" + LIBDEVICE_F32[name], args, ty)
         if ty == "double" and name in LIBDEVICE_F64:
             return self._libdevice(fn, module, "__nv_" + LIBDEVICE_F64[name], args, ty)
         if ty == "double" and name == "math.rsqrt":
             return self._libdevice(fn, module, "__nv_rsqrt", args, ty)
+        if name == "math.fpowi" and ty in ("float", "double"):
+            self.uses_libdevice = True
+            sym = "__nv_powif" if ty == "float" else "__nv_powi"
+            module.declare(sym, f"declare {ty} @{sym}({ty}, i32)")
+            return fn.inst(f"call {ty} @{sym}({ty} {args[0]}, i32 {args[1]})")
         return None
 
     def _intr1(self, fn: Function, module: Module, name: str, x: str) -> str:
@@ -202,9 +208,23 @@ class NvidiaTarget(TargetHooks):
 
     def extern_call(self, fn: Function, module: Module, symbol: str, libpath: str, args: list[tuple[str, str]],
                     ret: str) -> str:
+        from . import libdevice
+        from .toolchain import ToolchainError, find_libdevice
+        path = libpath if libpath and libpath.endswith(".bc") else find_libdevice()
+        if path is None:
+            raise ToolchainError(f"`{symbol}` needs libdevice.10.bc, which was not found: install the CUDA toolkit or "
+                                 "`pip install nvidia-cuda-nvcc`, or set TRITON_LIBDEVICE_PATH")
+        got = libdevice.resolve(symbol, path)
+        if got is None:
+            raise ToolchainError(f"libdevice ({path}) has no function for `{symbol}`")
+        name, lret, lparams = got
+        _, codes = libdevice.split_variant(symbol)
         self.uses_libdevice = True
-        module.declare(symbol, f"declare {ret} @{symbol}({', '.join(t for t, _ in args)})")
-        return fn.inst(f"call {ret} @{symbol}({', '.join(f'{t} {v}' for t, v in args)})")
+        module.declare(name, f"declare {lret} @{name}({', '.join(lparams)})")
+        vals = [libdevice.convert(fn, v, t, p, not (i < len(codes) and codes[i].startswith("u")))
+                for i, ((t, v), p) in enumerate(zip(args, lparams))]
+        r = fn.inst(f"call {lret} @{name}({', '.join(f'{p} {v}' for p, v in zip(lparams, vals))})")
+        return libdevice.convert(fn, r, lret, ret)
 
     # -- debugging -------------------------------------------------------------------------------------------
     def printf(self, fn: Function, module: Module, fmt: str, args: list[tuple[str, str]]) -> None:
@@ -242,12 +262,18 @@ class NvidiaTarget(TargetHooks):
 
     def async_wait(self, fn: Function, pending: int) -> None:
         fn.emit(f'call void asm sideeffect "cp.async.wait_group {pending};", "~{{memory}}"()')
+        if self.capability >= 90:
+            # what cp.async wrote may be read next by wgmma, through the async proxy
+            fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
 
     def read_shared_tile(self, lowering: Any, tile: Any, dst: Any, ty: str) -> Any:
         from .ldmatrix import read_operand
         return read_operand(lowering, tile, dst, ty)
 
     def dot_strategy(self, kind: str) -> Optional[Callable[..., Any]]:
+        if kind.startswith("wgmma"):
+            from .wgmma import lower_wgmma_dot
+            return lower_wgmma_dot
         if kind.startswith("mma"):
             from .mma import lower_mma_dot
             return lower_mma_dot
@@ -258,7 +284,10 @@ class NvidiaTarget(TargetHooks):
         return convert_to_operand(lowering, value, dst)
 
 
-def _evict(evict: str) -> str:
+def _evict(evict: str, cache: str = "") -> str:
+    # PTX refuses L1 eviction priorities next to a cache operator: the operator wins (the priority is a hint)
+    if cache:
+        return ""
     return {"evict_first": ".L1::evict_first", "evict_last": ".L1::evict_last"}.get(evict, "")
 
 

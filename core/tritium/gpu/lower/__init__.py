@@ -34,12 +34,14 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     params = [lowering.llty(element_type(a.type)) for a in entry.arguments]
     fn = lowering.lower(params)
     out.functions.append(fn)
-    shared = (lowering.scratch_bytes + 127) // 128 * 128
+    # pipeline buffers live after the scratch area, whose size is known only now; 1024-byte alignment keeps
+    # their swizzle atoms where tensor-core descriptors expect them
+    shared = (lowering.scratch_bytes + 1023) // 1024 * 1024 if lowering.persistent_buffers else \
+        (lowering.scratch_bytes + 127) // 128 * 128
     for k, nbytes in enumerate(lowering.persistent_buffers):
-        # pipeline buffers live after the scratch area, whose size is known only now
         token = f"__SMEM_PERSISTENT_{k}__"
         fn.prologue = [line.replace(token, str(shared)) for line in fn.prologue]
-        shared += (nbytes + 127) // 128 * 128
+        shared += (nbytes + 1023) // 1024 * 1024
     target.finish_kernel(out, fn, num_warps, shared)
     meta = {"shared": shared, "num_warps": num_warps, "arg_types": params, "has_print": lowering.has_print,
             "has_assert": lowering.has_assert,

@@ -186,7 +186,7 @@ class PipelineMixin:
             mem_t, _ = self.pointee(parts["ptr"][0].type)
             st = self.storage_type(mem_t)
             smem = smem_layout_for(lay, st)
-            stage_bytes = (smem.nbytes + 127) // 128 * 128
+            stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
             bases.append((SharedTile(self.persistent(S * stage_bytes), smem, st), stage_bytes))
         # prologue: iterations 0 .. S-2
         state = {i: inits[i] for i in plan.args}

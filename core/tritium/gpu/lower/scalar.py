@@ -28,7 +28,8 @@ INTRIN1 = {"math.sqrt": "sqrt", "tt.precise_sqrt": "sqrt", "math.absf": "fabs", 
            "math.cos": "cos", "math.tan": "tan", "math.log10": "log10", "math.exp10": "exp10"}
 LIBM1 = {"math.erf": "erf", "math.tanh": "tanh", "math.atan": "atan", "math.asin": "asin", "math.acos": "acos",
          "math.sinh": "sinh", "math.cosh": "cosh", "math.log1p": "log1p", "math.expm1": "expm1",
-         "math.cbrt": "cbrt"}
+         "math.cbrt": "cbrt", "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh",
+         "math.erfc": "erfc"}
 OTHER = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
          "arith.negf", "arith.cmpi", "arith.cmpf", "arith.select", "arith.fptosi", "arith.fptoui", "arith.bitcast",
          "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "math.rsqrt", "math.absi", "math.fma", "math.powf",
@@ -127,6 +128,13 @@ class ScalarEmitter:
             return fn.inst(f"call {t} {f}({t} {args[0]}, {t} {args[1]})")
         if name in ("math.powf", "math.atan2"):
             return self._libm(fn, "pow" if name == "math.powf" else "atan2", args, t)
+        if name == "math.fpowi":
+            special = self.target.math(fn, m, "math.fpowi", args, t)
+            if special is not None:
+                return special
+            it = arg_types[1]
+            f = m.intrinsic(f"llvm.powi.{SUFFIX[t]}.{SUFFIX[it]}", t, [t, it])
+            return fn.inst(f"call {t} {f}({t} {args[0]}, {it} {args[1]})")
         if name == "math.isnan":
             return fn.inst(f"fcmp uno {t} {args[0]}, {args[0]}")
         if name in ("math.isinf", "math.isfinite"):

@@ -4,7 +4,9 @@ operand loads (ldmatrix) read.
 
 Swizzle: rows of ``row`` elements are split into 16-byte chunks; chunk ``c`` of row ``r`` is stored at chunk
 ``c ^ ((r // per_phase) % max_phase)``, so that the 8 rows a matrix load reads in one phase fall in
-different banks (Triton's shared encoding with vec = one chunk).
+different banks (Triton's shared encoding with vec = one chunk). Rows wider than 128 bytes are cut into
+128-byte panels stored one after the other (all rows of panel 0, then of panel 1...), which is the
+canonical swizzled layout tensor-core descriptors describe (8-row, 1024-byte swizzle atoms).
 """
 from __future__ import annotations
 
@@ -36,17 +38,26 @@ class SmemLayout:
         return self.shape[self.fast]
 
     @property
+    def panel(self) -> int:
+        """Elements per row of one panel (the whole row when it fits in 128 bytes)."""
+        return min(self.cols, max(1, 128 // self.eb))
+
+    @property
+    def row_bytes(self) -> int:
+        return self.panel * self.eb
+
+    @property
     def chunk(self) -> int:
         """Elements per 16-byte chunk (the unit of swizzling and the widest access)."""
         return max(1, min(16 // self.eb, self.cols))
 
     @property
     def max_phase(self) -> int:
-        return max(1, min(8, self.cols * self.eb // 16))
+        return max(1, min(8, self.row_bytes // 16))
 
     @property
     def per_phase(self) -> int:
-        return max(1, 128 // max(1, self.cols * self.eb))
+        return max(1, 128 // max(1, self.row_bytes))
 
     @property
     def nbytes(self) -> int:
@@ -69,8 +80,14 @@ class SmemLayout:
         row = self.row_of(coords, lo)
         col = coords[self.fast]
         ch = self.chunk
+        P = self.panel
+        base = "0"
+        if P < self.cols:      # which panel, and the column inside it
+            pidx = _lit_or(fn, col, lambda c: c // P, lambda c: _shr(fn, c, P))
+            base = lo.imul(pidx, self.rows * P)
+            col = _lit_or(fn, col, lambda c: c % P, lambda c: fn.inst(f"and i32 {c}, {P - 1}"))
         if self.max_phase == 1:
-            return lo.iadd(lo.imul(row, self.cols), col)
+            return lo.iadd(base, lo.iadd(lo.imul(row, P), col))
         phase = _lit_or(fn, row, lambda r: (r // self.per_phase) % self.max_phase,
                         lambda r: fn.inst(f"and i32 {_shr(fn, r, self.per_phase)}, {self.max_phase - 1}"))
         cchunk = _lit_or(fn, col, lambda c: c // ch, lambda c: _shr(fn, c, ch))
@@ -79,7 +96,7 @@ class SmemLayout:
             sw = str(int(phase) ^ int(cchunk))
         else:
             sw = fn.inst(f"xor i32 {cchunk}, {phase}")
-        return lo.iadd(lo.iadd(lo.imul(row, self.cols), lo.imul(sw, ch)), within)
+        return lo.iadd(base, lo.iadd(lo.iadd(lo.imul(row, P), lo.imul(sw, ch)), within))
 
 
 def _shr(fn: Any, x: str, by: int) -> str:
