@@ -118,7 +118,9 @@ def test_compiles_to_cubin(nvidia_registry, case, capability):
     assert "ttg.layout" in k.asm["ttgir"]
     assert k.metadata.num_warps == 4 and k.metadata.n_regs > 0
     if name.startswith(("dot", "bench_matmul")):
-        assert "mma.sync.aligned" in k.asm["ptx"]
+        # tensor cores: wgmma on Hopper for 16-bit operands (4 warps = one warpgroup), mma.sync otherwise
+        want = "wgmma.mma_async" if capability == 90 and name in ("dot_f16", "bench_matmul") else "mma.sync.aligned"
+        assert want in k.asm["ptx"]
 
 
 def test_targets_below_sm80_are_refused_clearly(nvidia_registry):
