@@ -3,35 +3,41 @@
 Kernels apply these functions inside loops that LLVM's loop vectorizer has to turn into AVX code. A call
 to libm (``expf``) stops that, so every float32 function and every conversion here is written out in IR,
 branch-free (``select`` instead of control flow; only intrinsics that have vector forms: ``llvm.fma``,
-``llvm.rint``, ``llvm.floor``, ``llvm.fabs``, ``llvm.copysign``, ``llvm.sqrt``), with ``internal``
+``llvm.rint``, ``llvm.fabs``, ``llvm.copysign``, ``llvm.sqrt``), with ``internal``
 linkage and ``alwaysinline`` so that each call dissolves into the loop body before vectorization.
 
 The float64 functions call libm (through LLVM intrinsics where one exists, otherwise a declaration of
 the libm symbol): they are not performance critical and libm is accurate. Their code therefore refers to
-external symbols (``exp``, ``exp2``, ``log``, ``log2``, ``sin``, ``cos``, ``tanh``, ``erf``) that whoever
-loads the object has to resolve.
+the external symbols in ``C_SYMBOLS``, which whoever loads the object has to resolve. Only ``erf`` is
+declared in the text (``declare double @erf(double) nounwind``); a module that also declares it elsewhere
+must keep just one of the two lines.
 
 Public API::
 
     function_names()      every function the library can define
     library_ir(names)     IR text defining exactly those functions (and what they call)
     signature(name)       (return type, [argument types]) in LLVM syntax
+    C_SYMBOLS             the libm functions that code may call
 
 The text never declares intrinsics (LLVM declares a called intrinsic implicitly, and a second ``declare``
 of one the embedding module already declares would be an error), uses no attribute groups (whose numbers
 could clash), and names everything it defines ``tritium_*``.
 
-Accuracy (measured by tests/cpu/test_mathlib.py against float64 references):
+Accuracy, measured against float64 references over every float32 input of the stated ranges (the tests
+in tests/cpu/test_mathlib.py check samples of the same):
 
 =========================  ==============================================================================
-expf, exp2f                < 1 ulp; overflow to inf, underflow through the denormals to 0
-logf, log2f                < 1 ulp; denormal inputs; log(0) = -inf, log(x<0) = nan, log(inf) = inf
-sinf, cosf                 < 1 ulp for |x| < 2**52 (argument reduction and polynomial in float64);
-                           beyond that the result stays in [-1, 1] but is not accurate; inf -> nan
-erff                       absolute error < 1e-7
-tanhf                      relative error < 2.5e-7
-rsqrtf                     1/sqrt(x), both correctly rounded
+expf, exp2f                <= 0.79 ulp; overflow to inf, underflow through the denormals to 0
+logf, log2f                <= 0.68 / 0.80 ulp; denormal inputs; log(0) = -inf, log(x<0) = nan
+sinf, cosf                 <= 0.93 ulp for |x| < 2^21, absolute error <= 1e-6 for |x| < 2^23; beyond that
+                           the result is some value in [-1, 1] (no Payne-Hanek reduction); inf -> nan
+erff                       absolute error <= 7.1e-8 (1.2 ulp)
+tanhf                      <= 1.35 ulp (relative error <= 1.5e-7)
+rsqrtf                     1/sqrt(x): sqrt and division each correctly rounded
 =========================  ==============================================================================
+
+The float32 code assumes the target has FMA (x86-64-v3 and later, any AArch64): without it llvm.fma
+becomes a call to fmaf, which is still correct but no longer vectorizes.
 
 Float8 formats (stored as i8), decoding exact and narrowing round-to-nearest-even, matching torch's
 casts bit for bit where torch has the type:
@@ -39,10 +45,11 @@ casts bit for bit where torch has the type:
 =========  =====================  ====  ===================================================================
 name       torch dtype            bias  specials
 =========  =====================  ====  ===================================================================
-fp8e4nv    float8_e4m3fn          7     no inf; 0x7f/0xff nan; max 448; |x| >= 480, inf, nan -> nan
+fp8e4nv    float8_e4m3fn          7     no inf; 0x7f/0xff nan; max 448; overflow and inf saturate to
+                                        +-448, nan -> 0x7f (sign kept)
 fp8e5      float8_e5m2            15    IEEE-like: overflow -> inf, nan -> 0x7f (sign kept)
 fp8e4b8    float8_e4m3fnuz        8     no inf, no -0; 0x80 nan; max 240; |x| >= 248, inf, nan -> 0x80
-fp8e5b16   float8_e5m2fnuz        16    no inf, no -0; 0x80 nan; max 57344; |x| >= 61440 -> 0x80
+fp8e5b16   float8_e5m2fnuz        16    no inf, no -0; 0x80 nan; max 57344; |x| >= 61440, inf, nan -> 0x80
 fp8e4b15   (Triton only)          15    all 256 encodings finite, max 1.875 (0x7f); narrowing saturates
                                         to +-1.875, nan -> +-1.875 (sign of the nan)
 =========  =====================  ====  ===================================================================
@@ -54,15 +61,16 @@ encoding round-trips; Triton's own tests treat 0x7f/0xff as reserved and do not 
 
 The ``_rtz`` narrowings (``fp_downcast_rounding="rtz"``) truncate. A finite value beyond the largest
 finite one becomes that largest finite value (as IEEE round-toward-zero does), inf stays inf where the
-format has one and becomes nan where it has none (fp8e4b15: saturates), nan stays nan.
+format has one, becomes nan for the fnuz formats and saturates for e4m3fn and e4b15; nan stays nan.
 """
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import partialmethod
 from typing import Callable, Iterable, Union
 
-__all__ = ["function_names", "library_ir", "signature"]
+__all__ = ["C_SYMBOLS", "function_names", "library_ir", "signature"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -71,7 +79,6 @@ __all__ = ["function_names", "library_ir", "signature"]
 # ----------------------------------------------------------------------------------------------------
 
 _SUFFIX = {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16"}
-_FLOATS = ("half", "bfloat", "float", "double")
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,9 @@ def _const(ty: str, v: Union[int, float]) -> str:
     if ty == "i1":
         return "true" if v else "false"
     if ty.startswith("i"):
-        return str(int(v))
+        bits = int(ty[1:])
+        iv = int(v) & ((1 << bits) - 1)      # bit patterns such as 0x80000000 are written as signed values
+        return str(iv - (1 << bits) if iv >> (bits - 1) else iv)
     fv = float(v)
     if ty == "double":
         return "0x%016X" % struct.unpack("<Q", struct.pack("<d", fv))[0]
@@ -129,18 +138,18 @@ class _Builder:
         return _V(_const(ty, v), ty)
 
     # -- arithmetic --------------------------------------------------------------------------------
-    def fadd(self, a, b): return self._bin("fadd", a, b)
-    def fsub(self, a, b): return self._bin("fsub", a, b)
-    def fmul(self, a, b): return self._bin("fmul", a, b)
-    def fdiv(self, a, b): return self._bin("fdiv", a, b)
-    def add(self, a, b): return self._bin("add", a, b)
-    def sub(self, a, b): return self._bin("sub", a, b)
-    def and_(self, a, b): return self._bin("and", a, b)
-    def or_(self, a, b): return self._bin("or", a, b)
-    def xor(self, a, b): return self._bin("xor", a, b)
-    def shl(self, a, b): return self._bin("shl", a, b)
-    def lshr(self, a, b): return self._bin("lshr", a, b)
-    def ashr(self, a, b): return self._bin("ashr", a, b)
+    fadd = partialmethod(_bin, "fadd")
+    fsub = partialmethod(_bin, "fsub")
+    fmul = partialmethod(_bin, "fmul")
+    fdiv = partialmethod(_bin, "fdiv")
+    add = partialmethod(_bin, "add")
+    sub = partialmethod(_bin, "sub")
+    and_ = partialmethod(_bin, "and")
+    or_ = partialmethod(_bin, "or")
+    xor = partialmethod(_bin, "xor")
+    shl = partialmethod(_bin, "shl")
+    lshr = partialmethod(_bin, "lshr")
+    ashr = partialmethod(_bin, "ashr")
 
     def fneg(self, a: _V) -> _V:
         return self._emit(a.ty, f"fneg {a.ty} {a.ref}")
@@ -151,12 +160,11 @@ class _Builder:
         arglist = ", ".join(f"{v.ty} {v.ref}" for v in vs)
         return self._emit(ty, f"call {ty} @llvm.{name}.{_SUFFIX[ty]}({arglist})")
 
-    def fma(self, a, b, c): return self.intrinsic("fma", a, b, c)
-    def rint(self, a): return self.intrinsic("rint", a)
-    def floor(self, a): return self.intrinsic("floor", a)
-    def fabs(self, a): return self.intrinsic("fabs", a)
-    def sqrt(self, a): return self.intrinsic("sqrt", a)
-    def copysign(self, a, b): return self.intrinsic("copysign", a, b)
+    fma = partialmethod(intrinsic, "fma")
+    rint = partialmethod(intrinsic, "rint")
+    fabs = partialmethod(intrinsic, "fabs")
+    sqrt = partialmethod(intrinsic, "sqrt")
+    copysign = partialmethod(intrinsic, "copysign")
 
     def horner(self, x: _V, coefs: Iterable[float]) -> _V:
         """c0 + x*(c1 + x*(c2 + ...)), one fma per coefficient."""
@@ -183,13 +191,13 @@ class _Builder:
     def cast(self, op: str, a: _V, ty: str) -> _V:
         return self._emit(ty, f"{op} {a.ty} {a.ref} to {ty}")
 
-    def bitcast(self, a, ty): return self.cast("bitcast", a, ty)
-    def fptosi(self, a, ty): return self.cast("fptosi", a, ty)
-    def sitofp(self, a, ty): return self.cast("sitofp", a, ty)
-    def fpext(self, a, ty): return self.cast("fpext", a, ty)
-    def fptrunc(self, a, ty): return self.cast("fptrunc", a, ty)
-    def zext(self, a, ty): return self.cast("zext", a, ty)
-    def trunc(self, a, ty): return self.cast("trunc", a, ty)
+    bitcast = partialmethod(cast, "bitcast")
+    fptosi = partialmethod(cast, "fptosi")
+    sitofp = partialmethod(cast, "sitofp")
+    fpext = partialmethod(cast, "fpext")
+    fptrunc = partialmethod(cast, "fptrunc")
+    zext = partialmethod(cast, "zext")
+    trunc = partialmethod(cast, "trunc")
 
     # -- calls -------------------------------------------------------------------------------------
     def call(self, name: str, *args: _V) -> _V:
@@ -214,18 +222,23 @@ class _Fn:
     ret: str
     args: tuple[str, ...]
     body: Callable[..., _V]
-    public: bool = True
     externs: tuple[str, ...] = ()   # full `declare` lines of libm symbols it calls
+
+    @property
+    def attrs(self) -> str:
+        # a function calling out to libm must not promise memory(none): libm may set errno
+        if self.externs:
+            return "alwaysinline nounwind"
+        return "alwaysinline nounwind willreturn nofree nosync memory(none)"
 
 
 _FUNCS: dict[str, _Fn] = {}
-_ATTRS = "alwaysinline nounwind willreturn nofree nosync memory(none)"
 
 
-def _define(name: str, ret: str, args: tuple[str, ...], public: bool = True, externs: tuple[str, ...] = ()):
+def _define(name: str, ret: str, args: tuple[str, ...], externs: tuple[str, ...] = ()):
     def register(body: Callable[..., _V]) -> Callable[..., _V]:
         assert name.startswith("tritium_") and name not in _FUNCS
-        _FUNCS[name] = _Fn(name, ret, args, body, public, externs)
+        _FUNCS[name] = _Fn(name, ret, args, body, externs)
         return body
     return register
 
@@ -236,14 +249,14 @@ def _render(fn: _Fn) -> tuple[str, set[str]]:
     result = fn.body(b, *params)
     assert result.ty == fn.ret, (fn.name, result.ty)
     header = ", ".join(f"{p.ty} {p.ref}" for p in params)
-    text = "\n".join([f"define internal {fn.ret} @{fn.name}({header}) {_ATTRS} {{", "entry:", *b.lines,
+    text = "\n".join([f"define internal {fn.ret} @{fn.name}({header}) {fn.attrs} {{", "entry:", *b.lines,
                       f"  ret {fn.ret} {result.ref}", "}"])
     return text, b.calls
 
 
 def function_names() -> list[str]:
     """Every function :func:`library_ir` can define."""
-    return sorted(n for n, f in _FUNCS.items() if f.public)
+    return sorted(_FUNCS)
 
 
 def signature(name: str) -> tuple[str, list[str]]:
@@ -255,9 +268,10 @@ def signature(name: str) -> tuple[str, list[str]]:
 def library_ir(names: Iterable[str]) -> str:
     """LLVM IR text that defines the named functions and whatever they call, nothing else."""
     pending = list(dict.fromkeys(names))
-    unknown = [n for n in pending if n not in _FUNCS or not _FUNCS[n].public]
+    unknown = [n for n in pending if n not in _FUNCS]
     if unknown:
-        raise KeyError(f"no math library function(s) {', '.join(unknown)}; known: {', '.join(function_names())}")
+        raise KeyError(f"no math library function(s) {', '.join(unknown)}; "
+                       f"known: {', '.join(function_names())}")
     done: dict[str, str] = {}
     externs: dict[str, None] = {}
     while pending:
@@ -278,8 +292,9 @@ def _hex(*xs: str) -> tuple[float, ...]:
 # ----------------------------------------------------------------------------------------------------
 # float32 exp and exp2
 #
-# x = k*ln2 + r with |r| <= ln2/2, exp(x) = 2^k * exp(r). The polynomials are minimax fits (relative
-# error, Remez) made for this file; their approximation error is ~2^-28, far below float32's rounding.
+# x = k*ln2 + r with |r| <= ln2/2, exp(x) = 2^k * exp(r), and 2^x = 2^k * exp((x - k) * ln2). The
+# polynomials in this file are minimax fits (Remez, relative error) made for it; this one's error is
+# 2^-28, far below float32's rounding.
 # ----------------------------------------------------------------------------------------------------
 
 _LOG2E = float.fromhex("0x1.715476p+0")
@@ -287,9 +302,6 @@ _LOG2E = float.fromhex("0x1.715476p+0")
 _LN2_HI, _LN2_LO = _hex("0x1.62e430p-1", "-0x1.05c610p-29")
 # exp(r) = 1 + r + r^2 * P(r) on [-0.347, 0.347]
 _EXP_P = _hex("0x1.fffffcp-2", "0x1.555490p-3", "0x1.5558fcp-5", "0x1.123b8ap-7", "0x1.6a2178p-10")
-# 2^r = 1 + r * P(r) on [-0.5, 0.5]
-_EXP2_P = _hex("0x1.62e432p-1", "0x1.ebfbe2p-3", "0x1.c6ae72p-5", "0x1.3b270ep-7", "0x1.5f72acp-10",
-               "0x1.470bb8p-13")
 _NAN32 = float("nan")
 
 
@@ -305,6 +317,17 @@ def _scale_by_pow2(b: _Builder, p: _V, k: _V) -> _V:
     return b.fmul(b.fmul(p, s1), s2)
 
 
+def _exp_small(b: _Builder, hi: _V, lo: _V) -> _V:
+    """exp(hi + lo) for |hi| <= ln2/2 and |lo| tiny next to it (hi + lo is r split in two floats)."""
+    r = b.fadd(hi, lo)
+    t = b.fma(b.horner(r, _EXP_P), b.fmul(r, r), lo)      # exp(r) - 1 - hi, small
+    # 1 + hi is the big step; Fast2Sum recovers its rounding error exactly, so the result rounds just once
+    # more when the small terms are added (~0.55 ulp in all, instead of ~1 ulp for 1 + (hi + t))
+    s = b.fadd(hi, 1.0)
+    err = b.fadd(b.fsub(1.0, s), hi)
+    return b.fadd(s, b.fadd(t, err))
+
+
 @_define("tritium_expf", "float", ("float",))
 def _expf(b: _Builder, x: _V) -> _V:
     # Clamp so that k stays in range of _scale_by_pow2 (which then overflows or underflows by itself).
@@ -313,12 +336,10 @@ def _expf(b: _Builder, x: _V) -> _V:
     xc = b.select(b.fcmp("olt", x, 89.0), x, 89.0)
     xc = b.select(b.fcmp("ogt", xc, -104.0), xc, -104.0)
     k = b.rint(b.fmul(xc, _LOG2E))
-    r = b.fma(b.fneg(k), _LN2_HI, xc)
-    r = b.fma(b.fneg(k), _LN2_LO, r)
-    q = b.horner(r, _EXP_P)
-    # adding the 1 last keeps the small terms' rounding errors below half an ulp of the result
-    p = b.fadd(b.fma(q, b.fmul(r, r), r), 1.0)
-    y = _scale_by_pow2(b, p, k)
+    nk = b.fneg(k)
+    hi = b.fma(nk, _LN2_HI, xc)       # exact: the fma does not round, and the difference fits
+    lo = b.fmul(nk, _LN2_LO)
+    y = _scale_by_pow2(b, _exp_small(b, hi, lo), k)
     return b.select(b.fcmp("uno", x, x), x, y)
 
 
@@ -328,8 +349,10 @@ def _exp2f(b: _Builder, x: _V) -> _V:
     xc = b.select(b.fcmp("ogt", xc, -151.0), xc, -151.0)
     k = b.rint(xc)
     r = b.fsub(xc, k)            # exact
-    p = b.fma(r, b.horner(r, _EXP2_P), 1.0)
-    y = _scale_by_pow2(b, p, k)
+    # 2^r = exp(r*ln2), with r*ln2 carried as hi + lo (the fma yields the product's rounding error)
+    hi = b.fmul(r, _LN2_HI)
+    lo = b.fma(r, _LN2_LO, b.fma(r, _LN2_HI, b.fneg(hi)))
+    y = _scale_by_pow2(b, _exp_small(b, hi, lo), k)
     return b.select(b.fcmp("uno", x, x), x, y)
 
 
@@ -337,28 +360,39 @@ def _exp2f(b: _Builder, x: _V) -> _V:
 # float32 log and log2
 #
 # x = 2^e * m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), log(1+f) = f - f^2/2 + f^3 * P(f).
+# Adding up e*ln2 + f - f^2/2 + ... naively costs up to half an ulp per addition, so the two big terms
+# are carried with their exact rounding errors (Fast2Sum, fma) and only the final sum rounds; that gives
+# ~0.6 ulp while staying in float32 (float64 would halve the vector width of the whole loop).
+# These error-free transformations rely on LLVM not contracting fmul+fadd into fma behind our back, which
+# it does not do for instructions without the `contract` flag.
 # ----------------------------------------------------------------------------------------------------
 
 _LOG_P = _hex("0x1.555554p-2", "-0x1.000226p-2", "0x1.99a008p-3", "-0x1.547244p-3", "0x1.22da1ap-3",
               "-0x1.0d8546p-3", "0x1.055b84p-3", "-0x1.38b5a6p-4")
+# ln2 with 16 significant bits, so that e * _LN2_HI16 is exact for every exponent, and the rest
+_LN2_HI16, _LN2_LO16 = 45426 / 65536, float.fromhex("0x1.7f7d1cp-20")
 _LOG2E_HI, _LOG2E_LO = _hex("0x1.715476p+0", "0x1.4ae0c0p-26")
 _SQRT_HALF_BITS = 0x3F3504F3
 
 
-def _log_reduce(b: _Builder, x: _V) -> tuple[_V, _V, _V]:
-    """(e as float, f, log(1+f) - f) for a positive finite x."""
+def _log_parts(b: _Builder, x: _V) -> tuple[_V, _V, _V]:
+    """(e, s, t) with x = 2^e * m and log(m) = s + t, |t| tiny next to |s|, for a positive finite x."""
     # denormals are scaled into the normal range first so the exponent field tells the whole story
     tiny = b.fcmp("olt", x, float.fromhex("0x1p-126"))
     xs = b.select(tiny, b.fmul(x, float.fromhex("0x1p23")), x)
     # Subtracting sqrt(1/2)'s bits makes the exponent field of the difference the e that puts m in
     # [sqrt(1/2), sqrt(2)) -- one integer subtraction instead of a compare-and-adjust.
     t = b.sub(b.bitcast(xs, "i32"), _SQRT_HALF_BITS)
-    e = b.add(b.ashr(t, 23), b.select(tiny, -23, 0))
+    e = b.add(b.ashr(t, 23), b.select(tiny, b.const("i32", -23), 0))
     m = b.bitcast(b.add(b.and_(t, 0x7FFFFF), _SQRT_HALF_BITS), "float")
     f = b.fsub(m, 1.0)
-    q = b.fma(f, b.horner(f, _LOG_P), -0.5)
-    tail = b.fmul(b.fmul(f, f), q)        # log(1+f) - f, small next to f
-    return b.sitofp(e, "float"), f, tail
+    hf = b.fmul(f, 0.5)
+    h = b.fmul(hf, f)                                   # f^2/2, rounded,
+    h_err = b.fma(hf, f, b.fneg(h))                     # and what the rounding lost
+    cubic = b.fmul(b.fmul(f, f), b.fmul(f, b.horner(f, _LOG_P)))
+    s = b.fsub(f, h)
+    s_err = b.fsub(b.fsub(f, s), h)                     # exact (Fast2Sum: |f| >= |h|)
+    return b.sitofp(e, "float"), s, b.fadd(s_err, b.fsub(cubic, h_err))
 
 
 def _log_specials(b: _Builder, x: _V, y: _V) -> _V:
@@ -367,71 +401,99 @@ def _log_specials(b: _Builder, x: _V, y: _V) -> _V:
     return b.select(b.fcmp("ult", x, 0.0), _NAN32, y)   # negative or nan
 
 
+def _sum_big_first(b: _Builder, big: _V, s: _V, small: _V) -> _V:
+    """big + s + small rounded about once, for |big| >= |s| or big = 0 (Fast2Sum of the first two)."""
+    hi = b.fadd(big, s)
+    err = b.fadd(b.fsub(big, hi), s)
+    return b.fadd(hi, b.fadd(err, small))
+
+
 @_define("tritium_logf", "float", ("float",))
 def _logf(b: _Builder, x: _V) -> _V:
-    e, f, tail = _log_reduce(b, x)
-    # e*ln2 + f + tail, with e*ln2's low part folded into the small terms before the big ones are added
-    lo = b.fma(e, _LN2_LO, tail)
-    y = b.fma(e, _LN2_HI, b.fadd(f, lo))
+    e, s, t = _log_parts(b, x)
+    # |e*ln2| >= ln2 > |s| whenever e != 0
+    y = _sum_big_first(b, b.fmul(e, _LN2_HI16), s, b.fma(e, _LN2_LO16, t))
     return _log_specials(b, x, y)
 
 
 @_define("tritium_log2f", "float", ("float",))
 def _log2f(b: _Builder, x: _V) -> _V:
-    e, f, tail = _log_reduce(b, x)
-    # log2(1+f) = (f + tail) * log2(e); splitting log2(e) keeps f*log2(e), the big term, inside one fma
-    lo = b.fma(f, _LOG2E_LO, b.fmul(tail, _LOG2E))
-    y = b.fadd(e, b.fma(f, _LOG2E_HI, lo))
-    return _log_specials(b, x, y)
+    e, s, t = _log_parts(b, x)
+    # log2(m) = (s + t) * log2(e) as v + v_small, with the product's rounding error from an fma
+    v = b.fmul(s, _LOG2E_HI)
+    v_small = b.fadd(b.fma(s, _LOG2E_HI, b.fneg(v)), b.fma(s, _LOG2E_LO, b.fmul(t, _LOG2E)))
+    # |e| >= 1 > |v| whenever e != 0
+    return _log_specials(b, x, _sum_big_first(b, e, v, v_small))
 
 
 # ----------------------------------------------------------------------------------------------------
-# float32 sin and cos, computed in float64
+# float32 sin and cos
 #
-# With float64 the whole job needs no extra-precision tricks: reducing by a three-part pi/2 (each fma
-# rounds relative to the shrinking remainder) leaves r with a relative error ~2^-52 for every float32
-# below 2^52, and the polynomials are good to 2^-36, so the final rounding to float32 is nearly the only
-# error. The vectorizer handles the mixed widths (two ymm of doubles per eight floats).
+# x = k*pi/2 + r with |r| <= ~pi/4 and pi/2 in three float32 parts (Cody-Waite). With fma the first step
+# is exact, the second is done without loss, the third only adds a tiny correction c, and sin/cos(r + c)
+# are evaluated as sin/cos(r) plus c times the derivative. That keeps the result within ~1 ulp for |x| up
+# to 2^21 and stays in float32 for full vector width (float64 would halve it for the whole loop).
 # ----------------------------------------------------------------------------------------------------
 
-_TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
-_PIO2 = _hex("0x1.921fb54442d18p+0", "0x1.1a62633145c07p-54", "-0x1.f1976b7ed8fbcp-110")
-# sin(r) = r + r^3 * S(r^2), cos(r) = 1 - r^2/2 + r^4 * C(r^2) on |r| <= pi/4
-_SIN_S = _hex("-0x1.5555554d9ce7ep-3", "0x1.111108760a3fcp-7", "-0x1.a00f380e39080p-13", "0x1.6cb7153b20dfap-19")
-_COS_C = _hex("0x1.5555554ed7ce4p-5", "-0x1.6c16b828411c7p-10", "0x1.a010dd9d7403ep-16", "-0x1.241e5cfadd8b1p-22")
+_TWO_OVER_PI = float.fromhex("0x1.45f306p-1")
+_PIO2_1, _PIO2_2, _PIO2_3 = _hex("0x1.921fb6p+0", "-0x1.777a5cp-25", "-0x1.ee59dap-50")
+# sin(r) = r + r^3 * S(r^2), cos(r) = 1 - r^2/2 + r^4 * C(r^2), fitted on |r| <= pi/4 + 0.1 because the
+# float32 k may be off by one near odd multiples of pi/4 (for large x)
+_SIN_S = _hex("-0x1.555556p-3", "0x1.111100p-7", "-0x1.a00904p-13", "0x1.6b7484p-19")
+_COS_C = _hex("0x1.555556p-5", "-0x1.6c16aep-10", "0x1.a00b26p-16", "-0x1.2315e0p-22")
 
 
-def _reduce_pio2(b: _Builder, d: _V) -> tuple[_V, _V]:
-    """(k mod 4 as a double, r) with d = k*pi/2 + r, |r| <= ~pi/4."""
-    k = b.rint(b.fmul(d, _TWO_OVER_PI))
-    r = d
-    for part in _PIO2:
-        r = b.fma(b.fneg(k), part, r)
-    # k mod 4 in floating point, because k may exceed any integer type (up to 2^127); every step is exact
-    kq = b.fsub(k, b.fmul(b.floor(b.fmul(k, 0.25)), 4.0))
-    return kq, r
+def _two_sum(b: _Builder, x: _V, y: _V) -> tuple[_V, _V]:
+    """(s, err) with s = x + y rounded and s + err = x + y exactly, whatever the magnitudes (Knuth)."""
+    s = b.fadd(x, y)
+    xp = b.fsub(s, y)
+    yp = b.fsub(s, xp)
+    return s, b.fadd(b.fsub(x, xp), b.fsub(y, yp))
 
 
-def _sincos_poly(b: _Builder, x: _V, quadrant_offset: int) -> _V:
-    """sin(|x|) (offset 0) or cos(|x|) (offset 1), as a double."""
-    d = b.fpext(b.fabs(x), "double")
-    kq, r = _reduce_pio2(b, d)
-    # Beyond 2^52, k itself is inexact and r can be large; a second reduction at least brings r back into
-    # the polynomials' range so that the result stays in [-1, 1]. Below 2^52 it does nothing (k2 = 0).
-    kq2, r = _reduce_pio2(b, r)
-    q = b.fadd(b.fadd(kq, kq2), float(quadrant_offset))
-    q = b.select(b.fcmp("ord", q, q), q, 0.0)       # x = inf gives nan here; fptosi(nan) would be poison
-    qi = b.fptosi(q, "i32")
+def _sincos_abs(b: _Builder, x: _V, quadrant_offset: int) -> _V:
+    """sin(|x|) (offset 0) or cos(|x|) (offset 1)."""
+    a = b.fabs(x)
+    k = b.rint(b.fmul(a, _TWO_OVER_PI))
+    nk = b.fneg(k)
+    r1 = b.fma(nk, _PIO2_1, a)                  # exact: the result fits in a float
+    # r1 - k*_PIO2_2 with nothing lost: the product split by an fma, the difference by TwoSum
+    p = b.fmul(k, _PIO2_2)
+    p_err = b.fma(k, _PIO2_2, b.fneg(p))
+    r, r_err = _two_sum(b, r1, b.fneg(p))
+    c = b.fma(nk, _PIO2_3, b.fsub(r_err, p_err))    # the reduced argument is r + c, |c| << |r|
+    # Far past 2^21 the reduction loses its meaning and r can be huge (r*r would overflow to inf and the
+    # polynomials give nan); such x get r = 0, which at least keeps the result finite. The ordered
+    # compare leaves the nan from x = inf alone.
+    wild = b.fcmp("ogt", b.fabs(r), 2.0)
+    r = b.select(wild, 0.0, r)
+    c = b.select(wild, 0.0, c)
     z = b.fmul(r, r)
-    s = b.fma(b.fmul(r, z), b.horner(z, _SIN_S), r)
-    c = b.fma(b.fmul(z, z), b.horner(z, _COS_C), b.fma(z, -0.5, 1.0))
-    v = b.select(b.icmp("ne", b.and_(qi, 1), 0), c, s)
-    return b.select(b.icmp("ne", b.and_(qi, 2), 0), b.fneg(v), v)
+    # sin(r + c) = sin(r) + c*cos(r), with cos(r) ~ 1 - z/2 plenty for a correction this small
+    sin_tail = b.fma(b.fmul(r, z), b.horner(z, _SIN_S), b.fmul(c, b.fma(z, -0.5, 1.0)))
+    sin = b.fadd(r, sin_tail)
+    # cos(r + c) = cos(r) - c*sin(r); 1 - z/2 is the big step, done with its rounding error (and z's)
+    # carried into the small terms
+    hz = b.fmul(z, 0.5)
+    hz_err = b.fmul(b.fma(r, r, b.fneg(z)), 0.5)
+    w = b.fsub(1.0, hz)
+    w_err = b.fsub(b.fsub(b.fsub(1.0, w), hz), hz_err)
+    cos_tail = b.fma(b.fmul(z, z), b.horner(z, _COS_C), b.fmul(c, b.fneg(r)))
+    cos = b.fadd(w, b.fadd(w_err, cos_tail))
+    # Quadrant k mod 4: floats from 2^25 on are multiples of 4, so clamping k there keeps fptosi in range
+    # (and nan, from x = inf, out of it) without changing the result.
+    kc = b.select(b.fcmp("olt", k, 2.0 ** 25), k, 2.0 ** 25)
+    q = b.add(b.fptosi(kc, "i32"), quadrant_offset)
+    v = b.select(b.icmp("ne", b.and_(q, 1), 0), cos, sin)
+    v = b.select(b.icmp("ne", b.and_(q, 2), 0), b.fneg(v), v)
+    # r up to 2 lies outside the polynomials' range; keep such results in [-1, 1] at least
+    v = b.select(b.fcmp("ogt", v, 1.0), 1.0, v)
+    return b.select(b.fcmp("olt", v, -1.0), -1.0, v)
 
 
 @_define("tritium_sinf", "float", ("float",))
 def _sinf(b: _Builder, x: _V) -> _V:
-    y = b.fptrunc(_sincos_poly(b, x, 0), "float")
+    y = _sincos_abs(b, x, 0)
     # sin is odd: computing sin(|x|) and flipping the sign bit also gets sin(-0) = -0 right
     sign = b.and_(b.bitcast(x, "i32"), 0x80000000)
     return b.bitcast(b.xor(b.bitcast(y, "i32"), sign), "float")
@@ -439,15 +501,15 @@ def _sinf(b: _Builder, x: _V) -> _V:
 
 @_define("tritium_cosf", "float", ("float",))
 def _cosf(b: _Builder, x: _V) -> _V:
-    return b.fptrunc(_sincos_poly(b, x, 1), "float")
+    return _sincos_abs(b, x, 1)
 
 
 # ----------------------------------------------------------------------------------------------------
 # float32 erf and tanh: two approximations each, both evaluated, one selected
 # ----------------------------------------------------------------------------------------------------
 
-# erf(a) = a * P(a^2) for a < 0.875
-_ERF_SMALL = _hex("0x1.20dd74p+0", "-0x1.81270ap-2", "0x1.ce2100p-4", "-0x1.b6f18ep-6", "0x1.49bcd8p-8",
+# erf(a) = a + a * P(a^2) for a < 0.875 (the leading 1 taken out of 2/sqrt(pi) keeps a exact in the sum)
+_ERF_SMALL = _hex("0x1.06eba6p-3", "-0x1.81270ap-2", "0x1.ce2100p-4", "-0x1.b6f18ep-6", "0x1.49bcd8p-8",
                   "-0x1.44fe52p-11")
 # erf(a) = 1 - exp(Q(a)) for 0.875 <= a < 3.9375: log(erfc) is smooth where erfc itself falls off too
 # fast for a polynomial. From 3.9375 on, erf rounds to 1 in float32.
@@ -458,7 +520,7 @@ _ERF_BIG = _hex("0x1.567776p-13", "-0x1.212446p+0", "-0x1.4454cap-1", "-0x1.bb01
 @_define("tritium_erff", "float", ("float",))
 def _erff(b: _Builder, x: _V) -> _V:
     a = b.fabs(x)
-    small = b.fmul(a, b.horner(b.fmul(a, a), _ERF_SMALL))
+    small = b.fma(a, b.horner(b.fmul(a, a), _ERF_SMALL), a)
     big = b.fsub(1.0, b.call("tritium_expf", b.horner(a, _ERF_BIG)))
     y = b.select(b.fcmp("olt", a, 0.875), small, big)
     y = b.select(b.fcmp("oge", a, 3.9375), 1.0, y)     # nan compares false and stays nan
@@ -494,7 +556,9 @@ def _rsqrtf(b: _Builder, x: _V) -> _V:
 # ----------------------------------------------------------------------------------------------------
 
 def _libm64(name: str, intrinsic: str = "", symbol: str = "") -> None:
-    externs = (f"declare double @{symbol}(double) nounwind willreturn memory(none)",) if symbol else ()
+    # written exactly as mathlib_extra writes its declarations, so that a module combining both libraries
+    # can drop duplicate lines (LLVM rejects a function declared twice)
+    externs = (f"declare double @{symbol}(double) nounwind",) if symbol else ()
 
     @_define(f"tritium_{name}", "double", ("double",), externs=externs)
     def body(b: _Builder, x: _V) -> _V:
@@ -506,6 +570,9 @@ def _libm64(name: str, intrinsic: str = "", symbol: str = "") -> None:
 for _n in ("exp", "exp2", "log", "log2", "sin", "cos", "tanh"):
     _libm64(_n, intrinsic=_n)
 _libm64("erf", symbol="erf")
+
+# The C functions the library's code may end up calling, for whoever loads the object
+C_SYMBOLS = frozenset({"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf"})
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -560,7 +627,7 @@ def _fp8_to_f32(b: _Builder, fmt: _Fp8, v: _V) -> _V:
     elif fmt.kind == "ieee":
         top = b.icmp("eq", exp, (1 << fmt.ebits) - 1)
         mant_zero = b.icmp("eq", b.and_(mag, (1 << fmt.mbits) - 1), 0)
-        bits = b.select(top, b.select(mant_zero, _INF32_BITS, _QNAN32_BITS), bits)
+        bits = b.select(top, b.select(mant_zero, b.const("i32", _INF32_BITS), _QNAN32_BITS), bits)
     elif fmt.kind == "fnuz":
         # 0x80 is the nan; with the sign or-ed in below it becomes 0xffc00000, still a nan
         bits = b.select(b.icmp("eq", u, 0x80), _QNAN32_BITS, bits)
@@ -594,10 +661,11 @@ def _f32_to_fp8(b: _Builder, fmt: _Fp8, x: _V, rtz: bool) -> _V:
     is_nan = b.icmp("ugt", a, _INF32_BITS)
     is_inf = b.icmp("eq", a, _INF32_BITS)
     nan_code = {"fn": 0x7F, "ieee": 0x7F, "fnuz": 0x80, "finite": fmt.max_code}[fmt.kind]
-    inf_code = {"fn": 0x7F, "ieee": 0x7F & ~((1 << fmt.mbits) - 1), "fnuz": 0x80,
+    # Past the largest finite value, round-to-nearest does what torch does: inf where the format has one,
+    # 0x80 (nan) for the fnuz formats, and saturation for e4m3fn (and e4b15). Truncation never leaves the
+    # finite range, so there only inf itself becomes inf (or nan, or the saturated value).
+    inf_code = {"fn": fmt.max_code, "ieee": 0x7F & ~((1 << fmt.mbits) - 1), "fnuz": 0x80,
                 "finite": fmt.max_code}[fmt.kind]
-    # Past the largest finite value: round-to-nearest does what torch does (inf, or nan where there is
-    # no inf); truncation never leaves the finite range, so only inf itself becomes inf (or nan).
     over = b.icmp("ugt", code, fmt.max_code)              # inf and nan included
     code = b.select(over, fmt.max_code if rtz else inf_code, code)
     if rtz:
