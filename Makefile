@@ -6,6 +6,10 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 PARTS := core $(patsubst %/pyproject.toml,%,$(wildcard backends/*/pyproject.toml) $(wildcard plugins/*/pyproject.toml))
 PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadgroup
+CONFORMANCE := $(PYTHON) -m pytest -q -n 2 --pyargs tritium.testing.conformance
+# backends whose device is present here (the CPU always; a GPU backend when its GPU is there)
+ACTIVE_BACKENDS = $(shell $(PYTHON) -c "from tritium.backends import backends; \
+	print(' '.join(n for n, b in backends().items() if b.driver.is_active()))" 2>/dev/null || echo cpu)
 
 .PHONY: dev-install test test-nogpu test-ir test-conformance
 
@@ -16,12 +20,14 @@ dev-install:
 
 test:
 	$(PYTEST) tests plugins
+	for b in $(ACTIVE_BACKENDS); do $(CONFORMANCE) --backend=$$b || exit 1; done
 
 test-nogpu:
 	$(PYTEST) -m "not gpu" tests plugins
+	$(CONFORMANCE) --backend=cpu
 
 test-ir:
 	$(PYTEST) -m ir tests
 
 test-conformance:
-	$(PYTHON) -m pytest -q -n 2 --pyargs tritium.testing.conformance --backend=cpu
+	for b in $(ACTIVE_BACKENDS); do $(CONFORMANCE) --backend=$$b || exit 1; done
