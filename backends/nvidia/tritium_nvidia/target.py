@@ -266,6 +266,14 @@ class NvidiaTarget(TargetHooks):
             # what cp.async wrote may be read next by wgmma, through the async proxy
             fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
 
+    @property
+    def async_dots(self) -> bool:
+        return 90 <= self.capability < 100
+
+    def async_dot_wait(self, fn: Function, pending: int, regs: list[str]) -> list[str]:
+        from .wgmma import wait_group
+        return wait_group(fn, pending, regs)
+
     def read_shared_tile(self, lowering: Any, tile: Any, dst: Any, ty: str) -> Any:
         from .ldmatrix import read_operand
         return read_operand(lowering, tile, dst, ty)

@@ -135,8 +135,9 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
             for i, x in zip(idx, cur):
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
-    # wait for the results: the registers are read next, and the operands' shared memory may be reused
-    out = _wait(fn, out)
+    if op.results[0] not in getattr(lo, "deferred_dots", ()):
+        # wait for the results: the registers are read next, and the operands' shared memory may be reused
+        out = wait_group(fn, 0, out)
     if lo.wgmma_scratch_used:
         lo.scratch_read_done()
     if c.ty != "float":
@@ -153,15 +154,19 @@ def _inst_offsets(n_inst: int) -> list[tuple[int, int]]:
     return out
 
 
-def _wait(fn: Any, regs: list[str]) -> list[str]:
-    """``wgmma.wait_group 0``, passing the accumulators through so that nothing reads them earlier."""
+def wait_group(fn: Any, pending: int, regs: list[str]) -> list[str]:
+    """``wgmma.wait_group pending``, passing the finished accumulators through so that nothing reads them
+    earlier."""
+    if not regs:
+        fn.emit(f'call void asm sideeffect "wgmma.wait_group.sync.aligned {pending};", "~{{memory}}"()')
+        return []
     out = []
     for i in range(0, len(regs), 32):
         chunk = regs[i:i + 32]
         n = len(chunk)
         st = "{ " + ", ".join(["float"] * n) + " }"
         cons = ",".join(["=f"] * n + [str(k) for k in range(n)])
-        body = "wgmma.wait_group.sync.aligned 0;" if i == 0 else ""
+        body = f"wgmma.wait_group.sync.aligned {pending};" if i == 0 else ""
         r = fn.inst(f'call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(f"float {x}" for x in chunk)})')
         out += [fn.inst(f"extractvalue {st} {r}, {k}") for k in range(n)]
     return out

@@ -185,6 +185,14 @@ class TargetHooks:
     def async_wait(self, fn: Function, pending: int) -> None:
         """Wait until at most ``pending`` committed groups are still in flight (this thread's copies)."""
 
+    #: dot strategies may leave a loop-carried accumulator in flight into the next iteration (async_dot_wait)
+    async_dots = False
+
+    def async_dot_wait(self, fn: Function, pending: int, regs: list[str]) -> list[str]:
+        """Wait until at most ``pending`` groups of asynchronous dots are in flight; ``regs`` (accumulators of
+        the finished ones) are returned as values that are ordered after the wait."""
+        return regs
+
     def convert_layout(self, lowering: Any, value: Any, dst: Any) -> Any:
         """A target's faster way to move a tile into layout ``dst`` (e.g. tensor-core operand fragments
         through matrix loads), or None for the portable way through shared memory."""

@@ -36,6 +36,7 @@ class PipelinePlan:
     loads: list[tuple[Any, dict]]     # (load op, its operands by name)
     slice_ops: list[Any]              # pure ops computing the loads' operands and the carried addresses
     args: list[int]                   # indices (into the iter args) of the carried values the slice reads
+    deferred: dict                    # dot result -> iter arg index: accumulators left in flight across iterations
 
 
 def _is_zero_constant(v: Any) -> bool:
@@ -122,7 +123,17 @@ class PipelineMixin:
                 return None
         order = {o.results[0]: k for k, o in enumerate(ops) if o.results}
         slice_ops = sorted(chosen.values(), key=lambda o: order[o.results[0]])
-        return PipelinePlan(stages, loads, slice_ops, sorted(used))
+        # a dot whose accumulator is carried (acc = dot(a, b, acc) and nothing else reads it) may finish in the
+        # next iteration, on targets whose tensor cores run asynchronously
+        deferred = {}
+        for o in ops:
+            if o.name == "tt.dot" and o.operands[2] in iters:
+                j = iters.index(o.operands[2])
+                uses = list(o.results[0].uses)
+                if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j \
+                        and len(list(o.operands[2].uses)) == 1:
+                    deferred[o.results[0]] = j
+        return PipelinePlan(stages, loads, slice_ops, sorted(used), deferred)
 
     # -- evaluating the address arithmetic for another iteration --------------------------------------------
     def eval_slice(self, op: Any, plan: PipelinePlan, iv: str, state: dict[int, Any], depth: int) -> tuple:
@@ -214,11 +225,19 @@ class PipelineMixin:
         self.target.async_wait(fn, S - 2)
         self.target.barrier(fn)
         self.scratch_dirty = False
-        # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
-        ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
-        valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
-        ops_a, next_state = self.eval_slice(op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth + 1)
-        self.issue_copies(plan, ops_a, bases, wr, valid)
+        deferring = bool(plan.deferred) and self.target.async_dots
+        self.deferred_dots = set(plan.deferred) if deferring else set()
+
+        def copies_ahead() -> Any:
+            # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
+            ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
+            valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
+            ops_a, next_state = self.eval_slice(op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth + 1)
+            self.issue_copies(plan, ops_a, bases, wr, valid)
+            return next_state
+
+        if not deferring:
+            next_state = copies_ahead()
         self.values[args[0]] = Scalar(iv, ity)
         for a, p in zip(args[1:], phis):
             self.values[a] = p
@@ -232,6 +251,13 @@ class PipelineMixin:
             if o.results and o.results[0] in skip:
                 continue
             self.lower_op(o)
+        if deferring:
+            # this iteration's dots run on; the previous iteration's are done (in every warp, after the
+            # barrier), so the stage they read can be refilled
+            self.target.async_dot_wait(fn, 1, [])
+            self.target.barrier(fn)
+            next_state = copies_ahead()
+        self.deferred_dots = set()
         yielded = [self._carried(v, a) for v, a in zip(ops[-1].operands, args[1:])]
         nxt = fn.inst(f"add {ity} {iv}, {step.value}")
         rd1 = fn.inst(f"add i32 {rd}, 1")
@@ -250,9 +276,12 @@ class PipelineMixin:
                                              for a0, i in zip(ahead_init, plan.args)])
         fn.start_block(exit_)
         self.target.async_wait(fn, 0)
-        self.target.barrier(fn)
-        for r, p in zip(op.results, phis):
+        for r, p, j in zip(op.results, phis, range(len(phis))):
+            if deferring and j in plan.deferred.values():
+                # the last iteration's dots finish here; their registers are read only after this
+                p = Tensor(p.layout, self.target.async_dot_wait(fn, 0, p.regs), p.ty)
             self.values[r] = p
+        self.target.barrier(fn)
 
     def persistent(self, nbytes: int) -> str:
         """A shared buffer of its own (not the scratch area) for the whole kernel; its offset is fixed once
