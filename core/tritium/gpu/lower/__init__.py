@@ -34,14 +34,17 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     params = [lowering.llty(element_type(a.type)) for a in entry.arguments]
     fn = lowering.lower(params)
     out.functions.append(fn)
-    # pipeline buffers live after the scratch area, whose size is known only now; 1024-byte alignment keeps
-    # their swizzle atoms where tensor-core descriptors expect them
-    shared = (lowering.scratch_bytes + 1023) // 1024 * 1024 if lowering.persistent_buffers else \
-        (lowering.scratch_bytes + 127) // 128 * 128
+    # Pipeline stages share memory with the scratch area when no scratch use happened while they were live
+    # (less shared memory per program: more programs per multiprocessor); else they follow it. 1024-byte
+    # alignment keeps their swizzle atoms where tensor-core descriptors expect them.
+    scratch = (lowering.scratch_bytes + 127) // 128 * 128
+    offset = (scratch + 1023) // 1024 * 1024 if lowering.scratch_in_pipeline else 0
+    shared = scratch
     for k, nbytes in enumerate(lowering.persistent_buffers):
         token = f"__SMEM_PERSISTENT_{k}__"
-        fn.prologue = [line.replace(token, str(shared)) for line in fn.prologue]
-        shared += (nbytes + 1023) // 1024 * 1024
+        fn.prologue = [line.replace(token, str(offset)) for line in fn.prologue]
+        offset += (nbytes + 1023) // 1024 * 1024
+        shared = max(shared, offset)
     target.finish_kernel(out, fn, num_warps, shared)
     meta = {"shared": shared, "num_warps": num_warps, "arg_types": params, "has_print": lowering.has_print,
             "has_assert": lowering.has_assert,

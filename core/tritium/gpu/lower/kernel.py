@@ -50,6 +50,8 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
         self.scratch_bytes = 0
         self.scratch_dirty = False
         self.persistent_buffers: list[int] = []
+        self.pipeline_depth = 0                 # > 0 while pipeline stages are live
+        self.scratch_in_pipeline = False        # the scratch area was used while they were
         self.has_print = False
         self.has_assert = False
         self.fn: Function = None  # type: ignore[assignment]
@@ -189,6 +191,8 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
         if self.scratch_dirty:
             self.target.barrier(self.fn)
             self.scratch_dirty = False
+        if self.pipeline_depth:
+            self.scratch_in_pipeline = True
         self.scratch_bytes = max(self.scratch_bytes, nbytes)
         return self.smem_base
 

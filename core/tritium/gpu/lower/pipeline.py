@@ -199,7 +199,12 @@ class PipelineMixin:
             smem = smem_layout_for(lay, st)
             stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
             bases.append((SharedTile(self.persistent(S * stage_bytes), smem, st), stage_bytes))
-        # prologue: iterations 0 .. S-2
+        # prologue: iterations 0 .. S-2. The stages may share memory with the scratch area (see lower_module):
+        # wait for its readers first
+        if self.scratch_dirty:
+            self.target.barrier(fn)
+            self.scratch_dirty = False
+        self.pipeline_depth += 1
         state = {i: inits[i] for i in plan.args}
         for s in range(S - 1):
             iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
@@ -282,6 +287,7 @@ class PipelineMixin:
                 p = Tensor(p.layout, self.target.async_dot_wait(fn, 0, p.regs), p.ty)
             self.values[r] = p
         self.target.barrier(fn)
+        self.pipeline_depth -= 1
 
     def persistent(self, nbytes: int) -> str:
         """A shared buffer of its own (not the scratch area) for the whole kernel; its offset is fixed once
