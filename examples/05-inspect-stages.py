@@ -50,7 +50,7 @@ def inspect_stages(_self, stages, options, language, capability):
 
     # insert: a stage of our own after the LLVM IR, whose artifact is kept with the others
     names = list(stages)
-    at = names.index("llir") + 1
+    at = names.index("llir") + 1  # right after the LLVM IR, whatever the backend's later stages are
     items = list(stages.items())
     items.insert(at, ("llstats", lambda src, metadata: (
         f"; {sum(1 for l in src.splitlines() if l.startswith('define'))} functions, "
@@ -59,14 +59,25 @@ def inspect_stages(_self, stages, options, language, capability):
     stages.update(items)
 
 
+def arrays(n):
+    """Host arrays on the CPU backend, device tensors on a GPU backend."""
+    from _bench import device
+    if device() == "cpu":
+        x = np.arange(n, dtype=np.float32)
+        return x, np.empty_like(x), lambda a: a
+    import torch
+    x = torch.arange(n, dtype=torch.float32, device="cuda")
+    return x, torch.empty_like(x), lambda a: a.cpu().numpy()
+
+
 def main():
     triton.knobs.runtime.add_stages_inspection_hook = inspect_stages
-    x = np.arange(5000, dtype=np.float32)
-    out = np.empty_like(x)
+    n = 5000
+    x, out, host = arrays(n)
     t = time.perf_counter()
-    kernel = scale_kernel[(triton.cdiv(x.size, 1024), )](x, out, x.size, 2.0, BLOCK=1024)
+    kernel = scale_kernel[(triton.cdiv(n, 1024), )](x, out, n, 2.0, BLOCK=1024)
     first = time.perf_counter() - t
-    np.testing.assert_allclose(out, 2 * x)
+    np.testing.assert_allclose(host(out), 2 * host(x))
     print("stages the backend added:", seen["stages"], "for", seen["capability"])
     print("tile IR lines after the backend's passes:", seen["tile ops"])
     print("artifacts of the compiled kernel:", list(kernel.asm))
@@ -74,14 +85,14 @@ def main():
 
     # a cached launch does not recompile; a different hook does
     t = time.perf_counter()
-    scale_kernel[(triton.cdiv(x.size, 1024), )](x, out, x.size, 3.0, BLOCK=1024)
+    scale_kernel[(triton.cdiv(n, 1024), )](x, out, n, 3.0, BLOCK=1024)
     cached = time.perf_counter() - t
 
     def another_hook(_self, stages, options, language, capability):
         pass
 
     triton.knobs.runtime.add_stages_inspection_hook = another_hook
-    k2 = scale_kernel[(triton.cdiv(x.size, 1024), )](x, out, x.size, 3.0, BLOCK=1024)
+    k2 = scale_kernel[(triton.cdiv(n, 1024), )](x, out, n, 3.0, BLOCK=1024)
     print("a new hook compiled a new kernel:", k2.hash != kernel.hash, "| artifacts:", list(k2.asm))
     triton.knobs.runtime.add_stages_inspection_hook = None
     print(f"first call {first * 1e3:.1f} ms (compile), cached call {cached * 1e6:.0f} us")
