@@ -9,10 +9,12 @@ LLVM IR that any target can start from.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from .assign import LayoutPolicy
 from .irtext import BYTES, Function, Module, const, vector_type
+
+if TYPE_CHECKING:   # assign imports the MLIR bindings: only compiling needs them
+    from .assign import LayoutPolicy
 
 
 class TargetHooks:
@@ -30,8 +32,9 @@ class TargetHooks:
     #: reductions and conversions may use this many bytes of shared memory per program
     max_shared_bytes = 48 * 1024
 
-    def policy(self, num_warps: int) -> LayoutPolicy:
+    def policy(self, num_warps: int) -> "LayoutPolicy":
         """The layout policy of the ``ttgir`` stage (dot layouts, vector widths)."""
+        from .assign import LayoutPolicy
         return LayoutPolicy(num_warps, self.warp_size)
 
     # -- the kernel ----------------------------------------------------------------------------------
