@@ -14,6 +14,7 @@ from .irtext import Function
 from .tiles import Buf, Tile
 
 
+
 def _uses(value: Any) -> int:
     n = 0
     for _ in value.uses:
@@ -113,9 +114,13 @@ class ControlFlowMixin:
         inits, layout = _flat([self.consume(v) for v in operands[3:]])
         self.flush_pending()
         ity = type_info(operands[0].type)[1]
-        carried = self._carry_in(inits)
         block = op.regions[0].blocks[0]
         args = list(block.arguments)
+        strided = self._strided_pointers(op, block, inits, layout)
+        bases = {k: inits[k].node for k in strided}
+        for k in strided:
+            inits[k] = Scalar("0", "i64")
+        carried = self._carry_in(inits)
         pre = fn.current
         head, body_l, exit_ = fn.label("for"), fn.label("forbody"), fn.label("forexit")
         fn.br(head)
@@ -136,9 +141,16 @@ class ControlFlowMixin:
         fn.start_block(body_l)
         self.values[args[0]] = Scalar(iv, ity)
         self._bind_args(args[1:], carried, phis, layout)
+        for k in strided:
+            t = Tile(self._offset_tile(args[1 + k], bases[k], phis[k].value))
+            t.uses = _uses(args[1 + k])
+            self.values[args[1 + k]] = t
         ops = block_ops(block)
         self.lower_ops(ops[:-1])
-        yielded, _ = _flat([self.consume(v) for v in ops[-1].operands])
+        yield_ops = list(ops[-1].operands)
+        yielded, _ = _flat([self.consume(v) for v in yield_ops])
+        for k in strided:
+            yielded[k] = self._next_offset(yield_ops[k], phis[k].value)
         self.flush_pending()
         self._write_carried(yielded, carried)
         nxt = fn.inst(f"add {ity} {iv}, {step.value}")
@@ -150,11 +162,61 @@ class ControlFlowMixin:
                 _fill(fn, slot, f"{p.value} = phi {p.ty} [{init.value}, %{pre}], [{y.value}, %{latch}]")
         fn.start_block(exit_)
         outs = [Tile(Buf(buf.ptr, buf.shape, buf.ty)) if buf is not None else p for p, buf in zip(phis, carried)]
+        for k in strided:
+            outs[k] = Tile(self._offset_tile(op.results[k], bases[k], phis[k].value))
         for res, v in zip(op.results, _unflat(outs, layout)):
             if isinstance(v, Tile):
                 self.set(res, v)
             else:
                 self.values[res] = v
+
+    # -- pointer blocks advanced by a uniform step -------------------------------------------------
+    def _strided_pointers(self, op: Any, block: Any, inits: list[Any], layout: list) -> list[int]:
+        """Loop-carried blocks of pointers that each iteration advances by one scalar
+        (``ptrs += BLOCK_K * stride``). They are carried as the initial block (lazy: its addresses stay
+        affine, so loads through it are contiguous vector loads) plus a scalar offset, instead of a buffer of
+        pointers rewritten every iteration and read back element by element."""
+        if any(t is not None for t, _ in layout):
+            return []
+        out = []
+        args = list(block.arguments)[1:]
+        yield_op = block_ops(block)[-1]
+        for k, (arg, y) in enumerate(zip(args, yield_op.operands)):
+            init = inits[k]
+            if not isinstance(init, Tile) or init.node.has_load() or not str(arg.type).startswith("tensor<"):
+                continue
+            if "!tt.ptr" not in str(arg.type):
+                continue
+            owner = y.owner
+            name = getattr(owner, "name", None)
+            if name != "tt.addptr" or owner.operands[0] != arg:
+                continue
+            inc = owner.operands[1].owner
+            if getattr(inc, "name", None) not in ("tt.splat", "arith.constant"):
+                continue
+            if inc.name == "arith.constant":
+                from tritium._mlir import ir
+                attr = inc.attributes["value"]
+                if not isinstance(attr, ir.DenseElementsAttr) or not ir.DenseElementsAttr(attr).is_splat:
+                    continue
+            out.append(k)
+        return out
+
+    def _offset_tile(self, value: Any, base: Any, offset: str) -> Any:
+        from .lower import _pointee, addptr_node, type_info
+        from .tiles import Splat
+        shape = type_info(value.type)[0]
+        return addptr_node(_pointee(value.type), base, Splat(offset, shape, "i64"), "i64", shape)
+
+    def _next_offset(self, yielded: Any, offset: str) -> Any:
+        """The offset after one more step: the scalar of the splat the yielded addptr adds."""
+        from .lower import Scalar
+        inc_val = yielded.owner.operands[1]
+        inc = self.get(inc_val)
+        scalar = inc.node.value if isinstance(inc, Tile) else inc.value
+        ty = inc.node.ty if isinstance(inc, Tile) else inc.ty
+        wide = scalar if ty == "i64" else self.fn.inst(f"sext {ty} {scalar} to i64")
+        return Scalar(self.fn.inst(f"add i64 {offset}, {wide}"), "i64")
 
     # -- if ----------------------------------------------------------------------------------------
     def op_if(self, op: Any) -> None:

@@ -89,6 +89,9 @@ def const(t: str, v: float | int | bool) -> str:
     raise ValueError(t)
 
 
+_md_counter = 1000
+
+
 class Function:
     """One LLVM function under construction."""
 
@@ -100,6 +103,8 @@ class Function:
         self.linkage = linkage
         self.allocas: list[str] = []
         self.blocks: list[tuple[str, list[str]]] = [("entry", [])]
+        #: module-level metadata lines this function's instructions refer to
+        self.metadata: list[str] = []
         self._n = 0
         self._labels = 0
 
@@ -131,8 +136,19 @@ class Function:
     def br(self, label: str) -> None:
         self.emit(f"br label %{label}")
 
-    def cond_br(self, cond: str, t: str, f: str) -> None:
-        self.emit(f"br i1 {cond}, label %{t}, label %{f}")
+    def cond_br(self, cond: str, t: str, f: str, loop_md: str = "") -> None:
+        self.emit(f"br i1 {cond}, label %{t}, label %{f}" + (f", !llvm.loop {loop_md}" if loop_md else ""))
+
+    def loop_metadata(self, *properties: str) -> str:
+        """A distinct ``!llvm.loop`` node with these properties (e.g. "llvm.loop.unroll.disable")."""
+        global _md_counter
+        _md_counter += 2 + len(properties)
+        base = _md_counter
+        own = f"!{base}"
+        props = [f"!{base + 1 + i}" for i in range(len(properties))]
+        self.metadata.append(f"{own} = distinct !{{{', '.join([own] + props)}}}")
+        self.metadata += [f"{p} = !{{!\"{name}\"}}" for p, name in zip(props, properties)]
+        return own
 
     def alloca(self, elem: str, count: int, align: int = 32, hint: str = "buf") -> str:
         name = self.tmp(hint)
@@ -184,7 +200,8 @@ class Module:
         if self.triple:
             head.append(f'target triple = "{self.triple}"')
         parts = head + self.globals + list(self.declarations.values()) + self.extra + [f.text() for f in self.functions]
-        return "\n\n".join(parts) + "\n"
+        md = [m for f in self.functions for m in f.metadata]
+        return "\n\n".join(parts + (["\n".join(md)] if md else [])) + "\n"
 
 
 def intrinsic(module: Module, name: str, ret: str, args: list[str], attrs: Optional[str] = None) -> str:

@@ -39,6 +39,11 @@ def type_info(t: Any) -> tuple[Optional[tuple[int, ...]], str, str]:
     return info
 
 
+# tile buffers are a few KB in L1: inline vector loops beat calls of libc's memset/memcpy, which LLVM would
+# otherwise make of the loops that fill and copy them
+NO_LIBCALLS = '"no-builtin-memset" "no-builtin-memcpy"'
+
+
 class Scalar:
     __slots__ = ("value", "ty")
 
@@ -67,7 +72,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         self.fn = Function(f"{name}_program", "void",
                            [("ptr", "%args"), ("i32", "%pid0"), ("i32", "%pid1"), ("i32", "%pid2"),
                             ("i32", "%npid0"), ("i32", "%npid1"), ("i32", "%npid2")],
-                           attrs="alwaysinline nounwind", linkage="internal")
+                           attrs=f"alwaysinline nounwind {NO_LIBCALLS}", linkage="internal")
         self.arg_types: list[str] = []
 
     # -- values ----------------------------------------------------------------------------------
@@ -78,7 +83,9 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
                 n += 1
             v.uses = n
             if v.node.has_load() and not isinstance(v.node, Buf):
-                if n > 1:
+                # a load used several times is read again by each use (from cache) rather than copied to a
+                # buffer first, unless computing it is costly; side effects materialize it (flush_pending)
+                if n > 1 and _costly(v.node):
                     self.materialize(v)
                 else:
                     self.pending.append(v)
@@ -204,7 +211,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         def emit(ev: Evaluator, vals: list[str]) -> str:
             return emit_fn(ev.fn, name, vals, arg_types, rty, attrs, address_mode=ev.address)
 
-        self.set(res, Tile(Elem(name, nodes, shape, rty, emit)))
+        self.set(res, Tile(Elem(name, nodes, shape, rty, emit, attrs)))
 
     def op_constant(self, op: Any) -> None:
         res = op.results[0]
@@ -394,17 +401,10 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         pelem = _pointee(op.operands[0].type)
         ptr, off = self.consume(op.operands[0]), self.consume(op.operands[1])
         oty = type_info(op.operands[1].type)[1]
-
-        def gep(fn: Function, p: str, o: str) -> str:
-            if oty != "i64":
-                o = fn.inst(f"sext {oty} {o} to i64")
-            return fn.inst(f"getelementptr {pelem}, ptr {p}, i64 {o}")
-
         if shape is None:
-            self.values[res] = Scalar(gep(self.fn, ptr.value, off.value), "ptr")
+            self.values[res] = Scalar(_gep(self.fn, pelem, oty, ptr.value, off.value), "ptr")
             return
-        nodes = [self.as_node(ptr, shape), self.as_node(off, shape)]
-        self.set(res, Tile(Elem("tt.addptr", nodes, shape, "ptr", lambda ev, v: gep(ev.fn, v[0], v[1]))))
+        self.set(res, Tile(addptr_node(pelem, self.as_node(ptr, shape), self.as_node(off, shape), oty, shape)))
 
     def op_assume(self, op: Any) -> None:
         self.consume(op.operands[0])
@@ -419,6 +419,17 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
 
 # ops that move float8 bits without interpreting them
 _FP8_BITWISE = frozenset({"arith.select", "arith.bitcast", "tt.bitcast"})
+
+
+def _gep(fn: Function, pelem: str, oty: str, p: str, o: str) -> str:
+    if oty != "i64":
+        o = fn.inst(f"sext {oty} {o} to i64")
+    return fn.inst(f"getelementptr {pelem}, ptr {p}, i64 {o}")
+
+
+def addptr_node(pelem: str, ptr: Node, off: Node, oty: str, shape: tuple[int, ...]) -> Elem:
+    """``ptr + off`` elements of ``pelem``, elementwise."""
+    return Elem("tt.addptr", [ptr, off], shape, "ptr", lambda ev, v: _gep(ev.fn, pelem, oty, v[0], v[1]))
 
 
 def _fbits(t: str) -> int:

@@ -7,7 +7,7 @@ from tritium._mlir import walk_children
 
 from . import softfloat
 from .irtext import Function, Module
-from .lower import KernelLowering, LoweringError
+from .lower import NO_LIBCALLS, KernelLowering, LoweringError
 from .scalar import MathLibrary
 
 TASK = "{ ptr, i32, i32, i32, i64, i64 }"
@@ -44,7 +44,7 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
 
 def _grid_and_launch(module: Module, s: str) -> list[Function]:
     grid = Function(f"{s}_grid", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
-                                          ("i64", "%start"), ("i64", "%end")], attrs="nounwind")
+                                          ("i64", "%start"), ("i64", "%end")], attrs=f"nounwind {NO_LIBCALLS}")
     g = grid
     g.emit("%empty = icmp uge i64 %start, %end")
     g.emit("br i1 %empty, label %done, label %loop")

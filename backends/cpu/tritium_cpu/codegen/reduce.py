@@ -7,9 +7,11 @@ from tritium._mlir import block_ops, ir
 
 from .irtext import SIZES, Function
 from .memory import split_operands
-from .tiles import Buf, Elem, Evaluator, Node, Tile, loop_nest, numel
+from .tiles import Buf, Elem, Evaluator, Node, Tile, load_masks, loop_nest, numel
 
 _REASSOC = {"arith.addf", "arith.mulf"}
+# partial results of a long reduction along the innermost axis: four AVX2 vectors of float32
+_LANES = 32
 
 
 class ReduceMixin:
@@ -66,13 +68,27 @@ class ReduceMixin:
             results: list[list[str]] = []
             outs = [self.buffer(out_shape, t) for t in tys] if out_shape else []
 
+            from .vreduce import reduce_inner, simple_combine, supported
+            block = op.regions[0].blocks[0]
+            kind = simple_combine(block_ops(block), list(block.arguments)) if n == 1 else None
+            vector = kind is not None and supported(kind, tys[0], length, self.vector_bits)
+            parts = [Buf(self.buffer((_LANES, ), t), (_LANES, ), t) for t in tys] \
+                if length >= 2 * _LANES and not vector else None
+
             def body(oidx: list[str]) -> None:
                 full = oidx[:axis] + ["0"] + oidx[axis:]
-                ev = Evaluator(fn)
-                init = [ev.value(nd, full) for nd in nodes]
-                accs = self._seq_loop(fn, length - 1, init, tys, lambda k, accs: combine(
-                    fn, accs, [Evaluator(fn).value(nd, full[:axis] + [fn.inst(f"add nuw nsw i64 {k}, 1")] +
-                                                   full[axis + 1:]) for nd in nodes]))
+                if vector:
+                    accs = [reduce_inner(self, fn, nodes[0], lambda e: full[:axis] + [e] + full[axis + 1:], length,
+                                         kind, tys[0], self.vector_bits)]
+                elif parts is not None:
+                    accs = self._chunked(fn, nodes, parts, combine, lambda e: full[:axis] + [e] + full[axis + 1:],
+                                         length)
+                else:
+                    ev = Evaluator(fn)
+                    init = [ev.value(nd, full) for nd in nodes]
+                    accs = self._seq_loop(fn, length - 1, init, tys, lambda k, accs: combine(
+                        fn, accs, [Evaluator(fn).value(nd, full[:axis] + [fn.inst(f"add nuw nsw i64 {k}, 1")] +
+                                                       full[axis + 1:]) for nd in nodes]))
                 if out_shape:
                     for o, t, a in zip(outs, tys, accs):
                         p = Evaluator(fn).element_ptr(Buf(o, out_shape, t), oidx)
@@ -119,6 +135,79 @@ class ReduceMixin:
         for i, res in enumerate(op.results):
             if out_shape:
                 self.set(res, Tile(bufs[i]))
+
+    def _chunked(self, fn: Function, nodes: list[Node], parts: list[Buf], combine: Any, full_of: Any,
+                 length: int) -> list[str]:
+        """Reduce ``length`` elements in two levels: ``_LANES`` partial results combined with element
+        ``j * _LANES + i`` for each j (a loop that vectorizes across i, with independent accumulators), then the
+        partial results in order. Masked loads get a copy of the loops without mask checks, taken when the masks
+        are all true for this reduction."""
+        lanes = parts[0].shape[0]
+        chunks = length // lanes
+
+        def emit(masks_true: bool) -> None:
+            def init(idx: list[str]) -> None:
+                ev = Evaluator(fn, masks_true)
+                for nd, pb in zip(nodes, parts):
+                    v = ev.value(nd, full_of(idx[0]))
+                    fn.emit(f"store {pb.ty} {v}, ptr {ev.element_ptr(pb, idx)}, align {SIZES[pb.ty]}")
+
+            def step(idx: list[str]) -> None:
+                j, i = idx
+                base = fn.inst(f"mul nuw nsw i64 {j}, {lanes}") if j.startswith("%") else str(int(j) * lanes)
+                e = fn.inst(f"add nuw nsw i64 {base}, {i}")
+                e = fn.inst(f"add nuw nsw i64 {e}, {lanes}")
+                ev = Evaluator(fn, masks_true)
+                ptrs = [ev.element_ptr(pb, [i]) for pb in parts]
+                accs = [fn.inst(f"load {pb.ty}, ptr {p}, align {SIZES[pb.ty]}") for pb, p in zip(parts, ptrs)]
+                vals = [ev.value(nd, full_of(e)) for nd in nodes]
+                for pb, p, v in zip(parts, ptrs, combine(fn, accs, vals)):
+                    fn.emit(f"store {pb.ty} {v}, ptr {p}, align {SIZES[pb.ty]}")
+
+            loop_nest(fn, (lanes, ), init, keep_inner=True)
+            loop_nest(fn, (chunks - 1, lanes), step, keep_inner=True)
+
+        masks = [m for nd in nodes for m in load_masks(nd)]
+        if masks:
+            ok = self._all_true_along(fn, masks, full_of, length)
+            fast, slow, done = fn.label("rfast"), fn.label("rmasked"), fn.label("rdone")
+            fn.cond_br(ok, fast, slow)
+            fn.start_block(fast)
+            emit(True)
+            fn.br(done)
+            fn.start_block(slow)
+            emit(False)
+            fn.br(done)
+            fn.start_block(done)
+        else:
+            emit(False)
+        first = [fn.inst(f"load {pb.ty}, ptr {pb.ptr}, align {SIZES[pb.ty]}") for pb in parts]
+        return self._seq_loop(fn, lanes - 1, first, [pb.ty for pb in parts], lambda k, accs: combine(
+            fn, accs, [fn.inst(f"load {pb.ty}, ptr {Evaluator(fn).element_ptr(pb, [fn.inst(f'add nuw nsw i64 {k}, 1')])}"
+                               f", align {SIZES[pb.ty]}") for pb in parts]))
+
+    def _all_true_along(self, fn: Function, masks: list[Node], full_of: Any, length: int) -> str:
+        """An i1: every mask is true at every element this reduction reads."""
+        def step(k: str, accs: list[str]) -> list[str]:
+            ev = Evaluator(fn)
+            cur = accs[0]
+            for m in masks:
+                cur = fn.inst(f"and i1 {cur}, {ev.value(m, full_of(k))}")
+            return [cur]
+        from .bounds import all_true as from_bounds
+        known = [from_bounds(fn, m) for m in masks]
+        if all(k is not None for k in known):
+            ok = "true"
+            for k in known:
+                ok = k if ok == "true" else fn.inst(f"and i1 {ok}, {k}")
+            return ok
+        # the sequential loop starts at element 1: fold element 0 into the initial value
+        ev0 = Evaluator(fn)
+        init = "true"
+        for m in masks:
+            init = fn.inst(f"and i1 {init}, {ev0.value(m, full_of('0'))}")
+        return self._seq_loop(fn, length - 1, [init], ["i1"], lambda k, accs: step(
+            fn.inst(f"add nuw nsw i64 {k}, 1"), accs))[0]
 
     def _seq_loop(self, fn: Function, count: int, init: list[str], tys: list[str],
                   step: Callable[[str, list[str]], list[str]]) -> list[str]:

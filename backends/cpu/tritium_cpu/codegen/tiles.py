@@ -74,14 +74,37 @@ class Elem(Node):
     """An elementwise op: ``emit(ev, operand values) -> value``."""
 
     def __init__(self, name: str, args: list[Node], shape: tuple[int, ...], ty: str,
-                 emit: Callable[["Evaluator", list[str]], str]) -> None:
+                 emit: Callable[["Evaluator", list[str]], str], attrs: Optional[dict] = None) -> None:
         self.name, self.args, self.shape, self.ty, self.emit = name, args, shape, ty, emit
+        self.attrs = attrs or {}
 
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        if ev.masks_true and self.name in _REM:
+            return ev.value(self.args[0], idx)    # the fast path checked that x % n == x everywhere
         return self.emit(ev, [ev.value(a, idx) for a in self.args])
 
     def children(self) -> list[Node]:
         return self.args
+
+
+_REM = ("arith.remsi", "arith.remui")
+
+
+class RemIdentity(Node):
+    """A pseudo-mask, true where ``x % n == x``: index expressions wrapped with ``% N`` (``offs % M`` in
+    Triton's matmul) cost a division per element, and are the identity whenever the offsets are in range, which
+    the fast path of a loop checks once."""
+
+    def __init__(self, rem: "Elem") -> None:
+        self.rem, self.shape, self.ty = rem, rem.shape, "i1"
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        x = ev.value(self.rem.args[0], idx)
+        r = ev.value(self.rem, idx)
+        return ev.fn.inst(f"icmp eq {self.rem.ty} {x}, {r}")
+
+    def children(self) -> list[Node]:
+        return [self.rem]
 
 
 class Remap(Node):
@@ -234,8 +257,11 @@ def linear_index(fn: Function, shape: tuple[int, ...], idx: list[str]) -> str:
 
 
 def loop_nest(fn: Function, shape: tuple[int, ...], body: Callable[[list[str]], None],
-              order: Optional[list[int]] = None) -> None:
-    """Emit loops over every index of ``shape`` (dimensions of size 1 get no loop) and call ``body``."""
+              order: Optional[list[int]] = None, keep_inner: bool = False) -> None:
+    """Emit loops over every index of ``shape`` (dimensions of size 1 get no loop) and call ``body``.
+
+    ``keep_inner``: forbid LLVM to unroll the innermost loop before vectorizing it (a fully unrolled short
+    loop gets vectorized along the loop around it instead, which is wrong for accumulators kept in memory)."""
     dims = order if order is not None else list(range(len(shape)))
     idx = ["0"] * len(shape)
 
@@ -262,7 +288,9 @@ def loop_nest(fn: Function, shape: tuple[int, ...], body: Callable[[list[str]], 
         fn.start_block(latch)
         nxt = fn.inst(f"add nuw nsw i64 {i}, 1")
         c = fn.inst(f"icmp ult i64 {nxt}, {n}")
-        fn.cond_br(c, head, exit_)
+        innermost = all(shape[dd] == 1 for dd in dims[k + 1:])
+        md = fn.loop_metadata("llvm.loop.unroll.disable") if keep_inner and innermost else ""
+        fn.cond_br(c, head, exit_, md)
         for label, lines in fn.blocks:
             if label == head:
                 lines[phi_at] = f"{i} = phi i64 [0, %{pre}], [{nxt}, %{latch}]"
@@ -273,7 +301,8 @@ def loop_nest(fn: Function, shape: tuple[int, ...], body: Callable[[list[str]], 
 
 
 def load_masks(node: Node) -> list[Node]:
-    """The masks of the loads a fused expression performs (not those behind a materialized buffer)."""
+    """The masks of the loads a fused expression performs (not those behind a materialized buffer), and the
+    conditions under which its remainders are the identity: the conditions of its fast path."""
     out: list[Node] = []
     seen: set[int] = set()
 
@@ -283,6 +312,8 @@ def load_masks(node: Node) -> list[Node]:
         seen.add(id(n))
         if isinstance(n, Load) and n.mask is not None:
             out.append(n.mask)
+        if isinstance(n, Elem) and n.name in _REM:
+            out.append(RemIdentity(n))
         for c in n.children():
             visit(c)
 
@@ -291,7 +322,20 @@ def load_masks(node: Node) -> list[Node]:
 
 
 def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
-    """An i1 that is true when every element of every mask is true: one flat, vectorizable loop."""
+    """An i1 that is true when every element of every mask is true: from the masks' bounds where their
+    structure allows (see :mod:`.bounds`), else one flat, vectorizable loop."""
+    from .bounds import all_true as from_bounds
+    known = "true"
+    rest = []
+    for m in masks:
+        b = from_bounds(fn, m)
+        if b is None:
+            rest.append(m)
+        else:
+            known = b if known == "true" else fn.inst(f"and i1 {known}, {b}")
+    if not rest:
+        return known
+    masks = rest
     total = numel(shape)
     pre = fn.current
     head, exit_ = fn.label("all"), fn.label("allx")
@@ -325,7 +369,7 @@ def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
             lines[at + 1] = f"{acc} = phi i1 [true, %{pre}], [{cur}, %{body_end}]"
             break
     fn.start_block(exit_)
-    return fn.inst(f"and i1 {cur}, true")
+    return fn.inst(f"and i1 {cur}, {known}")
 
 
 def with_mask_fast_path(fn: Function, shape: tuple[int, ...], masks: list[Node], emit_loop) -> None:

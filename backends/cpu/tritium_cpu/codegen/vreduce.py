@@ -1,0 +1,132 @@
+"""Reductions of one tile along its innermost axis with a simple combine (a sum, product, min, max or bitwise
+op), written as explicit vector code: four vector accumulators (independent chains, so the loop runs at the
+machine's throughput rather than an add's latency) and one horizontal reduction at the end.
+
+Element values are computed by the tile's lazy expression one lane at a time and gathered into vectors with
+``insertelement``; LLVM's SLP vectorizer turns those lane copies back into vector operations (contiguous
+loads become one vector load).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .irtext import SIZES, Function
+from .tiles import Evaluator, Node, load_masks
+
+# combine op -> (vector instruction or intrinsic, horizontal reduction intrinsic, start value or None)
+_FLOAT = {
+    "arith.addf": ("fadd reassoc", "fadd", "-0.0"), "arith.mulf": ("fmul reassoc", "fmul", "1.0"),
+    "arith.maxnumf": ("@llvm.maxnum", "fmax", None), "arith.minnumf": ("@llvm.minnum", "fmin", None),
+    "arith.maximumf": ("@llvm.maximum", "fmaximum", None), "arith.minimumf": ("@llvm.minimum", "fminimum", None),
+}
+_INT = {
+    "arith.addi": ("add", "add"), "arith.muli": ("mul", "mul"), "arith.andi": ("and", "and"),
+    "arith.ori": ("or", "or"), "arith.xori": ("xor", "xor"), "arith.maxsi": ("@llvm.smax", "smax"),
+    "arith.minsi": ("@llvm.smin", "smin"), "arith.maxui": ("@llvm.umax", "umax"), "arith.minui": ("@llvm.umin", "umin"),
+}
+_SFX = {"float": "f32", "double": "f64", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
+_UNROLL = 4
+
+
+def simple_combine(body: list[Any], args: list[Any]) -> Optional[str]:
+    """The op name when the combine region is ``yield op(acc, value)`` (or ``op(value, acc)``)."""
+    if len(body) != 2 or body[1].name != "gpu.yield":
+        return None
+    op = body[0]
+    if op.name not in _FLOAT and op.name not in _INT:
+        return None
+    ins = list(op.operands)
+    if len(ins) != 2 or {ins[0], ins[1]} != {args[0], args[1]} or ins[0] == ins[1]:
+        return None
+    if list(body[1].operands) != [op.results[0]]:
+        return None
+    return op.name
+
+
+def lanes(ty: str, vector_bits: int) -> int:
+    return max(1, vector_bits // (8 * SIZES[ty])) if ty in _SFX else 0
+
+
+def supported(op_name: str, ty: str, length: int, vector_bits: int) -> bool:
+    vl = lanes(ty, vector_bits)
+    if vl < 2 or length % (vl * _UNROLL) or length < 2 * vl * _UNROLL:
+        return False
+    is_float = ty in ("float", "double")
+    return (op_name in _FLOAT) if is_float else (op_name in _INT)
+
+
+def _vop(fn: Function, op_name: str, vt: str, a: str, b: str) -> str:
+    table = _FLOAT if op_name in _FLOAT else _INT
+    ins = table[op_name][0]
+    if ins.startswith("@"):
+        elem = vt.split(" x ")[1].rstrip(">")
+        n = vt.split(" x ")[0].lstrip("<")
+        return fn.inst(f"call {vt} {ins}.v{n}{_SFX[elem]}({vt} {a}, {vt} {b})")
+    return fn.inst(f"{ins} {vt} {a}, {b}")
+
+
+def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], list[str]], length: int,
+                 op_name: str, ty: str, vector_bits: int) -> str:
+    """Emit the reduction of ``node`` over elements ``full_of(0..length-1)``; returns the scalar result."""
+    vl = lanes(ty, vector_bits)
+    vt = f"<{vl} x {ty}>"
+    step = vl * _UNROLL
+
+    def vec_at(ev: Evaluator, base: str, offset: int) -> str:
+        v = "poison"
+        for lane in range(vl):
+            k = offset + lane
+            e = (str(int(base) + k) if not base.startswith("%") else
+                 (fn.inst(f"add nuw nsw i64 {base}, {k}") if k else base))
+            v = fn.inst(f"insertelement {vt} {v}, {ty} {ev.value(node, full_of(e))}, i64 {lane}")
+        return v
+
+    def emit(masks_true: bool) -> list[str]:
+        ev0 = Evaluator(fn, masks_true)
+        init = [vec_at(ev0, "0", u * vl) for u in range(_UNROLL)]
+
+        def body(k: str, accs: list[str]) -> list[str]:
+            base = fn.inst(f"mul nuw nsw i64 {k}, {step}")
+            base = fn.inst(f"add nuw nsw i64 {base}, {step}")
+            ev = Evaluator(fn, masks_true)
+            return [_vop(fn, op_name, vt, a, vec_at(ev, base, u * vl)) for u, a in enumerate(accs)]
+
+        accs = owner._seq_loop(fn, length // step - 1, init, [vt] * _UNROLL, body)
+        while len(accs) > 1:
+            accs = [_vop(fn, op_name, vt, accs[i], accs[i + 1]) for i in range(0, len(accs), 2)]
+        return accs
+
+    masks = load_masks(node)
+    if masks:
+        from .bounds import all_true
+        known = [all_true(fn, m) for m in masks]
+        ok: Optional[str] = None
+        if all(k is not None for k in known):
+            ok = "true"
+            for k in known:
+                ok = k if ok == "true" else fn.inst(f"and i1 {ok}, {k}")
+        if ok is not None and ok != "true":
+            fast, slow, done = fn.label("vrfast"), fn.label("vrmasked"), fn.label("vrdone")
+            fn.cond_br(ok, fast, slow)
+            fn.start_block(fast)
+            fv = emit(True)[0]
+            fend = fn.current
+            fn.br(done)
+            fn.start_block(slow)
+            sv = emit(False)[0]
+            send = fn.current
+            fn.br(done)
+            fn.start_block(done)
+            acc = fn.inst(f"phi {vt} [{fv}, %{fend}], [{sv}, %{send}]")
+        else:
+            acc = emit(ok == "true")[0]
+    else:
+        acc = emit(False)[0]
+    if ty in ("float", "double"):
+        _, red, start = _FLOAT[op_name]
+        sfx = _SFX[ty]
+        if start is not None:
+            return fn.inst(f"call reassoc {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({ty} {start}, {vt} {acc})")
+        return fn.inst(f"call {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({vt} {acc})")
+    red = _INT[op_name][1]
+    return fn.inst(f"call {ty} @llvm.vector.reduce.{red}.v{vl}{_SFX[ty]}({vt} {acc})")
