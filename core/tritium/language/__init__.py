@@ -32,6 +32,14 @@ from .standard import (  # noqa: F401
     argmax, argmin, cdiv, cumprod, cumsum, flip, interleave, max, min, ravel, reduce_or, sigmoid, softmax,
     sum, swizzle2d, xor_sum)
 
+# helpers Triton keeps in triton.language.core, which library code reaches as tl.core.<name>
+from . import extern as _extern  # noqa: E402
+for _name in ("extern", "extern_elementwise", "dispatch", "to_tensor", "get_int_dtype", "must_use_result",
+              "is_negative_zero", "validate_block_shape", "binary_op_type_legalization"):
+    setattr(core, _name, getattr(_extern, _name))
+core.base_type = dtype
+del _name
+
 # methods of tensors, as in Triton (x.sum(0), x.to(tl.float16), x.reshape(...))
 for _name in ("sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce",
               "associative_scan", "reshape", "view", "permute", "trans", "expand_dims", "broadcast_to", "split",

@@ -190,14 +190,20 @@ class ScalarEmitter:
         if name == "tt.extern_elementwise":
             if attrs.get("libname") != "libdevice":
                 raise NotImplementedError(f"the CPU backend has no library {attrs.get('libname')!r} for "
-                                          f"{attrs.get('symbol')}")
+                                          f"{attrs.get('symbol')}; use tl.extra.libdevice, whose functions every "
+                                          "backend provides")
             sym = attrs["symbol"]
             parts = sym.split("_")
             k = len(arg_types)
             func, types = "_".join(parts[:-k]), parts[-k:]
         else:
             func, types = _MATH_EXTRA[name], [_LD_TYPES[t] for t in arg_types]
-        callee = libdevice_function(func, types)
+        try:
+            callee = libdevice_function(func, types)
+        except KeyError:
+            raise NotImplementedError(f"the CPU backend has no function {attrs.get('symbol', func)!r} in library "
+                                      f"{attrs.get('libname', 'libdevice')!r}; use tl.extra.libdevice, whose "
+                                      "functions every backend provides") from None
         return self.math.call(fn, callee, ret, list(zip(arg_types, args)))
 
     def _libm(self, fn: Function, name: str, x: str, t: str) -> str:

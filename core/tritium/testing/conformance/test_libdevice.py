@@ -343,3 +343,24 @@ def test_every_variant_runs(backend, rng, types, names):
             if n.endswith(("_rz", "_rd", "_ru")) or n in ("rcp64h", "nextafter", "ilogb"):
                 continue
             np.testing.assert_allclose(got, out64[k], rtol=2e-5, atol=1e-6, err_msg=n)
+
+
+@tl.core.extern
+def _my_sinpi(x, _semantic=None):
+    return tl.core.extern_elementwise("libdevice", "", [x], {(tl.float32, ): ("sinpi_f32", tl.float32),
+                                                            (tl.float64, ): ("sinpi_f64", tl.float64)},
+                                      is_pure=True, _semantic=_semantic)
+
+
+@triton.jit
+def _extern_kernel(x_ptr, o_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(o_ptr + offs, _my_sinpi(tl.load(x_ptr + offs)))
+
+
+def test_user_extern_elementwise(backend, rng):
+    """Library code in Triton's style (tl.core.extern + extern_elementwise) reaching a libdevice variant."""
+    x = rng.uniform(-2, 2, N).astype(np.float32)
+    out = np.zeros_like(x)
+    _extern_kernel[(1, )](x, out, N)
+    np.testing.assert_allclose(out, np.sin(np.pi * x.astype(np.float64)), rtol=2e-6, atol=2e-7)
