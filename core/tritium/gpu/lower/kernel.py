@@ -12,7 +12,8 @@ from typing import Any, Optional
 from ..._mlir import ir, walk_children
 from .. import layout as L
 from ..assign import element_type, read_layouts, tensor_shape
-from ..irtext import ELEMENT_TYPES, FP8, Function, Module, const
+from ..irtext import ELEMENT_TYPES, Function, Module
+from .basic import BasicMixin
 from .blockptr import BlockPtrMixin
 from .control import ControlMixin
 from .convert import ConvertMixin
@@ -26,11 +27,10 @@ from .shape import ShapeMixin
 from .shared import SharedMixin, SharedTile
 from .values import LoweringError, Scalar, Tensor, owner_op
 
-FP8_BITWISE = {"arith.select", "arith.bitcast", "tt.bitcast"}
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
 
 
-class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin,
+class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin,
                      SharedMixin, PipelineMixin, BlockPtrMixin):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         self.module = module
@@ -334,161 +334,6 @@ class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixi
             return Tensor(lay, src.regs, src.ty)
         return self.elementwise_in(op, lay)
 
-    # -- simple ops --------------------------------------------------------------------------------------
-    def set_result(self, op: Any, t: Tensor, index: int = 0) -> None:
-        """Record a result computed in ``t.layout``, converted to the layout assigned to it."""
-        res = op.results[index]
-        want = self.layout_of(res)
-        self.values[res] = t if t.layout == want else self.convert(t, want)
-
-    def op_elementwise(self, op: Any) -> None:
-        res = op.results[0]
-        if tensor_shape(res.type) is None:
-            args = [self.scalar_of(v) for v in op.operands]
-            v = self.emit_scalar(op, [a.value for a in args], [a.ty for a in args], self.value_type(res))
-            self.values[res] = Scalar(v, self.value_type(res))
-            return
-        self.values[res] = self.elementwise_in(op, self.layout_of(res))
-
-    def emit_scalar(self, op: Any, args: list[str], types: list[str], rty: str) -> str:
-        """One elementwise op on scalar values; 8-bit floats are computed in f32 (as Triton does)."""
-        fmts = [FP8.get(element_type(v.type)) for v in op.operands]
-        rfmt = FP8.get(element_type(op.results[0].type))
-        if (any(fmts) or rfmt) and op.name not in FP8_BITWISE:
-            from . import fp8
-            args = [fp8.to_f32(self.fn, f, a) if f else a for f, a in zip(fmts, args)]
-            types = ["float" if f else t for f, t in zip(fmts, types)]
-            v = self.scalar.emit(self.fn, op.name, args, types, "float" if rfmt else rty, _attrs(op))
-            return fp8.from_f32(self.fn, rfmt, v) if rfmt else v
-        return self.scalar.emit(self.fn, op.name, args, types, rty, _attrs(op))
-
-    def elementwise_in(self, op: Any, lay: L.Layout) -> Tensor:
-        res = op.results[0]
-        rty = self.value_type(res)
-        ins = [self.tensor_in(v, lay) if tensor_shape(v.type) is not None else self.scalar_of(v)
-               for v in op.operands]
-        if op.name == "tt.addptr":
-            return self.addptr_in(op, lay, ins)
-        types = [i.ty for i in ins]
-        seen: dict[tuple, str] = {}
-        regs = []
-        for r in range(lay.num_regs):
-            args = tuple(i.regs[r] if isinstance(i, Tensor) else i.value for i in ins)
-            v = seen.get(args)
-            if v is None:
-                v = seen[args] = self.emit_scalar(op, list(args), types, rty)
-            regs.append(v)
-        return Tensor(lay, regs, rty)
-
-    def addptr_in(self, op: Any, lay: L.Layout, ins: list[Any]) -> Tensor:
-        elem, _ = self.pointee(op.results[0].type)
-        p, off = ins
-        seen: dict[tuple, str] = {}
-        regs = []
-        for r in range(lay.num_regs):
-            key = (p.regs[r] if isinstance(p, Tensor) else p.value, off.regs[r] if isinstance(off, Tensor) else off.value)
-            v = seen.get(key)
-            if v is None:
-                v = seen[key] = self.fn.inst(f"getelementptr {elem}, {self.target.global_ptr} {key[0]}, {off.ty} {key[1]}")
-            regs.append(v)
-        return Tensor(lay, regs, self.target.global_ptr)
-
-    def op_addptr(self, op: Any) -> None:
-        res = op.results[0]
-        if tensor_shape(res.type) is None:
-            elem, _ = self.pointee(res.type)
-            p, off = self.scalar_of(op.operands[0]), self.scalar_of(op.operands[1])
-            v = self.fn.inst(f"getelementptr {elem}, {self.target.global_ptr} {p.value}, {off.ty} {off.value}")
-            self.values[res] = Scalar(v, self.target.global_ptr)
-            return
-        self.values[res] = self.elementwise_in(op, self.layout_of(res))
-
-    def op_constant(self, op: Any) -> None:
-        res = op.results[0]
-        lt = self.value_type(res)
-        attr = op.attributes["value"]
-        if tensor_shape(res.type) is None:
-            self.values[res] = Scalar(scalar_const(attr, lt, element_type(res.type)), lt)
-            return
-        self.values[res] = self.constant_tile(op, self.layout_of(res))
-
-    def constant_tile(self, op: Any, lay: L.Layout) -> Tensor:
-        lt = self.value_type(op.results[0])
-        elem = element_type(op.results[0].type)
-        dense = ir.DenseElementsAttr(op.attributes["value"])
-        if dense.is_splat:
-            return Tensor(lay, [scalar_const(dense.get_splat_value(), lt, elem)] * lay.num_regs, lt)
-        vals = [scalar_const(dense[i], lt, elem) for i in range(len(dense))]
-        g = f"@cst.{len(self.module.globals)}"
-        space = self.target.global_addrspace
-        body = ", ".join(f"{lt} {v}" for v in vals)
-        self.module.globals.append(f"{g} = private unnamed_addr addrspace({space}) constant [{len(vals)} x {lt}] "
-                                   f"[{body}], align 16")
-        ptr_t = f"ptr addrspace({space})" if space else "ptr"
-        regs = []
-        for r in range(lay.num_regs):
-            idx = self.linear_index(lay, r, lay.shape)
-            p = self.fn.inst(f"getelementptr {lt}, {ptr_t} {g}, i32 {idx}")
-            regs.append(self.fn.inst(f"load {lt}, {ptr_t} {p}"))
-        return Tensor(lay, regs, lt)
-
-    def linear_index(self, lay: L.Layout, r: int, shape: tuple[int, ...]) -> str:
-        """Row-major index of the element register ``r`` holds (i32 SSA value or literal)."""
-        acc = "0"
-        stride = 1
-        for d in range(len(shape) - 1, -1, -1):
-            c = self.coord(lay, r, d)
-            term = c if stride == 1 else (str(int(c) * stride) if c.isdigit() else
-                                          self.fn.inst(f"mul i32 {c}, {stride}"))
-            acc = term if acc == "0" else (str(int(acc) + int(term)) if acc.isdigit() and term.isdigit()
-                                           else self.fn.inst(f"add i32 {acc}, {term}"))
-            stride *= shape[d]
-        return acc
-
-    def op_program_id(self, op: Any) -> None:
-        axis = ir.IntegerAttr(op.attributes["axis"]).value
-        self.values[op.results[0]] = Scalar(self.target.program_id(self.fn, axis), "i32")
-
-    def op_num_programs(self, op: Any) -> None:
-        axis = ir.IntegerAttr(op.attributes["axis"]).value
-        self.values[op.results[0]] = Scalar(self.target.num_programs(self.fn, axis), "i32")
-
-    def op_splat(self, op: Any) -> None:
-        self.values[op.results[0]] = self.produce(op, self.layout_of(op.results[0]))
-
-    def op_make_range(self, op: Any) -> None:
-        self.values[op.results[0]] = self.produce(op, self.layout_of(op.results[0]))
-
-    def op_nothing(self, op: Any) -> None:
-        return None
-
-    def op_barrier(self, op: Any) -> None:
-        self.target.barrier(self.fn)
-        self.scratch_dirty = False
-
-
-def _attrs(op: Any) -> dict:
-    out = {}
-    for name in ("predicate", "propagate_nan"):
-        if name in op.attributes:
-            out[name] = ir.IntegerAttr(op.attributes[name]).value
-    return out
-
-
-def scalar_const(attr: Any, lt: str, elem: str = "") -> str:
-    if elem in FP8 and isinstance(attr, ir.FloatAttr):
-        from .fp8 import encode
-        code = encode(ir.FloatAttr(attr).value, FP8[elem])
-        return str(code - 256 if code >= 128 else code)
-    if isinstance(attr, ir.BoolAttr):
-        return "true" if ir.BoolAttr(attr).value else "false"
-    if isinstance(attr, ir.IntegerAttr):
-        v = ir.IntegerAttr(attr).value
-        return ("true" if v else "false") if lt == "i1" else str(v)
-    if isinstance(attr, ir.FloatAttr):
-        return const(lt, ir.FloatAttr(attr).value)
-    raise LoweringError(f"unsupported constant {attr}")
-
 
 def _where(op: Any) -> str:
     import re
@@ -497,15 +342,15 @@ def _where(op: Any) -> str:
 
 
 HANDLERS = {
-    "arith.constant": KernelLowering.op_constant,
-    "tt.get_program_id": KernelLowering.op_program_id,
-    "tt.get_num_programs": KernelLowering.op_num_programs,
-    "tt.make_range": KernelLowering.op_make_range,
-    "tt.splat": KernelLowering.op_splat,
-    "tt.addptr": KernelLowering.op_addptr,
-    "tt.assume": KernelLowering.op_nothing,
-    "func.return": KernelLowering.op_nothing,
-    "tt.debug_barrier": KernelLowering.op_barrier,
+    "arith.constant": BasicMixin.op_constant,
+    "tt.get_program_id": BasicMixin.op_program_id,
+    "tt.get_num_programs": BasicMixin.op_num_programs,
+    "tt.make_range": BasicMixin.op_make_range,
+    "tt.splat": BasicMixin.op_splat,
+    "tt.addptr": BasicMixin.op_addptr,
+    "tt.assume": BasicMixin.op_nothing,
+    "func.return": BasicMixin.op_nothing,
+    "tt.debug_barrier": BasicMixin.op_barrier,
     "tt.broadcast": ShapeMixin.op_broadcast,
     "tt.expand_dims": ShapeMixin.op_expand_dims,
     "tt.reshape": ShapeMixin.op_reshape,
