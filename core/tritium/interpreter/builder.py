@@ -134,11 +134,9 @@ class NumpyBuilder(TileOps):
 
     def op(self, name: str, operands: Sequence[Any] = (), results: Sequence[Any] = (), attrs: Any = None,
            regions: int = 0, segments: Any = None) -> Op:
-        if name == "math.fma":
-            return Op([ew.fma(*operands, results[0])])
         if name == "tt.print":
             return Op([])
-        raise NotImplementedError(f"the interpreter does not implement {name}")
+        return Op([ew.math_op(name, list(operands), results[0])])
 
     # -- program ids ---------------------------------------------------------------------------------
     def get_program_id(self, axis: int) -> V:
@@ -264,8 +262,13 @@ class NumpyBuilder(TileOps):
         return ew.binary("tt.precise_divf", o["x"], o["y"], res[0])
 
     def tt_extern_elementwise(self, o: dict, res: list, attrs: dict) -> V:
-        raise NotImplementedError(f"extern_elementwise ({attrs.get('symbol')} from {attrs.get('libname')}) calls "
-                                  "a device library the interpreter does not have; use tl.math functions")
+        if attrs.get("libname") != "libdevice":
+            raise NotImplementedError(f"extern_elementwise ({attrs.get('symbol')} from {attrs.get('libname')}) calls "
+                                      "a device library the interpreter does not have; use tl.math functions")
+        from .libdevice import extern
+        srcs = o["srcs"]
+        arrays = np.broadcast_arrays(*[v.a for v in srcs])
+        return V(extern(attrs["symbol"], list(arrays), [v.type for v in srcs], res[0].scalar), res[0])
 
     def tt_unsplat(self, o: dict, res: list, attrs: dict) -> V:
         a = o["src"].a

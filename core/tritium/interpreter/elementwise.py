@@ -88,14 +88,22 @@ def _maximum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _FBIN: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.true_divide,
     "tt.precise_divf": np.true_divide, "arith.remf": np.fmod, "math.powf": _wide(np.power),
+    "math.atan2": _wide(np.arctan2), "math.copysign": np.copysign,
     "arith.minimumf": _minimum, "arith.maximumf": _maximum, "arith.minnumf": _minnum, "arith.maxnumf": _maxnum,
 }
 _FUN: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "arith.negf": np.negative, "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
     "math.sqrt": np.sqrt, "tt.precise_sqrt": np.sqrt, "math.exp": _wide(np.exp), "math.exp2": _wide(np.exp2),
     "math.log": _wide(np.log), "math.log2": _wide(np.log2), "math.sin": _wide(np.sin), "math.cos": _wide(np.cos),
-    "math.tanh": _wide(np.tanh), "math.erf": _wide(_erf), "math.round": np.round, "math.trunc": np.trunc,
+    "math.tanh": _wide(np.tanh), "math.erf": _wide(_erf), "math.trunc": np.trunc,
+    "math.round": lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x)),
     "math.rsqrt": lambda x: np.asarray(1.0, x.dtype) / np.sqrt(x),
+    "math.tan": _wide(np.tan), "math.sinh": _wide(np.sinh), "math.cosh": _wide(np.cosh),
+    "math.asin": _wide(np.arcsin), "math.acos": _wide(np.arccos), "math.atan": _wide(np.arctan),
+    "math.asinh": _wide(np.arcsinh), "math.acosh": _wide(np.arccosh), "math.atanh": _wide(np.arctanh),
+    "math.erfc": _wide(np.vectorize(math.erfc, otypes=[np.float64])), "math.cbrt": _wide(np.cbrt),
+    "math.log10": _wide(np.log10), "math.log1p": _wide(np.log1p), "math.expm1": _wide(np.expm1),
+    "math.roundeven": np.rint,
 }
 
 # -- integers ------------------------------------------------------------------------------------------
@@ -181,12 +189,37 @@ def binary(name: str, x: V, y: V, ty: Any) -> V:
 
 def unary(name: str, x: V, ty: Any) -> V:
     elt = ty.scalar
+    if name in ("math.ctpop", "math.ctlz"):
+        return math_op(name, [x], ty)
     if name == "math.absi":
         return V(np.abs(signed(x.a)), ty)
     fn = _FUN.get(name)
     if fn is None:
         raise NotImplementedError(f"the interpreter does not implement {name}")
     return V(fround(fn(fvalue(x.a, elt)), elt), ty)
+
+
+def math_op(name: str, args: list[V], ty: Any) -> V:
+    """The ``math``/``arith`` operations libdevice functions become (``Semantic.libdevice_op``)."""
+    if name == "math.fma":
+        return fma(*args, ty)
+    if len(args) == 1 and (name in _FUN or name == "math.absi"):
+        return unary(name, args[0], ty)
+    if len(args) == 2 and name in _FBIN:
+        return binary(name, args[0], args[1], ty)
+    a = args[0].a
+    if name in ("math.isnan", "math.isinf", "math.isfinite"):
+        return V({"math.isnan": np.isnan, "math.isinf": np.isinf, "math.isfinite": np.isfinite}[name](a), ty)
+    if name == "math.fpowi":
+        # the exponent becomes the base's type first, as compiled (a large odd int32 may round to even)
+        e = signed(args[1].a).astype(a.dtype).astype(np.float64)
+        return V(fround(np.power(a.astype(np.float64), e), ty.scalar), ty)
+    if name in ("math.ctpop", "math.ctlz"):
+        bits = a.dtype.itemsize * 8
+        u = unsigned(a).reshape(-1).tolist()
+        vals = [bin(v).count("1") if name == "math.ctpop" else bits - int(v).bit_length() for v in u]
+        return V(np.array(vals, dtype=np.int64).reshape(a.shape).astype(a.dtype), ty)
+    raise NotImplementedError(f"the interpreter does not implement {name}")
 
 
 def fma(x: V, y: V, z: V, ty: Any) -> V:
