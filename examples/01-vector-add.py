@@ -25,6 +25,10 @@ def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     tl.store(output_ptr + offsets, x + y, mask=mask)
 
 
+#: what CI compiles for GPU targets without a GPU (tests/nvidia_compile): (kernel, signature, constexprs)
+COMPILE_CASES = [(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32",
+                               "BLOCK_SIZE": "constexpr"}, {"BLOCK_SIZE": 1024})]
+
 def add(x, y, out=None, block=1024):
     out = np.empty_like(x) if out is None and isinstance(x, np.ndarray) else (out if out is not None else x.new_empty(x.shape))
     n = x.numel() if hasattr(x, "numel") else x.size

@@ -30,6 +30,11 @@ def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_rows, n_col
         tl.store(out_ptr + row * out_row_stride + cols, num / den, mask=mask)
 
 
+#: what CI compiles for GPU targets without a GPU (tests/nvidia_compile): (kernel, signature, constexprs)
+COMPILE_CASES = [(softmax_kernel, {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": "i32",
+                                   "out_row_stride": "i32", "n_rows": "i32", "n_cols": "i32",
+                                   "BLOCK_SIZE": "constexpr"}, {"BLOCK_SIZE": 1024})]
+
 def softmax(x, out=None, programs=None):
     n_rows, n_cols = x.shape
     out = (np.empty_like(x) if isinstance(x, np.ndarray) else x.new_empty(x.shape)) if out is None else out

@@ -47,6 +47,15 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
+#: what CI compiles for GPU targets without a GPU (tests/nvidia_compile): (kernel, signature, constexprs)
+COMPILE_CASES = [(matmul_kernel, {"a_ptr": f"*{t}", "b_ptr": f"*{t}", "c_ptr": f"*{t}", "M": "i32", "N": "i32",
+                                  "K": "i32", "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32",
+                                  "stride_bn": "constexpr", "stride_cm": "i32", "stride_cn": "constexpr",
+                                  "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr",
+                                  "GROUP_M": "constexpr"},
+                  {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64,
+                   "GROUP_M": 8}) for t in ("fp16", "bf16", "fp32")]
+
 def matmul(a, b, c, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M=8, **launch):
     M, K = a.shape
     K2, N = b.shape

@@ -45,6 +45,11 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.conste
         tl.store(Y + cols, y, mask=mask)
 
 
+#: what CI compiles for GPU targets without a GPU (tests/nvidia_compile): (kernel, signature, constexprs)
+COMPILE_CASES = [(layer_norm_fwd, {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32",
+                                   "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32",
+                                   "BLOCK_SIZE": "constexpr"}, {"BLOCK_SIZE": 4096})]
+
 def layer_norm(x, w, b, eps=1e-5, y=None, mean=None, rstd=None, block=None):
     M, N = x.shape
     lib = np if isinstance(x, np.ndarray) else None

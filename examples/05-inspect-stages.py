@@ -29,6 +29,10 @@ def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)
 
 
+#: what CI compiles for GPU targets without a GPU (tests/nvidia_compile): (kernel, signature, constexprs)
+COMPILE_CASES = [(scale_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "factor": "fp32",
+                                 "BLOCK": "constexpr"}, {"BLOCK": 1024})]
+
 seen = {}
 
 
