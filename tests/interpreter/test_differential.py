@@ -181,7 +181,22 @@ def test_reductions_and_scans(kit, dtype):
     x = (rng.standard_normal((M, N)) * (30 if np.dtype(dtype).kind == "f" else 3)).astype(dtype)
     x[0, :4] = x[0, 4]   # ties for argmax/argmin
     out = np.zeros(5 * (N + M) + 5 * M * N, np.float64)
-    kit.assert_same_as_compiled(_reductions, (1, ), x, out, M, N)
+    if np.dtype(dtype).kind != "f":
+        kit.assert_same_as_compiled(_reductions, (1, ), x, out, M, N)
+        return
+    compiled = kit.run(_reductions, (1, ), x, out, M, N, interpret=False)[1]
+    interpreted = kit.run(_reductions, (1, ), x, out, M, N)[1]
+    # float sums and products depend on the order of the additions, which the CPU backend chooses for its
+    # vector units; max, min, argmax, argmin and sort are exact
+    exact = np.ones(out.size, bool)
+    base = 0
+    for n_out in (N, M):
+        exact[base:base + n_out] = False                            # sum
+        exact[base + 5 * n_out:base + 5 * n_out + 2 * M * N] = False  # cumsum, cumprod
+        base += 5 * n_out + 2 * M * N
+    assert kit.same_bits(compiled[exact], interpreted[exact])
+    tol = 1e-2 if dtype == "float16" else 1e-5
+    np.testing.assert_allclose(interpreted[~exact], compiled[~exact], rtol=tol, atol=tol)
 
 
 @triton.jit

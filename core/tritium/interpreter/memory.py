@@ -28,6 +28,27 @@ from .values import MEMORY, UNSIGNED
 SLOT_SHIFT = 41
 
 
+_BUFFERS: dict[tuple[int, int], tuple[np.ndarray, dict]] = {}
+
+
+def _bytes_at(address: int, nbytes: int) -> tuple[np.ndarray, dict]:
+    """A uint8 array over ``nbytes`` of memory at ``address`` (and a cache of its typed views). Launches pass
+    the same arrays again and again: the arrays are remembered by address and size, which stays correct when
+    the memory changes hands, since the array reads whatever is at that address now."""
+    key = (address, nbytes)
+    hit = _BUFFERS.get(key)
+    if hit is not None:
+        return hit
+    if nbytes > 0:
+        buf = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
+    else:
+        buf = np.zeros(0, np.uint8)
+    if len(_BUFFERS) >= 256:
+        _BUFFERS.clear()
+    hit = _BUFFERS[key] = (buf, {})
+    return hit
+
+
 class Region:
     """One array argument's bytes."""
 
@@ -41,12 +62,7 @@ class Region:
         self.vstart = self.vdata + lo       # virtual address of the span's first byte
         self.data_off = -lo                 # where element 0 lies in the span
         self.desc = desc
-        if self.nbytes > 0:
-            cbuf = (ctypes.c_uint8 * self.nbytes).from_address(self.real_start)
-            self.buf = np.ctypeslib.as_array(cbuf)
-        else:
-            self.buf = np.zeros(0, np.uint8)
-        self._views: dict[np.dtype, np.ndarray] = {}
+        self.buf, self._views = _bytes_at(self.real_start, self.nbytes)
 
     def view(self, dt: np.dtype) -> np.ndarray:
         v = self._views.get(dt)
