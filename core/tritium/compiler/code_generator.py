@@ -8,23 +8,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
-import math as pymath
 import types
 from typing import Any, Callable, Optional, Sequence
 
 from .. import knobs
 from ..language import core as tl
 from ..language.core import CompileTimeError, constexpr, tensor, tuple_value
+from .call_visitor import _STATIC_BUILTINS, CallMixin, _is_jit, _wrap_python
 from .control_flow import ControlFlowMixin
 from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLanguageConstruct
-
-#: Python builtins a kernel may call; on compile-time values they run as Python
-_STATIC_BUILTINS = {
-    "len", "int", "float", "bool", "str", "isinstance", "getattr", "hasattr", "abs", "round", "zip", "enumerate",
-    "list", "tuple", "type", "repr", "divmod", "all", "any", "sorted", "reversed", "dict", "set", "slice",
-    "ValueError", "TypeError", "RuntimeError", "AssertionError", "NotImplementedError", "sum",
-}
 
 _BINOPS = {
     ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__", ast.FloorDiv: "__floordiv__",
@@ -38,24 +30,11 @@ _REFLECT = {"__lt__": "__gt__", "__le__": "__ge__", "__gt__": "__lt__", "__ge__"
             "__ne__": "__ne__"}
 
 
-def _is_jit(fn: Any) -> bool:
-    from ..runtime.jit import JITFunction
-    return isinstance(fn, JITFunction)
-
-
-def _wrap_python(v: Any) -> Any:
-    if isinstance(v, (int, float, bool, str, type(None), tl.dtype)) and not isinstance(v, constexpr):
-        return constexpr(v)
-    if isinstance(v, builtins.tuple) and not isinstance(v, tuple_value):
-        return tuple_value([_wrap_python(x) for x in v])
-    return v
-
-
 class ReturnSignal(Exception):
     pass
 
 
-class CodeGenerator(ast.NodeVisitor, ControlFlowMixin):
+class CodeGenerator(ast.NodeVisitor, ControlFlowMixin, CallMixin):
     def __init__(self, fn: Any, semantic: Any, module: Any, function_cache: dict, *, arg_values: Sequence[Any],
                  func_name: str, is_kernel: bool, call_stack: tuple = (), options: Any = None) -> None:
         self.fn = fn
@@ -455,90 +434,6 @@ class CodeGenerator(ast.NodeVisitor, ControlFlowMixin):
         return self.if_expression(node, cond)
 
     # -- calls -----------------------------------------------------------------------------------
-    def visit_keyword(self, node: ast.keyword) -> tuple[Optional[str], Any]:
-        return node.arg, self.visit(node.value)
-
-    def visit_Call(self, node: ast.Call) -> Any:
-        fn = self.visit(node.func)
-        args: list[Any] = []
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                v = self.visit(a.value)
-                args += list(v.values if isinstance(v, tuple_value) else tl._unwrap(v))
-            else:
-                args.append(self.visit(a))
-        kwargs: dict[str, Any] = {}
-        for kw in node.keywords:
-            name, val = self.visit_keyword(kw)
-            if name is None:
-                kwargs.update({k: _wrap_python(v) for k, v in tl._unwrap(val).items()})
-            else:
-                kwargs[name] = val
-        return self.call(fn, args, kwargs, node)
-
-    def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
-        fn = tl._unwrap(fn)
-        if _is_jit(fn):
-            return self.call_jit_function(fn, args, kwargs, node)
-        func = getattr(fn, "__func__", fn)
-        if tl.is_builtin(func):
-            extra = {"_semantic": self.semantic}
-            if getattr(func, "__wants_generator__", False):
-                extra["_generator"] = self
-            return _wrap_python(fn(*args, **kwargs, **extra))
-        if isinstance(fn, tl.dtype):
-            if len(args) != 1:
-                raise self.error(node, f"{fn}(x) takes one value to convert")
-            return self.semantic.cast(self.semantic.to_tensor(args[0]), fn)
-        if fn is builtins.print:
-            prefix = ""
-            vals = list(args)
-            if vals and isinstance(vals[0], constexpr) and isinstance(vals[0].value, str):
-                prefix = vals.pop(0).value
-            return self.semantic.device_print(prefix, [self.semantic.to_tensor(v) for v in vals], False)
-        if fn in (builtins.min, builtins.max):
-            return self._minmax(fn, args, node)
-        if fn is builtins.range:
-            raise self.error(node, "range() can only be used as the iterable of a for loop")
-        from ..language.elementwise import condition, slice as tl_slice
-        if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range, constexpr, tuple_value, condition,
-                                                    tl_slice)):
-            return fn(*args, **kwargs)
-        if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor \
-                or getattr(fn, "__module__", "") == "math" or fn in _static_builtin_objects():
-            ua = [tl._unwrap(a) for a in args]
-            if any(isinstance(a, tensor) for a in ua):
-                raise self.error(node, f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
-                                       "run-time tensors")
-            return _wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
-        if isinstance(fn, types.BuiltinMethodType) or (inspect.ismethod(fn) and
-                                                       isinstance(fn.__self__, (tuple_value, constexpr))):
-            return _wrap_python(fn(*[tl._unwrap(a) for a in args], **kwargs))
-        name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
-        if callable(fn):
-            raise self.error(node, f"cannot call the Python function `{name}` from a kernel; decorate it with "
-                                   "@triton.jit to make it a device function, or with @triton.constexpr_function "
-                                   "if it only computes compile-time values")
-        raise self.error(node, f"{name!r} is not callable")
-
-    def _minmax(self, fn: Any, args: list[Any], node: ast.AST) -> Any:
-        if len(args) == 1:
-            args = list(tl._unwrap(args[0]))
-        if not any(isinstance(a, tensor) for a in args):
-            return _wrap_python(fn(*[tl._unwrap(a) for a in args]))
-        acc = args[0]
-        for a in args[1:]:
-            acc = self.semantic.minimum(acc, a) if fn is builtins.min else self.semantic.maximum(acc, a)
-        return acc
-
-    def call_jit_function(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any = None,
-                          inline: bool = False) -> Any:
-        """Call a @jit device function: build (or reuse) a specialized ``func.func`` and call it; with
-        ``inline``, generate its body in place (inside the regions of tile ops)."""
-        from .calls import call_jit_function
-        return call_jit_function(self, fn, args, kwargs, node if node is not None else self._last_node, inline)
-
-
 def _py_num(a: Any, b: Any) -> bool:
     return isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool))
 
@@ -548,10 +443,3 @@ def _py_binop(method: str, a: Any, b: Any) -> Any:
     if r is NotImplemented:
         r = getattr(b, _REFLECT.get(method, "__r" + method[2:]))(a)
     return r
-
-
-_STATIC_BUILTIN_OBJECTS = frozenset(getattr(builtins, n) for n in _STATIC_BUILTINS)
-
-
-def _static_builtin_objects() -> frozenset:
-    return _STATIC_BUILTIN_OBJECTS

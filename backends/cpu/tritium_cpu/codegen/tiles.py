@@ -8,9 +8,17 @@ like ``z = x + y`` becomes one loop that LLVM vectorizes.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from .irtext import SIZES, Function, const
+
+
+class Scalar:
+    """A scalar SSA value of the kernel (``value`` is its LLVM name or a constant)."""
+    __slots__ = ("value", "ty")
+
+    def __init__(self, value: str, ty: str) -> None:
+        self.value, self.ty = value, ty
 
 
 class Node:

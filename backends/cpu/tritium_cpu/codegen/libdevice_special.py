@@ -1,0 +1,174 @@
+"""libdevice functions the C library lacks or gets wrong for floats, computed in float64 for
+:mod:`.mathlib_extra`: reciprocal roots and norms, ``sinpi``/``cospi`` (exact reduction), ``normcdf``,
+``erfinv``/``erfcinv``/``normcdfinv`` (Newton steps on libm's ``erf``/``erfc`` from a rational guess),
+``erfcx`` (an asymptotic series where the direct product underflows), ``cyl_bessel_i0``/``i1`` (power series,
+asymptotic expansion beyond 30)."""
+from __future__ import annotations
+
+from .mathlib_extra import _FUNCS, _c, _def, _fconst, _fix_int_param, _via_double
+
+_SQRT1_2 = 0.7071067811865476
+_SQRT2 = 1.4142135623730951
+_TWO_OVER_SQRTPI = 1.1283791670955126
+_PI = 3.141592653589793
+
+
+def define() -> None:
+    d = lambda v: _fconst("double", v)  # noqa: E731
+    erf = _c("erf", "double", "double")
+    erfc = _c("erfc", "double", "double")
+    exp = _c("exp", "double", "double")
+    log = _c("log", "double", "double")
+    sin = _c("sin", "double", "double")
+    cos = _c("cos", "double", "double")
+    cbrt = _c("cbrt", "double", "double")
+    hypot = _c("hypot", "double", "double", "double")
+    for s in ("f32", "f64"):
+        _via_double(f"tritium_ld_rcbrt_{s}", s, 1, [f"%c = call double {cbrt}(double %a0)", "%r = fdiv double 1.0, %c"],
+                    c_syms=("cbrt", ))
+        _via_double(f"tritium_ld_rhypot_{s}_{s}", s, 2, [f"%h = call double {hypot}(double %a0, double %a1)",
+                                                         "%r = fdiv double 1.0, %h"], c_syms=("hypot", ))
+        for n, name in ((3, "norm3d"), (4, "norm4d")):
+            sq = [f"%q{i} = fmul double %a{i}, %a{i}" for i in range(n)]
+            acc = ["%s1 = fadd double %q0, %q1"] + [f"%s{i} = fadd double %s{i - 1}, %q{i}" for i in range(2, n)]
+            last = f"%s{n - 1}"
+            _via_double(f"tritium_ld_{name}_{'_'.join([s] * n)}", s, n, sq + acc + [
+                f"%r = call double @llvm.sqrt.f64(double {last})"])
+            _via_double(f"tritium_ld_r{name}_{'_'.join([s] * n)}", s, n, sq + acc + [
+                f"%rt = call double @llvm.sqrt.f64(double {last})", "%r = fdiv double 1.0, %rt"])
+        # sinpi/cospi: x = n + r with n an integer and |r| <= 1/2 exactly
+        for name, fn_ in (("sinpi", sin), ("cospi", cos)):
+            body = ["%n = call double @llvm.roundeven.f64(double %a0)", "%rr = fsub double %a0, %n",
+                    f"%pr = fmul double %rr, {d(_PI)}", f"%t = call double {fn_}(double %pr)",
+                    "%h = fmul double %n, 0.5", "%hf = call double @llvm.floor.f64(double %h)",
+                    "%odd = fcmp one double %h, %hf", "%nt = fneg double %t",
+                    "%r0 = select i1 %odd, double %nt, double %t"]
+            if name == "cospi":
+                body += ["%ar = call double @llvm.fabs.f64(double %rr)", "%half = fcmp oeq double %ar, 0.5",
+                         "%r = select i1 %half, double 0.0, double %r0"]
+            else:
+                body += ["%r = bitcast double %r0 to double"]
+            _via_double(f"tritium_ld_{name}_{s}", s, 1, body, c_syms=("sin" if name == "sinpi" else "cos", ))
+        _via_double(f"tritium_ld_normcdf_{s}", s, 1, [
+            f"%m = fmul double %a0, {d(-_SQRT1_2)}", f"%e = call double {erfc}(double %m)", "%r = fmul double %e, 0.5"],
+            c_syms=("erfc", ))
+        _via_double(f"tritium_ld_erfinv_{s}", s, 1, ["%r = call double @tritium_erfinv64(double %a0)"],
+                    calls=("tritium_erfinv64", ))
+        _via_double(f"tritium_ld_erfcinv_{s}", s, 1, ["%r = call double @tritium_erfcinv64(double %a0)"],
+                    calls=("tritium_erfcinv64", ))
+        _via_double(f"tritium_ld_normcdfinv_{s}", s, 1, [
+            "%y = fmul double %a0, 2.0", "%e = call double @tritium_erfcinv64(double %y)",
+            f"%r = fmul double %e, {d(-_SQRT2)}"], calls=("tritium_erfcinv64", ))
+        _via_double(f"tritium_ld_erfcx_{s}", s, 1, ["%r = call double @tritium_erfcx64(double %a0)"],
+                    calls=("tritium_erfcx64", ))
+        for k in (0, 1):
+            _via_double(f"tritium_ld_cyl_bessel_i{k}_{s}", s, 1, [f"%r = call double @tritium_bessel_i{k}(double %a0)"],
+                        calls=(f"tritium_bessel_i{k}", ))
+    for name in list(_FUNCS):
+        if name.startswith(("tritium_ld_ldexp", "tritium_ld_scalbn", "tritium_ld_jn", "tritium_ld_yn")) and \
+                name.endswith(("f32_i32", "i32_f32")):
+            _fix_int_param(name)
+    for name in ("tritium_ld_jn_i32_f64", "tritium_ld_yn_i32_f64"):
+        _fix_int_param(name)
+
+    # erfinv: a rational first guess, then Newton steps on erf (quadratic convergence; three are plenty)
+    newton = []
+    prev = "%x0"
+    for i in range(3):
+        newton += [f"%e{i} = call double {erf}(double {prev})", f"%f{i} = fsub double %e{i}, %y",
+                   f"%sq{i} = fmul double {prev}, {prev}", f"%nsq{i} = fneg double %sq{i}",
+                   f"%ex{i} = call double {exp}(double %nsq{i})", f"%dv{i} = fmul double %ex{i}, {d(_TWO_OVER_SQRTPI)}",
+                   f"%st{i} = fdiv double %f{i}, %dv{i}", f"%x{i + 1} = fsub double {prev}, %st{i}"]
+        prev = f"%x{i + 1}"
+    _def("tritium_erfinv64", "double", [("double", "%y")], [
+        # Giles' approximation: w = -log((1 - y)(1 + y)); a polynomial in w (or sqrt(w)) times y
+        "%omy = fsub double 1.0, %y", "%opy = fadd double 1.0, %y", "%pr = fmul double %omy, %opy",
+        f"%lw = call double {log}(double %pr)", "%w = fneg double %lw", "%small = fcmp olt double %w, 5.0",
+        "%ws = fsub double %w, 2.5", "%wb0 = call double @llvm.sqrt.f64(double %w)", "%wb = fsub double %wb0, 3.0",
+        "%ww = select i1 %small, double %ws, double %wb",
+        f"%p0 = select i1 %small, double {d(2.81022636e-08)}, double {d(-0.000200214257)}",
+        f"%c1 = select i1 %small, double {d(3.43273939e-07)}, double {d(0.000100950558)}",
+        "%m1 = fmul double %p0, %ww", "%p1 = fadd double %m1, %c1",
+        f"%c2 = select i1 %small, double {d(-3.5233877e-06)}, double {d(0.00134934322)}",
+        "%m2 = fmul double %p1, %ww", "%p2 = fadd double %m2, %c2",
+        f"%c3 = select i1 %small, double {d(-4.39150654e-06)}, double {d(-0.00367342844)}",
+        "%m3 = fmul double %p2, %ww", "%p3 = fadd double %m3, %c3",
+        f"%c4 = select i1 %small, double {d(0.00021858087)}, double {d(0.00573950773)}",
+        "%m4 = fmul double %p3, %ww", "%p4 = fadd double %m4, %c4",
+        f"%c5 = select i1 %small, double {d(-0.00125372503)}, double {d(-0.0076224613)}",
+        "%m5 = fmul double %p4, %ww", "%p5 = fadd double %m5, %c5",
+        f"%c6 = select i1 %small, double {d(-0.00417768164)}, double {d(0.00943887047)}",
+        "%m6 = fmul double %p5, %ww", "%p6 = fadd double %m6, %c6",
+        f"%c7 = select i1 %small, double {d(0.246640727)}, double {d(1.00167406)}",
+        "%m7 = fmul double %p6, %ww", "%p7 = fadd double %m7, %c7",
+        f"%c8 = select i1 %small, double {d(1.50140941)}, double {d(2.83297682)}",
+        "%m8 = fmul double %p7, %ww", "%p8 = fadd double %m8, %c8",
+        "%x0 = fmul double %p8, %y"] + newton + [
+        "%ay = call double @llvm.fabs.f64(double %y)", "%one = fcmp oeq double %ay, 1.0",
+        f"%inf = call double @llvm.copysign.f64(double {d(float('inf'))}, double %y)",
+        "%out = fcmp ogt double %ay, 1.0", "%zero = fcmp oeq double %y, 0.0",
+        f"%r1 = select i1 %one, double %inf, double {prev}", f"%r2 = select i1 %out, double {d(float('nan'))}, double %r1",
+        "%r = select i1 %zero, double %y, double %r2", "ret double %r"], c_syms=("erf", "exp", "log"))
+
+    # erfcinv: Newton on erfc from a guess that is good in the tails (erfc(x) ~ exp(-x^2) / (x sqrt(pi)))
+    steps = []
+    prev = "%g"
+    for i in range(6):
+        steps += [f"%e{i} = call double {erfc}(double {prev})", f"%f{i} = fsub double %e{i}, %yy",
+                  f"%sq{i} = fmul double {prev}, {prev}", f"%nsq{i} = fneg double %sq{i}",
+                  f"%ex{i} = call double {exp}(double %nsq{i})", f"%dv{i} = fmul double %ex{i}, {d(-_TWO_OVER_SQRTPI)}",
+                  f"%st{i} = fdiv double %f{i}, %dv{i}", f"%x{i + 1} = fsub double {prev}, %st{i}"]
+        prev = f"%x{i + 1}"
+    _def("tritium_erfcinv64", "double", [("double", "%y")], [
+        # by symmetry erfcinv(y) = -erfcinv(2 - y): work with yy <= 1, where the root is >= 0
+        "%upper = fcmp ogt double %y, 1.0", "%refl = fsub double 2.0, %y",
+        "%yy = select i1 %upper, double %refl, double %y",
+        "%mid = fsub double 1.0, %yy", "%g1 = call double @tritium_erfinv64(double %mid)",
+        f"%ly = call double {log}(double %yy)", "%nly = fneg double %ly", "%tail0 = call double @llvm.sqrt.f64(double %nly)",
+        "%tiny = fcmp olt double %yy, 0.0625", "%g = select i1 %tiny, double %tail0, double %g1"] + steps + [
+        "%neg = fneg double " + prev, f"%res = select i1 %upper, double %neg, double {prev}",
+        "%z = fcmp oeq double %y, 0.0", "%two = fcmp oeq double %y, 2.0",
+        "%bad = fcmp ult double %y, 0.0", "%bad2 = fcmp ogt double %y, 2.0", "%nan = or i1 %bad, %bad2",
+        f"%r1 = select i1 %z, double {d(float('inf'))}, double %res",
+        f"%r2 = select i1 %two, double {d(float('-inf'))}, double %r1",
+        f"%r = select i1 %nan, double {d(float('nan'))}, double %r2", "ret double %r"],
+        calls=("tritium_erfinv64", ), c_syms=("erfc", "exp", "log"))
+
+    # erfcx(x) = exp(x^2) erfc(x); for x >= 26 the product underflows, use the asymptotic series
+    _def("tritium_erfcx64", "double", [("double", "%x")], [
+        "%sq = fmul double %x, %x", f"%ex = call double {exp}(double %sq)", f"%ec = call double {erfc}(double %x)",
+        "%direct = fmul double %ex, %ec",
+        "%i2 = fdiv double 1.0, %sq", "%h = fmul double %i2, 0.5",
+        # 1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + 105/(16x^8)
+        "%t1 = fmul double %h, 105.0", "%u1 = fsub double 15.0, %t1", "%t2 = fmul double %h, %u1",
+        "%u2 = fsub double 3.0, %t2", "%t3 = fmul double %h, %u2", "%u3 = fsub double 1.0, %t3",
+        "%t4 = fmul double %h, %u3", "%u4 = fsub double 1.0, %t4",
+        f"%den = fmul double %x, {d(_PI ** 0.5)}", "%asym = fdiv double %u4, %den",
+        "%big = fcmp ogt double %x, 26.0", "%r = select i1 %big, double %asym, double %direct", "ret double %r"],
+        c_syms=("exp", "erfc"))
+
+    # modified Bessel functions of the first kind, orders 0 and 1
+    for k in (0, 1):
+        series = ["%ax = call double @llvm.fabs.f64(double %x)", "%hx = fmul double %ax, 0.5",
+                  "%q = fmul double %hx, %hx"]
+        term0 = "1.0" if k == 0 else "%hx"
+        series += [f"%term0 = fadd double {term0}, 0.0", "%sum0 = fadd double %term0, 0.0"]
+        for j in range(1, 72):
+            series += [f"%tm{j} = fmul double %term{j - 1}, %q",
+                       f"%term{j} = fdiv double %tm{j}, {d(float(j * (j + k)))}",
+                       f"%sum{j} = fadd double %sum{j - 1}, %term{j}"]
+        mu = 4.0 * k * k
+        asym = ["%ix = fdiv double 1.0, %ax", "%a0 = fadd double 1.0, 0.0", "%as0 = fadd double 1.0, 0.0"]
+        for j in range(1, 16):
+            coef = -(mu - (2 * j - 1) ** 2) / (j * 8.0)
+            asym += [f"%am{j} = fmul double %a{j - 1}, %ix", f"%a{j} = fmul double %am{j}, {d(coef)}",
+                     f"%as{j} = fadd double %as{j - 1}, %a{j}"]
+        asym += [f"%ee = call double {exp}(double %ax)", f"%pf = fmul double %ax, {d(2 * _PI)}",
+                 "%sp = call double @llvm.sqrt.f64(double %pf)", "%pre = fdiv double %ee, %sp",
+                 "%big = fmul double %pre, %as15"]
+        tail = ["%large = fcmp ogt double %ax, 30.0", "%mag = select i1 %large, double %big, double %sum71"]
+        tail += (["ret double %mag"] if k == 0 else
+                 ["%r = call double @llvm.copysign.f64(double %mag, double %x)", "ret double %r"])
+        _def(f"tritium_bessel_i{k}", "double", [("double", "%x")], series + asym + tail, c_syms=("exp", ))
+
+
