@@ -5,7 +5,8 @@ Interpreter speed: tritium's interpreter against Triton's, side by side
 Runs the same four kernels (vector add, softmax, matmul, layer norm; small sizes, as one uses an
 interpreter) in interpreter mode under tritium (this process) and under Triton 3.6 (a second process,
 ``/work/tvenv/bin/python`` or ``--triton-python``, since Triton lives in its own environment), checks each
-result against torch, and prints the median time of each and the ratio.
+result against torch, and prints the median time of each and the ratio; and, for comparison, tritium's
+interpreter running one program at a time (``TRITIUM_INTERPRET_BATCH=0``).
 
 The loop bounds K (matmul) and N (layer norm) are tl.constexpr: Triton 3.6's interpreter cannot iterate
 ``range()`` over a run-time scalar with numpy 2.4 ("only 0-dimensional arrays can be converted to Python
@@ -153,15 +154,19 @@ def main():
     if os.path.dirname(torch.__file__):
         torch_site = os.path.dirname(os.path.dirname(torch.__file__))
     ours = measure(repeat)
+    from tritium import knobs
+    with knobs.interpreter.scope():
+        knobs.interpreter.batch = False   # one program at a time: what batching the grid buys
+        single = measure(max(1, repeat // 2))
     proc = subprocess.run([py, __file__, "--as-triton", torch_site, "--repeat", str(repeat)], capture_output=True,
                           text=True, env=dict(os.environ, TRITON_INTERPRET="1"))
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
         raise SystemExit(f"Triton's interpreter failed ({py})")
     theirs = json.loads(proc.stdout.strip().splitlines()[-1])
-    print(f"{'kernel':52} {'tritium ms':>11} {'Triton ms':>11} {'speedup':>8}")
+    print(f"{'kernel':52} {'tritium ms':>11} {'Triton ms':>11} {'speedup':>8}   {'tritium, unbatched ms':>22}")
     for name, t in ours.items():
-        print(f"{name:52} {t:11.2f} {theirs[name]:11.2f} {theirs[name] / t:7.1f}x")
+        print(f"{name:52} {t:11.2f} {theirs[name]:11.2f} {theirs[name] / t:7.1f}x   {single[name]:22.2f}")
 
 
 if __name__ == "__main__":
