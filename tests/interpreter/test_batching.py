@@ -65,7 +65,7 @@ def _divergent(x_ptr, o_ptr, BLOCK: tl.constexpr):
     elif pid % 3 == 1:
         x = -x
     acc = tl.zeros((BLOCK, ), tl.float32)
-    for i in range(pid):                      # a trip count per program
+    for _ in range(pid):                      # a trip count per program
         acc += x
     tl.store(o_ptr + offs, acc + x)
 

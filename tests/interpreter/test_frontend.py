@@ -138,7 +138,7 @@ def test_map_elementwise_with_branches(interpret):
 def _carried(x_ptr, out_ptr, n):
     total = 0                      # becomes an int32 tensor in the run-time loop, as when compiled
     small = tl.load(x_ptr)         # an int8
-    for i in range(n):
+    for _ in range(n):
         total += small             # int32 + int8 stays int32: 100 * 3 does not wrap at 8 bits
     tl.store(out_ptr, total.to(tl.int64))
     flag = 0
