@@ -161,3 +161,19 @@ def test_two_dimensional_grids(interpret):
     _two_d[(4, 3)](out, BM=8, BN=16)
     r, c = np.meshgrid(np.arange(32), np.arange(48), indexing="ij")
     np.testing.assert_array_equal(out, r * 1000 + c)
+
+
+@triton.jit
+def _aliased(a_ptr, b_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(b_ptr + offs, tl.load(a_ptr + offs) + 1)
+    tl.store(a_ptr + offs, tl.load(b_ptr + offs) * 10)
+    if pid % 2 == 0:                     # the programs part ways after writing through both arguments
+        tl.store(a_ptr + offs, tl.load(a_ptr + offs) + 5)
+
+
+def test_undoing_writes_through_arguments_that_share_memory(interpret):
+    x = np.arange(8, dtype=np.float32)
+    _aliased[(4, )](x, x, BLOCK=2)       # in place: both pointers address x
+    np.testing.assert_array_equal(x, (np.arange(8) + 1) * 10 + np.where((np.arange(8) // 2) % 2 == 0, 5, 0))

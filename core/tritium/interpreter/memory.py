@@ -95,8 +95,9 @@ class Memory:
     def __init__(self, check: bool = True) -> None:
         self.regions: list[Optional[Region]] = [None]
         self.check = check
-        self.log: Optional[list[tuple[Any, np.ndarray, np.ndarray]]] = None
-        self.snapshots: dict[int, np.ndarray] = {}
+        # what a batch overwrote, oldest first: (array, indices or slice(None) for a whole region, old values)
+        self.log: Optional[list[tuple[Any, Any, np.ndarray]]] = None
+        self.snapshotted: set[int] = set()
 
     def add(self, name: str, obj: Any, data_ptr: int, lo: int, hi: int, desc: str) -> Region:
         r = Region(len(self.regions), name, obj, data_ptr, lo, hi, desc)
@@ -106,29 +107,30 @@ class Memory:
     # -- undo log ----------------------------------------------------------------------------------
     def begin(self) -> None:
         self.log = []
-        self.snapshots = {}
+        self.snapshotted = set()
 
     def commit(self) -> None:
         self.log = None
-        self.snapshots = {}
+        self.snapshotted = set()
 
     def rollback(self) -> None:
+        # newest first, so that arguments sharing memory come back right whatever order they were written in
         log, self.log = self.log or [], None
         for arr, idx, old in reversed(log):
             arr[idx] = old
-        for k, saved in self.snapshots.items():
-            self.regions[k].buf[:] = saved  # type: ignore[union-attr]
-        self.snapshots = {}
+        self.snapshotted = set()
 
     def _remember(self, arr: Any, idx: np.ndarray, region: Optional[Region]) -> None:
-        """Before a write in a batch: keep what it overwrites."""
+        """Before a write in a batch: keep what it overwrites (small regions whole, once per batch)."""
+        log = self.log
         if region is not None and not isinstance(arr, _RawBytes):
-            if region.index in self.snapshots:
+            if region.index in self.snapshotted:
                 return
             if region.nbytes <= SNAPSHOT_BYTES or region.nbytes <= 8 * idx.size * arr.itemsize:
-                self.snapshots[region.index] = region.buf.copy()
+                self.snapshotted.add(region.index)
+                log.append((region.buf, slice(None), region.buf.copy()))  # type: ignore[union-attr]
                 return
-        self.log.append((arr, idx, arr[idx]))  # type: ignore[union-attr]
+        log.append((arr, idx, arr[idx]))  # type: ignore[union-attr]
 
     def _fast(self, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region], dt: np.dtype,
               compress: bool) -> Optional[tuple[np.ndarray, np.ndarray]]:
