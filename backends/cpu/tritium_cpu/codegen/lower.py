@@ -20,7 +20,7 @@ from .regions import RegionMixin
 from .scalar import MathLibrary, ScalarEmitter, expensive, is_elementwise
 from .shapes import ShapeOpsMixin
 from .tiles import (Buf, Elem, Evaluator, Node, Range, Remap, Scalar, Select2, Splat, Tile, load_masks, loop_nest,
-                    numel, with_mask_fast_path)
+                    numel, select_conditions, with_mask_fast_path)
 
 _type_cache: dict[str, tuple[Optional[tuple[int, ...]], str, str]] = {}
 
@@ -133,7 +133,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
                 fn.emit(f"store {node.ty} {v}, ptr {p}, align {_align(node.ty)}")
             loop_nest(fn, node.shape, body)
 
-        with_mask_fast_path(fn, node.shape, load_masks(node), emit_loop)
+        with_mask_fast_path(fn, node.shape, load_masks(node), emit_loop, select_conditions(node))
 
     def flush_pending(self, consumed: tuple = ()) -> None:
         """Before a side effect: compute now every pending load that is still needed afterwards."""

@@ -7,7 +7,7 @@ from typing import Any, Optional
 from tritium._mlir import ir
 
 from .irtext import SIZES, const
-from .tiles import Buf, Evaluator, Load, Node, Tile, load_masks, loop_nest, with_mask_fast_path
+from .tiles import Buf, Evaluator, Load, Node, Tile, load_masks, loop_nest, select_conditions, with_mask_fast_path
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic", "": "seq_cst"}
 _RMW = {"add": "add", "fadd": "fadd", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg", "max": "max",
@@ -101,7 +101,7 @@ class MemoryMixin:
             loop_nest(fn, shape, body)
 
         masks = load_masks(vn) + load_masks(pn) + ([mn] if mn is not None else [])
-        with_mask_fast_path(fn, shape, masks, emit_loop)
+        with_mask_fast_path(fn, shape, masks, emit_loop, select_conditions(vn))
         self._drop_consumed((ptr, val, mask))
 
     def _drop_consumed(self, items: tuple) -> None:

@@ -89,6 +89,8 @@ class Elem(Node):
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
         if ev.masks_true and self.name in _REM:
             return ev.value(self.args[0], idx)    # the fast path checked that x % n == x everywhere
+        if ev.masks_true and self.name == "arith.select" and id(self) in getattr(ev.masks_true, "selects", ()):
+            return ev.value(self.args[1], idx)    # ... and that this condition is true everywhere
         return self.emit(ev, [ev.value(a, idx) for a in self.args])
 
     def children(self) -> list[Node]:
@@ -380,17 +382,57 @@ def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
     return fn.inst(f"and i1 {cur}, {known}")
 
 
-def with_mask_fast_path(fn: Function, shape: tuple[int, ...], masks: list[Node], emit_loop) -> None:
+class FastFacts:
+    """What the fast copy of a loop may assume (truthy): every load mask is true, every ``x % n`` is ``x``,
+    and the conditions of the selects in ``selects`` (ids of their nodes) are true everywhere."""
+
+    def __init__(self, selects: frozenset = frozenset()) -> None:
+        self.selects = selects
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def select_conditions(node: Node) -> list[Node]:
+    """The ``tl.where`` nodes of an expression whose conditions vary (candidates for the fast path)."""
+    out: list[Node] = []
+    seen: set[int] = set()
+
+    def visit(n: Node) -> None:
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        if isinstance(n, Elem) and n.name == "arith.select" and not isinstance(n.args[0], Splat):
+            out.append(n)
+        for c in n.children():
+            visit(c)
+
+    visit(node)
+    return out
+
+
+def with_mask_fast_path(fn: Function, shape: tuple[int, ...], masks: list[Node], emit_loop,
+                        selects: list[Node] = ()) -> None:
     """Emit ``emit_loop(masks_true)`` twice: a copy without mask checks for the common case where every
-    mask is true (masked vector memory ops are slow on x86), and the general copy."""
-    if not masks:
+    mask is true (masked vector memory ops are slow on x86), and the general copy. ``selects``: ``tl.where``
+    nodes whose conditions the fast copy may take as true, where the index bounds decide them."""
+    from .bounds import all_true as from_bounds
+    proven, conds = [], []
+    for sel in selects:
+        c = from_bounds(fn, sel.args[0])
+        if c is not None:
+            proven.append(id(sel))
+            conds.append(c)
+    if not masks and not proven:
         emit_loop(False)
         return
-    ok = all_true(fn, shape, masks)
+    ok = all_true(fn, shape, masks) if masks else "true"
+    for c in conds:
+        ok = c if ok == "true" else fn.inst(f"and i1 {ok}, {c}")
     fast, slow, done = fn.label("fast"), fn.label("masked"), fn.label("done")
     fn.cond_br(ok, fast, slow)
     fn.start_block(fast)
-    emit_loop(True)
+    emit_loop(FastFacts(frozenset(proven)))
     fn.br(done)
     fn.start_block(slow)
     emit_loop(False)
