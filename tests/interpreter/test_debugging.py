@@ -66,6 +66,42 @@ def test_breakpoint_stops_in_the_kernel_with_numpy_values(tmp_path):
     assert "RESULT [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in out
 
 
+_DEVICE_FN_SCRIPT = textwrap.dedent('''
+    import numpy as np
+    import tritium as triton
+    import tritium.language as tl
+
+    @triton.jit
+    def helper(y):
+        breakpoint()
+        return y + 1
+
+    @triton.jit
+    def kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, helper(tl.load(x_ptr + offs)))
+
+    kernel.interpret = True
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    kernel[(2, )](x, out, BLOCK=4)
+    print("RESULT", out.tolist())
+''')
+
+
+def test_a_breakpoint_in_a_device_function_shows_one_program(tmp_path):
+    script = tmp_path / "device_fn_breakpoint.py"
+    script.write_text(_DEVICE_FN_SCRIPT)
+    env = dict(os.environ, PYTHONBREAKPOINT="pdb.set_trace")
+    proc = subprocess.run([sys.executable, str(script)], input="p y.handle.value\nc\np y.handle.value\nc\n",
+                          capture_output=True, text=True, env=env, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr + out
+    assert out.count(f"> {script}(9)helper()") == 2, out
+    assert "array([0., 1., 2., 3.], dtype=float32)" in out and "array([4., 5., 6., 7.], dtype=float32)" in out
+    assert "RESULT [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]" in out
+
+
 @triton.jit
 def _prints(x_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)

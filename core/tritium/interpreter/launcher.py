@@ -122,9 +122,15 @@ class Launch:
                 if name in fn.constexpr_names and isinstance(v, tl.tensor):
                     raise CompileTimeError(f"argument `{name}` of `{fn.__name__}` is a tl.constexpr, but the value "
                                            "passed is only known at run time")
+        callee = kernel_state(fn)
+        if callee.debugger and self.progs.size > 1:
+            # a device function with a breakpoint: from now on this kernel runs one program at a time, so that the
+            # debugger shows one program's values (splitting the batch into single programs reruns it so)
+            self.state.debugger = True
+            raise Divergence(np.arange(self.progs.size))
         self.stack.append(fn)
         try:
-            return returned(kernel_state(fn).pyfn(*args, **kwargs))
+            return returned(callee.pyfn(*args, **kwargs))
         finally:
             self.stack.pop()
 
