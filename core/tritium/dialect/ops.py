@@ -76,7 +76,10 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
     _op("mulhiui", ("x", "y"), doc="high half of the integer product"),
     _op("clampf", ("x", "min", "max"), attrs={"propagate_nan": "i32: 0 none, 0xffff all"}),
     _op("extern_elementwise", ("srcs*4", ), attrs={"libname": "str", "libpath": "str", "symbol": "str",
-                                                   "pure": "bool"}),
+                                                   "pure": "bool"},
+        doc="an elementwise library function; for libname \"libdevice\" (tl.extra.libdevice) symbol is "
+            "<function>_<argument types>, e.g. mulhi_u32_u32 or float2int_rd_f32 (types i32 u32 i64 u64 f32 f64), "
+            "and every backend provides the whole set; other libnames are backend-specific"),
     # matrix and reductions
     _op("dot", ("a", "b", "c"), attrs={"input_precision": "ieee|tf32|tf32x3|bf16x3|bf16x6",
                                         "max_num_imprecise_acc": "i32"}),

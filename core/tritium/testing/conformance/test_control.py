@@ -234,3 +234,18 @@ def test_runtime_if(backend, v, n):
     a = v * 2 if v > 0 else v - 1
     c = a if n > 3 else -a
     assert out.tolist() == [a + c, 1 if v > 0 else 2, n]
+
+
+@triton.jit
+def _capability(o_ptr):
+    if tl.target_info.has_capability("fp64"):
+        tl.store(o_ptr, 1)
+    else:
+        tl.store(o_ptr, 2)
+
+
+def test_target_info(backend):
+    out = np.zeros(1, np.int32)
+    _capability[(1, )](out)
+    assert out[0] == (1 if backend.has("fp64") else 2)
+    assert tl.target_info.current_target() is not None
