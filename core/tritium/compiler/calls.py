@@ -14,20 +14,35 @@ from ..language.core import constexpr, tensor, tuple_value
 
 def _flatten(v: Any, out: list[tensor]) -> Any:
     """Replace tensors inside ``v`` with placeholders (their index in ``out``)."""
+    from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
     if isinstance(v, tensor):
         out.append(v)
         return ("T", len(out) - 1, v.type)
     if isinstance(v, tuple_value):
         return ("tuple", [_flatten(x, out) for x in v.values], v.type)
+    if isinstance(v, tensor_descriptor_base):
+        # a descriptor travels as its IR value plus its shape and strides (scalars)
+        parts = [_flatten(tensor(v.handle, v.type), out)]
+        if isinstance(v, tensor_descriptor):
+            parts += [_flatten(v.shape, out), _flatten(v.strides, out)]
+        return ("D", parts, v.block_type)
     return ("C", v)
+
+
+def _build_descriptor(block: Any, parts: list[Any]) -> Any:
+    from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
+    handle = parts[0].handle
+    if len(parts) == 1:
+        return tensor_descriptor_base(handle, block)
+    return tensor_descriptor(handle, parts[1].values, parts[2].values, block)
 
 
 def _spec_key(spec: Any) -> Any:
     kind = spec[0]
     if kind == "T":
         return ("T", spec[2])
-    if kind == "tuple":
-        return ("tuple", tuple(_spec_key(s) for s in spec[1]))
+    if kind in ("tuple", "D"):
+        return (kind, tuple(_spec_key(s) for s in spec[1]))
     v = tl._unwrap(spec[1])
     try:
         hash(v)
@@ -42,6 +57,8 @@ def _rebuild(spec: Any, handles: Sequence[Any]) -> Any:
         return tensor(handles[spec[1]], spec[2])
     if kind == "tuple":
         return tuple_value([_rebuild(s, handles) for s in spec[1]], spec[2])
+    if kind == "D":
+        return _build_descriptor(spec[2], [_rebuild(s, handles) for s in spec[1]])
     v = spec[1]
     return v if isinstance(v, (constexpr, tuple_value)) else constexpr(v)
 
@@ -96,7 +113,9 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
                                       "passed is only known at run time")
             specs.append(("C", v if isinstance(v, constexpr) else constexpr(tl._unwrap(v))))
         else:
-            specs.append(_flatten(v if isinstance(v, (tensor, tuple_value, constexpr)) else constexpr(v), tensors))
+            from ..language.descriptor import tensor_descriptor_base
+            passthrough = (tensor, tuple_value, constexpr, tensor_descriptor_base)
+            specs.append(_flatten(v if isinstance(v, passthrough) else constexpr(v), tensors))
     key = (fn.cache_key, tuple(_spec_key(s) for s in specs))
     entry = gen.function_cache.get(key)
     if entry is None:
@@ -132,7 +151,7 @@ def _tensor_specs(spec: Any) -> list[Any]:
         return []
     if spec[0] == "T":
         return [spec]
-    if spec[0] == "tuple":
+    if spec[0] in ("tuple", "D"):
         out = []
         for s in spec[1]:
             out += _tensor_specs(s)
@@ -152,6 +171,8 @@ def _rebuild_return(spec: Any, handles: list[Any]) -> Any:
             return tensor(h, s[2])
         if s[0] == "tuple":
             return tuple_value([build(x) for x in s[1]])
+        if s[0] == "D":
+            return _build_descriptor(s[2], [build(x) for x in s[1]])
         return s[1]
     return build(spec)
 

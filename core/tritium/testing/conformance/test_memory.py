@@ -290,3 +290,35 @@ def test_gather(backend, rng, axis, dtype):
     out = np.zeros_like(want)
     _gather_kernel[(1, )](arg(x, dtype), idx, arg(out, dtype), M, N, K, axis)
     np.testing.assert_array_equal(out, want)
+
+
+@triton.jit
+def _load_through(d, off):
+    return d.load([off, 0])
+
+
+@triton.jit
+def _pointers_in_control_flow(x_ptr, o_ptr, M, N, flag, BM: tl.constexpr, BN: tl.constexpr):
+    d = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BM, BN])
+    v = _load_through(d, 0)                       # a descriptor passed to a device function
+    p = tl.make_block_ptr(x_ptr, (M, N), (N, 1), (0, 0), (BM, BN), (1, 0))
+    if flag > 0:                                  # a block pointer chosen at run time
+        p = tl.advance(p, (BM, 0))
+    w = tl.load(p, boundary_check=(0, 1))
+    i = 0
+    q = tl.make_block_ptr(o_ptr, (M, N), (N, 1), (0, 0), (BM, BN), (1, 0))
+    while i < 2:                                  # and carried by a while loop
+        tl.store(q, v + w + i, boundary_check=(0, 1))
+        q = tl.advance(q, (BM, 0))
+        i += 1
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_pointers_through_calls_and_control_flow(backend, flag):
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    out = np.zeros_like(x)
+    _pointers_in_control_flow[(1, )](x, out, 32, 16, flag, BM=8, BN=16)
+    w = x[8:16] if flag else x[:8]
+    np.testing.assert_array_equal(out[:8], x[:8] + w)
+    np.testing.assert_array_equal(out[8:16], x[:8] + w + 1)
+    np.testing.assert_array_equal(out[16:], 0)
