@@ -116,13 +116,48 @@ class ControlFlowMixin:
         ity = type_info(operands[0].type)[1]
         block = op.regions[0].blocks[0]
         args = list(block.arguments)
+        ops = block_ops(block)
         strided = self._strided_pointers(op, block, inits, layout)
         bases = {k: inits[k].node for k in strided}
         for k in strided:
             inits[k] = Scalar("0", "i64")
-        carried = self._carry_in(inits)
-        pre = fn.current
-        head, body_l, exit_ = fn.label("for"), fn.label("forbody"), fn.label("forexit")
+        peel = self._peelable(ops, inits, layout)
+        carried: list[Any] = []
+        for k, v in enumerate(inits):
+            if isinstance(v, Tile):
+                buf = Buf(self.buffer(v.shape, v.ty), v.shape, v.ty)
+                if k not in peel:
+                    self.store_node(v.node, buf)
+                carried.append(buf)
+            else:
+                carried.append(None)
+        # incoming edges of the loop header: (block, first iv, carried scalars)
+        entries: list[tuple[str, str, list[str]]] = []
+        init_scalars = [v.value if buf is None else "" for v, buf in zip(inits, carried)]
+        if peel:
+            # the first iteration reads the splat initial values directly: accumulators need no filling
+            has = fn.inst(f"icmp slt {ity} {lb.value}, {ub.value}")
+            first, skip = fn.label("peel"), fn.label("nopeel")
+            fn.cond_br(has, first, skip)
+            fn.start_block(first)
+            iv0 = Scalar(lb.value, ity)
+            vals = [Tile(inits[k].node) if k in peel else (Tile(Buf(b.ptr, b.shape, b.ty)) if b is not None
+                                                             else inits[k]) for k, b in enumerate(carried)]
+            yielded = self._iteration(ops, args, iv0, vals, layout, strided, bases,
+                                      [v.value if b is None else "" for v, b in zip(inits, carried)])
+            self._write_carried(yielded, carried)
+            entries.append((fn.current, fn.inst(f"add {ity} {lb.value}, {step.value}"),
+                            [y.value if b is None else "" for y, b in zip(yielded, carried)]))
+            head = fn.label("for")
+            fn.br(head)
+            fn.start_block(skip)
+            for k in peel:
+                self.store_node(inits[k].node, carried[k])
+            entries.append((fn.current, lb.value, init_scalars))
+        else:
+            entries.append((fn.current, lb.value, init_scalars))
+            head = fn.label("for")
+        body_l, exit_ = fn.label("forbody"), fn.label("forexit")
         fn.br(head)
         fn.start_block(head)
         iv = fn.tmp("iv")
@@ -130,8 +165,7 @@ class ControlFlowMixin:
         phis, slots = [], []
         for init, buf in zip(inits, carried):
             if buf is None:
-                p = fn.tmp("carry")
-                phis.append(Scalar(p, init.ty))
+                phis.append(Scalar(fn.tmp("carry"), init.ty))
                 slots.append(_phi_slot(fn))
             else:
                 phis.append(None)
@@ -139,27 +173,19 @@ class ControlFlowMixin:
         cond = fn.inst(f"icmp slt {ity} {iv}, {ub.value}")
         fn.cond_br(cond, body_l, exit_)
         fn.start_block(body_l)
-        self.values[args[0]] = Scalar(iv, ity)
-        self._bind_args(args[1:], carried, phis, layout)
-        for k in strided:
-            t = Tile(self._offset_tile(args[1 + k], bases[k], phis[k].value))
-            t.uses = _uses(args[1 + k])
-            self.values[args[1 + k]] = t
-        ops = block_ops(block)
-        self.lower_ops(ops[:-1])
-        yield_ops = list(ops[-1].operands)
-        yielded, _ = _flat([self.consume(v) for v in yield_ops])
-        for k in strided:
-            yielded[k] = self._next_offset(yield_ops[k], phis[k].value)
-        self.flush_pending()
+        vals = [Tile(Buf(b.ptr, b.shape, b.ty)) if b is not None else p for b, p in zip(carried, phis)]
+        yielded = self._iteration(ops, args, Scalar(iv, ity), vals, layout, strided, bases,
+                                  [p.value if p is not None else "" for p in phis])
         self._write_carried(yielded, carried)
         nxt = fn.inst(f"add {ity} {iv}, {step.value}")
         latch = fn.current
         fn.br(head)
-        _fill(fn, iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
-        for init, p, slot, y in zip(inits, phis, slots, yielded):
+        edges = ", ".join(f"[{v}, %{lbl}]" for lbl, v, _ in entries)
+        _fill(fn, iv_slot, f"{iv} = phi {ity} {edges}, [{nxt}, %{latch}]")
+        for k, (p, slot, y) in enumerate(zip(phis, slots, yielded)):
             if p is not None:
-                _fill(fn, slot, f"{p.value} = phi {p.ty} [{init.value}, %{pre}], [{y.value}, %{latch}]")
+                edges = ", ".join(f"[{sc[k]}, %{lbl}]" for lbl, _, sc in entries)
+                _fill(fn, slot, f"{p.value} = phi {p.ty} {edges}, [{y.value}, %{latch}]")
         fn.start_block(exit_)
         outs = [Tile(Buf(buf.ptr, buf.shape, buf.ty)) if buf is not None else p for p, buf in zip(phis, carried)]
         for k in strided:
@@ -169,6 +195,42 @@ class ControlFlowMixin:
                 self.set(res, v)
             else:
                 self.values[res] = v
+
+    def _iteration(self, ops: list[Any], args: list[Any], iv: Any, vals: list[Any], layout: list, strided: list[int],
+                   bases: dict, offsets: list[str]) -> list[Any]:
+        """Lower one copy of a loop body with its arguments bound to ``vals`` (flat); returns the flat yields."""
+        self.values[args[0]] = iv
+        for arg, v in zip(args[1:], _unflat(vals, layout)):
+            if isinstance(v, Tile):
+                v.uses = _uses(arg)
+            self.values[arg] = v
+        for k in strided:
+            t = Tile(self._offset_tile(args[1 + k], bases[k], offsets[k]))
+            t.uses = _uses(args[1 + k])
+            self.values[args[1 + k]] = t
+        self.lower_ops(ops[:-1])
+        yield_ops = list(ops[-1].operands)
+        yielded, _ = _flat([self.consume(v) for v in yield_ops])
+        for k in strided:
+            yielded[k] = self._next_offset(yield_ops[k], offsets[k])
+        self.flush_pending()
+        return yielded
+
+    def _peelable(self, ops: list[Any], inits: list[Any], layout: list) -> list[int]:
+        """Carried tiles that start as a splat (``acc = tl.zeros(...)``) and are updated elementwise: running the
+        first iteration on the splat saves filling their buffers. Small loop bodies only (the body is lowered
+        twice)."""
+        from .tiles import Splat
+        if any(t is not None for t, _ in layout) or len(ops) > 120:
+            return []
+        if any(o.name in ("scf.for", "scf.while", "tt.dot", "tt.reduce", "tt.scan") for o in ops):
+            return []
+        out = []
+        for k, (init, y) in enumerate(zip(inits, ops[-1].operands)):
+            if isinstance(init, Tile) and isinstance(init.node, Splat) and \
+                    getattr(y.owner, "name", "").startswith("arith."):
+                out.append(k)
+        return out
 
     # -- pointer blocks advanced by a uniform step -------------------------------------------------
     def _strided_pointers(self, op: Any, block: Any, inits: list[Any], layout: list) -> list[int]:
