@@ -47,6 +47,16 @@ def _unflat(flat: list[Any], layout: list[tuple[Any, int]]) -> list[Any]:
     return out
 
 
+def _trip_guess(lb: str, ub: str, step: str) -> int:
+    """The trip count of a loop when its bounds are constants, else a guess: loops in kernels usually walk
+    over a dimension of the problem."""
+    try:
+        lo, hi, st = int(lb), int(ub), int(step)
+    except ValueError:
+        return 16
+    return max(1, -(-(hi - lo) // st)) if st > 0 else 1
+
+
 def _phi_slot(fn: Function) -> tuple[str, int]:
     fn.emit("")
     return fn.current, len(fn.blocks[-1][1]) - 1
@@ -160,6 +170,7 @@ class ControlFlowMixin:
         body_l, exit_ = fn.label("forbody"), fn.label("forexit")
         fn.br(head)
         fn.start_block(head)
+        work_before = self.work
         iv = fn.tmp("iv")
         iv_slot = _phi_slot(fn)
         phis, slots = [], []
@@ -177,6 +188,8 @@ class ControlFlowMixin:
         yielded = self._iteration(ops, args, Scalar(iv, ity), vals, layout, strided, bases,
                                   [p.value if p is not None else "" for p in phis])
         self._write_carried(yielded, carried)
+        # the launcher's choice of threads uses the work per program: count the loop's iterations
+        self.work += (_trip_guess(lb.value, ub.value, step.value) - 1) * (self.work - work_before)
         nxt = fn.inst(f"add {ity} {iv}, {step.value}")
         latch = fn.current
         fn.br(head)
