@@ -350,6 +350,7 @@ class ControlFlowMixin:
         head, body_l, exit_ = fn.label("while"), fn.label("whilebody"), fn.label("whileexit")
         fn.br(head)
         fn.start_block(head)
+        work_before = self.work
         phis, slots = [], []
         for init, buf in zip(inits, carried):
             if buf is None:
@@ -390,6 +391,7 @@ class ControlFlowMixin:
         yielded, _ = _flat([self.consume(v) for v in ops[-1].operands])
         self.flush_pending()
         self._write_carried(yielded, carried)
+        self.work += 15 * (self.work - work_before)    # an unknown number of iterations: guess 16
         latch = fn.current
         fn.br(head)
         for init, p, slot, y in zip(inits, phis, slots, yielded):
