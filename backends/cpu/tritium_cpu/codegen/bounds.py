@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .irtext import Function
-from .tiles import Elem, Node, Range, RemIdentity, Remap, Splat
+from .fastpath import RemIdentity
+from .tiles import Elem, Node, Range, Remap, Splat
 
 _ICMP = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 _BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}

@@ -19,8 +19,8 @@ from .reduce import ReduceMixin
 from .regions import RegionMixin
 from .scalar import MathLibrary, ScalarEmitter, expensive, is_elementwise
 from .shapes import ShapeOpsMixin
-from .tiles import (Buf, Elem, Evaluator, Node, Range, Remap, Scalar, Select2, Splat, Tile, load_masks, loop_nest,
-                    numel, select_conditions, with_mask_fast_path)
+from .fastpath import load_masks, select_conditions, with_mask_fast_path
+from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Scalar, Select2, Splat, Tile, loop_nest, numel
 
 _type_cache: dict[str, tuple[Optional[tuple[int, ...]], str, str]] = {}
 

@@ -7,7 +7,8 @@ from typing import Any, Optional
 from tritium._mlir import ir
 
 from .irtext import SIZES, const
-from .tiles import Buf, Evaluator, Load, Node, Tile, load_masks, loop_nest, select_conditions, with_mask_fast_path
+from .fastpath import load_masks, select_conditions, with_mask_fast_path
+from .tiles import Buf, Evaluator, Load, Node, Tile, loop_nest
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic", "": "seq_cst"}
 _RMW = {"add": "add", "fadd": "fadd", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg", "max": "max",

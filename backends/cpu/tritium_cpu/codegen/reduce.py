@@ -7,7 +7,8 @@ from tritium._mlir import block_ops, ir
 
 from .irtext import SIZES, Function
 from .memory import split_operands
-from .tiles import Buf, Elem, Evaluator, Node, Tile, load_masks, loop_nest, numel
+from .fastpath import load_masks
+from .tiles import Buf, Elem, Evaluator, Node, Tile, loop_nest, numel
 
 _REASSOC = {"arith.addf", "arith.mulf"}
 # partial results of a long reduction along the innermost axis: four AVX2 vectors of float32

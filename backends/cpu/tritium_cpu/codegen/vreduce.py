@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from .irtext import SIZES, Function
-from .tiles import Evaluator, Node, load_masks
+from .fastpath import load_masks
+from .tiles import Evaluator, Node
 
 # combine op -> (vector instruction or intrinsic, horizontal reduction intrinsic, start value or None)
 _FLOAT = {

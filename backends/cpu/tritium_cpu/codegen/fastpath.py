@@ -1,0 +1,155 @@
+"""The fast copy of a loop: taken when every load mask of the fused expression is true, every ``x % n`` in
+it is ``x`` and (optionally) some ``tl.where`` conditions hold everywhere, which the index bounds usually decide
+without looking at the elements (see :mod:`.bounds`). Masked vector memory operations are slow on x86 and
+integer division is slower still; most tiles of most programs need neither."""
+from __future__ import annotations
+
+from .irtext import Function
+from .tiles import _REM, Elem, Evaluator, Load, Node, Splat, numel, strides
+
+
+class RemIdentity(Node):
+    """A pseudo-mask, true where ``x % n == x``: index expressions wrapped with ``% N`` (``offs % M`` in
+    Triton's matmul) cost a division per element, and are the identity whenever the offsets are in range, which
+    the fast path of a loop checks once."""
+
+    def __init__(self, rem: "Elem") -> None:
+        self.rem, self.shape, self.ty = rem, rem.shape, "i1"
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        x = ev.value(self.rem.args[0], idx)
+        r = ev.value(self.rem, idx)
+        return ev.fn.inst(f"icmp eq {self.rem.ty} {x}, {r}")
+
+    def children(self) -> list[Node]:
+        return [self.rem]
+
+
+def load_masks(node: Node) -> list[Node]:
+    """The masks of the loads a fused expression performs (not those behind a materialized buffer), and the
+    conditions under which its remainders are the identity: the conditions of its fast path."""
+    out: list[Node] = []
+    seen: set[int] = set()
+
+    def visit(n: Node) -> None:
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        if isinstance(n, Load) and n.mask is not None:
+            out.append(n.mask)
+        if isinstance(n, Elem) and n.name in _REM:
+            out.append(RemIdentity(n))
+        for c in n.children():
+            visit(c)
+
+    visit(node)
+    return out
+
+
+def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
+    """An i1 that is true when every element of every mask is true: from the masks' bounds where their
+    structure allows (see :mod:`.bounds`), else one flat, vectorizable loop."""
+    from .bounds import all_true as from_bounds
+    known = "true"
+    rest = []
+    for m in masks:
+        b = from_bounds(fn, m)
+        if b is None:
+            rest.append(m)
+        else:
+            known = b if known == "true" else fn.inst(f"and i1 {known}, {b}")
+    if not rest:
+        return known
+    masks = rest
+    total = numel(shape)
+    pre = fn.current
+    head, exit_ = fn.label("all"), fn.label("allx")
+    fn.br(head)
+    fn.start_block(head)
+    lin = fn.tmp("lin")
+    acc = fn.tmp("allacc")
+    at = len(fn.blocks[-1][1])
+    fn.emit("")
+    fn.emit("")
+    idx = []
+    st = strides(shape)
+    for d, n in enumerate(shape):
+        if n == 1:
+            idx.append("0")
+            continue
+        q = lin if st[d] == 1 else fn.inst(f"udiv i64 {lin}, {st[d]}")
+        idx.append(fn.inst(f"urem i64 {q}, {n}") if d > 0 else q)
+    ev = Evaluator(fn)
+    cur = acc
+    for m in masks:
+        v = ev.value(m, idx)
+        cur = fn.inst(f"and i1 {cur}, {v}")
+    nxt = fn.inst(f"add nuw nsw i64 {lin}, 1")
+    c = fn.inst(f"icmp ult i64 {nxt}, {total}")
+    body_end = fn.current
+    fn.cond_br(c, head, exit_)
+    for label, lines in fn.blocks:
+        if label == head:
+            lines[at] = f"{lin} = phi i64 [0, %{pre}], [{nxt}, %{body_end}]"
+            lines[at + 1] = f"{acc} = phi i1 [true, %{pre}], [{cur}, %{body_end}]"
+            break
+    fn.start_block(exit_)
+    return fn.inst(f"and i1 {cur}, {known}")
+
+
+class FastFacts:
+    """What the fast copy of a loop may assume (truthy): every load mask is true, every ``x % n`` is ``x``,
+    and the conditions of the selects in ``selects`` (ids of their nodes) are true everywhere."""
+
+    def __init__(self, selects: frozenset = frozenset()) -> None:
+        self.selects = selects
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def select_conditions(node: Node) -> list[Node]:
+    """The ``tl.where`` nodes of an expression whose conditions vary (candidates for the fast path)."""
+    out: list[Node] = []
+    seen: set[int] = set()
+
+    def visit(n: Node) -> None:
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        if isinstance(n, Elem) and n.name == "arith.select" and not isinstance(n.args[0], Splat):
+            out.append(n)
+        for c in n.children():
+            visit(c)
+
+    visit(node)
+    return out
+
+
+def with_mask_fast_path(fn: Function, shape: tuple[int, ...], masks: list[Node], emit_loop,
+                        selects: list[Node] = ()) -> None:
+    """Emit ``emit_loop(masks_true)`` twice: a copy without mask checks for the common case where every
+    mask is true (masked vector memory ops are slow on x86), and the general copy. ``selects``: ``tl.where``
+    nodes whose conditions the fast copy may take as true, where the index bounds decide them."""
+    from .bounds import all_true as from_bounds
+    proven, conds = [], []
+    for sel in selects:
+        c = from_bounds(fn, sel.args[0])
+        if c is not None:
+            proven.append(id(sel))
+            conds.append(c)
+    if not masks and not proven:
+        emit_loop(False)
+        return
+    ok = all_true(fn, shape, masks) if masks else "true"
+    for c in conds:
+        ok = c if ok == "true" else fn.inst(f"and i1 {ok}, {c}")
+    fast, slow, done = fn.label("fast"), fn.label("masked"), fn.label("done")
+    fn.cond_br(ok, fast, slow)
+    fn.start_block(fast)
+    emit_loop(FastFacts(frozenset(proven)))
+    fn.br(done)
+    fn.start_block(slow)
+    emit_loop(False)
+    fn.br(done)
+    fn.start_block(done)
