@@ -125,6 +125,7 @@ class ControlFlowMixin(StridedPointersMixin):
         inits, layout = _flat([self.consume(v) for v in operands[3:]])
         self.flush_pending()
         ity = type_info(operands[0].type)[1]
+        self.stream_loop_enter(lb, ub, step, ity)
         block = op.regions[0].blocks[0]
         args = list(block.arguments)
         ops = block_ops(block)
@@ -209,6 +210,7 @@ class ControlFlowMixin(StridedPointersMixin):
                 self.set(res, v)
             else:
                 self.values[res] = v
+        self.stream_loop_exit()
 
     def _iteration(self, ops: list[Any], args: list[Any], iv: Any, vals: list[Any], layout: list, strided: list[int],
                    bases: dict, offsets: list[str]) -> list[Any]:
@@ -222,7 +224,7 @@ class ControlFlowMixin(StridedPointersMixin):
             t = Tile(self._offset_tile(args[1 + k], bases[k], offsets[k]))
             t.uses = _uses(args[1 + k])
             self.values[args[1 + k]] = t
-        self.lower_ops(ops[:-1])
+        self.lower_block(ops[:-1])
         yield_ops = list(ops[-1].operands)
         yielded, _ = _flat([self.consume(v) for v in yield_ops])
         for k in strided:

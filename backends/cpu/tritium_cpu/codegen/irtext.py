@@ -150,6 +150,13 @@ class Function:
         self.metadata += [f"{p} = !{{!\"{name}\"}}" for p, name in zip(props, properties)]
         return own
 
+    def metadata_node(self, body: str) -> str:
+        """A module-level metadata node ``!{body}`` (e.g. "i32 1" for ``!nontemporal``)."""
+        global _md_counter
+        _md_counter += 1
+        self.metadata.append(f"!{_md_counter} = !{{{body}}}")
+        return f"!{_md_counter}"
+
     def alloca(self, elem: str, count: int, align: int = 32, hint: str = "buf") -> str:
         name = self.tmp(hint)
         self.allocas.append(f"{name} = alloca {elem}, i64 {max(count, 1)}, align {align}")

@@ -13,12 +13,13 @@ from tritium._mlir import ir, walk_children
 
 from .blockptr import BlockPtrMixin
 from .control import ControlFlowMixin
-from .irtext import FP8, Function, Module, const, llvm_type
+from .irtext import FP8, SIZES, Function, Module, const, llvm_type
 from .memory import MemoryMixin
 from .reduce import ReduceMixin
 from .regions import RegionMixin
 from .scalar import MathLibrary, ScalarEmitter, expensive, is_elementwise
 from .shapes import ShapeOpsMixin
+from .streaming import StreamingMixin
 from .fastpath import load_masks, select_conditions, with_mask_fast_path
 from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Scalar, Select2, Splat, Tile, loop_nest, numel
 
@@ -49,7 +50,8 @@ class LoweringError(NotImplementedError):
     pass
 
 
-class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, RegionMixin, ShapeOpsMixin):
+class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, RegionMixin, ShapeOpsMixin,
+                     StreamingMixin):
     def __init__(self, module: Module, math: MathLibrary, kernel: Any, name: str, options: Any, vector_bits: int):
         self.module = module
         self.math = math
@@ -68,6 +70,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
                             ("i32", "%npid0"), ("i32", "%npid1"), ("i32", "%npid2")],
                            attrs=f"alwaysinline nounwind {NO_LIBCALLS}", linkage="internal")
         self.arg_types: list[str] = []
+        self.streaming_init(kernel)
 
     # -- values ----------------------------------------------------------------------------------
     def set(self, value: Any, v: Any) -> None:
@@ -154,7 +157,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
             v = fn.inst(f"load {lt}, ptr {slot}, align 8")
             self.arg_types.append(lt)
             self.values[arg] = Scalar(v, lt)
-        self.lower_ops(walk_children(self.kernel))
+        self.lower_block(walk_children(self.kernel))
         fn.emit("ret void")
         return fn
 
@@ -201,6 +204,12 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
             self.values[res] = Scalar(v, rty)
             return
         nodes = [self.as_node(o, shape) for o in operands]
+        if name == "arith.divf" and rty == "float" and emit_fn == se.emit and isinstance(nodes[1], Splat):
+            # Triton's fp32 `/` is not IEEE on GPUs either (div.full.f32, 2 ulp): a divisor uniform over
+            # the tile becomes one reciprocal and a multiply per element (<= 1.5 ulp, no vdivps in the
+            # loop); tl.div_rn and fdiv(ieee_rounding=True) stay correctly rounded
+            recip = self.fn.inst(f"fdiv float 1.0, {nodes[1].value}")
+            name, nodes = "arith.mulf", [nodes[0], Splat(recip, shape, "float")]
 
         def emit(ev: Evaluator, vals: list[str]) -> str:
             return emit_fn(ev.fn, name, vals, arg_types, rty, attrs, address_mode=ev.address)
@@ -271,11 +280,11 @@ def _gep(fn: Function, pelem: str, oty: str, p: str, o: str) -> str:
 
 def addptr_node(pelem: str, ptr: Node, off: Node, oty: str, shape: tuple[int, ...]) -> Elem:
     """``ptr + off`` elements of ``pelem``, elementwise."""
-    return Elem("tt.addptr", [ptr, off], shape, "ptr", lambda ev, v: _gep(ev.fn, pelem, oty, v[0], v[1]))
+    return Elem("tt.addptr", [ptr, off], shape, "ptr", lambda ev, v: _gep(ev.fn, pelem, oty, v[0], v[1]),
+                {"pointee_bytes": SIZES[pelem]} if pelem in SIZES else None)
 
 
 def _align(ty: str) -> int:
-    from .irtext import SIZES
     return SIZES[ty]
 
 

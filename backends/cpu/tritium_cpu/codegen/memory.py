@@ -99,7 +99,10 @@ class MemoryMixin:
                 v = ev.value(vn, idx)
                 m = ev.value(mn, idx) if mn is not None and not masks_true else None
                 self._guarded(m, lambda: fn.emit(f"store {vty} {v}, ptr {p}, align {SIZES[vty]}"))
-            loop_nest(fn, shape, body)
+            if masks_true or mn is None:
+                self.stream_store(shape, pn, vn, vty, masks_true, lambda: loop_nest(fn, shape, body))
+            else:
+                loop_nest(fn, shape, body)
 
         masks = load_masks(vn) + load_masks(pn) + ([mn] if mn is not None else [])
         with_mask_fast_path(fn, shape, masks, emit_loop, select_conditions(vn))

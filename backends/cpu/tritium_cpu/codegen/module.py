@@ -30,7 +30,7 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     kernel = _kernel_func(mlir_module)
     lowering = KernelLowering(module, math, kernel, symbol, options, vector_bits)
     module.functions.append(lowering.lower())
-    module.functions += _grid_and_launch(module, symbol)
+    module.functions += _grid_and_launch(module, symbol, lowering.streams and triple)
     lib = math.ir()
     if lib:
         module.extra.append(lib)
@@ -42,7 +42,7 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     return module.text(), meta
 
 
-def _grid_and_launch(module: Module, s: str) -> list[Function]:
+def _grid_and_launch(module: Module, s: str, fence_for: str = "") -> list[Function]:
     grid = Function(f"{s}_grid", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
                                           ("i64", "%start"), ("i64", "%end")], attrs=f"nounwind {NO_LIBCALLS}")
     g = grid
@@ -64,6 +64,14 @@ def _grid_and_launch(module: Module, s: str) -> list[Function]:
     g.emit("%more = icmp ult i64 %next, %end")
     g.emit("br i1 %more, label %loop, label %done")
     g.start_block("done")
+    if fence_for:
+        # non-temporal stores (streaming.py) are weakly ordered: make them visible before the thread ends.
+        # x86 compiles a seq_cst fence to a locked instruction, which need not order them: sfence does
+        if fence_for.startswith(("x86_64", "i386", "i686")):
+            module.declare("llvm.x86.sse.sfence", "declare void @llvm.x86.sse.sfence()")
+            g.emit("call void @llvm.x86.sse.sfence()")
+        else:
+            g.emit("fence seq_cst")
     g.emit("ret void")
 
     thread = Function(f"{s}_thread", "ptr", [("ptr", "%task")], attrs="nounwind", linkage="internal")

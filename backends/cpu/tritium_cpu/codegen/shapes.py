@@ -28,7 +28,8 @@ class ShapeOpsMixin:
         def remap(ev: Evaluator, idx: list[str]) -> list[str]:
             return [idx[d] if d in keep else "0" for d in range(len(shape))]
 
-        self.set(op.results[0], Tile(Remap(src.node, shape, remap)))
+        axes = [d if d in keep else None for d in range(len(shape))]
+        self.set(op.results[0], Tile(Remap(src.node, shape, remap, axes=axes)))
 
     def op_expand_dims(self, op: Any) -> None:
         shape, _, _ = _type_info(op.results[0].type)
@@ -41,8 +42,9 @@ class ShapeOpsMixin:
         if isinstance(node, Buf):
             self.set(op.results[0], Tile(Buf(node.ptr, shape, node.ty)))
             return
+        axes = [d if d < axis else d + 1 for d in range(len(shape) - 1)]
         self.set(op.results[0], Tile(Remap(node, shape, lambda ev, idx: idx[:axis] + idx[axis + 1:],
-                                           identity_safe=True)))
+                                           identity_safe=True, axes=axes)))
 
     def op_reshape(self, op: Any) -> None:
         shape, _, _ = _type_info(op.results[0].type)
@@ -65,7 +67,7 @@ class ShapeOpsMixin:
         def remap(ev: Evaluator, idx: list[str]) -> list[str]:
             return [idx[inv[d]] for d in range(len(order))]
 
-        self.set(op.results[0], Tile(Remap(src.node, shape, remap)))
+        self.set(op.results[0], Tile(Remap(src.node, shape, remap, axes=[inv[d] for d in range(len(order))])))
 
     def op_cat(self, op: Any) -> None:
         shape, lt, _ = _type_info(op.results[0].type)

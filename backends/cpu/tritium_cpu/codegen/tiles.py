@@ -104,9 +104,12 @@ class Remap(Node):
     """Element ``idx`` of this tile is element ``fn(idx)`` of ``src``."""
 
     def __init__(self, src: Node, shape: tuple[int, ...], remap: Callable[["Evaluator", list[str]], list[str]],
-                 identity_safe: bool = False) -> None:
+                 identity_safe: bool = False, axes: Optional[list[Optional[int]]] = None) -> None:
         self.src, self.shape, self.ty, self.remap = src, shape, src.ty, remap
         self.identity_safe = identity_safe
+        #: for pure index shuffles: axes[d] is the axis of this tile that index d of ``src`` is, or None
+        #: where that index is constant (lets analyses such as streaming.inner_step see through the remap)
+        self.axes = axes
 
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
         return ev.value(self.src, self.remap(ev, idx))

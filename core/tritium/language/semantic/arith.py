@@ -204,6 +204,10 @@ class ArithMixin:
         if not a.type.scalar.is_floating() or not b.type.scalar.is_floating():
             raise TypeError("both operands of fdiv must have a floating-point type")
         a, b = self.binary_op_type_checking(a, b, False, False, False, True)
+        # Triton ignores ieee_rounding (its `/` is already approximate on GPUs); honouring it costs
+        # nothing and keeps backends that approximate `/` from approximating here
+        if ieee_rounding and a.type.scalar.is_fp32():
+            return self.precise("precise_divf", a, b)  # type: ignore[attr-defined]
         return T(self.builder.binary("arith.divf", a.handle, b.handle), a.type)
 
     def mod(self, a: Any, b: Any) -> T:

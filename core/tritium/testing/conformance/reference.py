@@ -62,6 +62,19 @@ ALL = ["int1"] + INTS + FLOATS + FP8
 
 # -- bfloat16 ------------------------------------------------------------------------------------------
 
+def assert_ulp(got: np.ndarray, want: np.ndarray, ulps: int, err_msg: str = "") -> None:
+    """float32 arrays equal within ``ulps`` units in the last place (NaNs where the other has NaN)."""
+    g, w = np.asarray(got, np.float32), np.asarray(want, np.float32)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=err_msg)
+
+    def ordered(a: np.ndarray) -> np.ndarray:
+        i = a.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    ok = ~np.isnan(w)
+    dist = np.abs(ordered(g[ok]) - ordered(w[ok]))
+    assert (dist <= ulps).all(), f"{err_msg}: {int(dist.max())} ulp apart (at most {ulps} allowed)"
+
+
 def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
 

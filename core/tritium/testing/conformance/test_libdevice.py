@@ -185,7 +185,7 @@ def _conversions(f_ptr, d_ptr, i_ptr, o_ptr, N: tl.constexpr):
             libdevice.float_as_int(f), libdevice.double2hiint(d), libdevice.double2loint(d),
             libdevice.llrint(f), libdevice.llround(f), libdevice.signbit(f), libdevice.ilogb(d),
             libdevice.isnan(f), libdevice.isinf(d), libdevice.finitef(f), libdevice.isfinited(d),
-            libdevice.ldexp(f, i % 8), libdevice.jn(2, (f / 100).to(tl.float64)), libdevice.fma_rd(f, f, f))
+            libdevice.ldexp(f, i % 8), libdevice.jn(2, f.to(tl.float64) / 100), libdevice.fma_rd(f, f, f))
     for k in tl.static_range(len(outs)):
         tl.store(o_ptr + k * N + offs, outs[k].to(tl.float64))
 
@@ -222,7 +222,7 @@ def test_conversions_and_predicates(backend, rng):
     np.testing.assert_array_equal(out[19], np.isfinite(f))
     np.testing.assert_array_equal(out[20], np.isfinite(d))
     np.testing.assert_array_equal(out[21], np.ldexp(f, np.fmod(i, 8)).astype(np.float64))
-    np.testing.assert_allclose(out[22], _vec(lambda v: _bessel_j(2, v))((f / np.float32(100)).astype(np.float64)),
+    np.testing.assert_allclose(out[22], _vec(lambda v: _bessel_j(2, v))(f.astype(np.float64) / 100),
                                rtol=1e-9, atol=1e-12)
     from fractions import Fraction as Fr
     for k in range(N):

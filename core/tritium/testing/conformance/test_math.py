@@ -10,7 +10,7 @@ import pytest
 import tritium as triton
 import tritium.language as tl
 
-from .reference import ALL, DTYPES, arg, decode, random
+from .reference import ALL, DTYPES, arg, assert_ulp, decode, random
 
 N = 64
 _UNARY = ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "erf", "floor", "ceil", "abs", "sigmoid")
@@ -96,7 +96,7 @@ def test_abs_every_dtype(backend, rng, dtype):
 
 
 @triton.jit
-def _precise(x_ptr, y_ptr, o_ptr, N: tl.constexpr):
+def _precise(x_ptr, y_ptr, o_ptr, s, N: tl.constexpr):
     offs = tl.arange(0, N)
     x = tl.load(x_ptr + offs)
     y = tl.load(y_ptr + offs)
@@ -106,6 +106,10 @@ def _precise(x_ptr, y_ptr, o_ptr, N: tl.constexpr):
     tl.store(o_ptr + 3 * N + offs, tl.fdiv(x, y))
     tl.store(o_ptr + 4 * N + offs, tl.fma(x, y, x))
     tl.store(o_ptr + 5 * N + offs, x / y)
+    # a divisor uniform over the tile (a backend may multiply by its reciprocal for `/`, never for these)
+    tl.store(o_ptr + 6 * N + offs, tl.math.div_rn(x, s))
+    tl.store(o_ptr + 7 * N + offs, tl.fdiv(x, s, ieee_rounding=True))
+    tl.store(o_ptr + 8 * N + offs, x / s)
 
 
 def test_precise_division_sqrt_fma(backend, rng):
@@ -113,15 +117,20 @@ def test_precise_division_sqrt_fma(backend, rng):
     y = rng.uniform(0.5, 50, N).astype(np.float32)
     a = np.float32(1 + 2**-12)
     x[0], y[0] = a, a       # fma(a, a, a) keeps the low bits a*a + a loses
-    out = np.zeros((6, N), np.float32)
-    _precise[(1, )](x, y, out, N)
+    s = np.float32(3.7)
+    out = np.zeros((9, N), np.float32)
+    _precise[(1, )](x, y, out, 3.7, N)
     np.testing.assert_array_equal(out[0], x / y)
     np.testing.assert_array_equal(out[1], np.sqrt(np.abs(x)))
     np.testing.assert_array_equal(out[2], x / y)
-    np.testing.assert_allclose(out[3], x / y, rtol=2e-7)
+    assert_ulp(out[3], x / y, 2, "fdiv")
     fused = (x.astype(np.float64) * y + x).astype(np.float32)
     np.testing.assert_array_equal(out[4], fused)
-    np.testing.assert_array_equal(out[5], x / y)
+    # Triton's float32 `/` is div.full.f32 on GPUs (2 ulp); div_rn and fdiv(ieee_rounding=True) are exact
+    assert_ulp(out[5], x / y, 2, "/")
+    np.testing.assert_array_equal(out[6], x / s)
+    np.testing.assert_array_equal(out[7], x / s)
+    assert_ulp(out[8], x / s, 2, "/ by a uniform divisor")
 
 
 @triton.jit

@@ -1,0 +1,218 @@
+"""Streaming (non-temporal) stores for launches that move more data than the last-level cache keeps.
+
+A store normally reads each destination line into the cache before overwriting it (read-for-ownership),
+so a kernel that streams through memory pays three transfers per output line, and the store loop at the end
+of a program stalls on those reads. When a launch touches more bytes than half the last-level cache, what it
+writes is evicted before anyone reads it back anyway: such stores skip the cache.
+
+The decision is made at run time, per store: (programs of the launch) x (trip counts of the enclosing
+``for`` loops) x (bytes the enclosing block loads and stores per iteration) against a threshold fixed at
+compile time from the host's cache size. Only unmasked (or all-true) stores whose addresses are contiguous
+along the innermost axis qualify: the value is computed into a stack buffer by the ordinary vectorized
+loop, then each row is copied with aligned non-temporal vector stores (rows whose start is not aligned
+are copied normally). The grid function ends with a fence, since non-temporal stores are weakly ordered;
+kernels with atomics or barriers never stream.
+"""
+from __future__ import annotations
+
+import functools
+import glob
+from typing import Any, Optional
+
+from .irtext import SIZES, Function
+from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Splat, loop_nest, numel
+
+_ORDERING_OPS = ("tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_reduce", "gpu.barrier")
+_MEMORY_OPS = ("tt.load", "tt.store", "tt.descriptor_load", "tt.descriptor_store")
+# a row shorter than two cache lines gains little; a small tile is not worth compiling its store twice
+_MIN_ROW_BYTES = 128
+_MIN_TILE_BYTES = 1024
+
+
+@functools.lru_cache(maxsize=None)
+def llc_bytes() -> int:
+    """Size of the host's largest cache level (sysfs), 8 MiB when unknown."""
+    best = (0, 8 << 20)
+    for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            level = int(open(f"{d}/level").read())
+            text = open(f"{d}/size").read().strip().upper()
+        except (OSError, ValueError):
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit() and level > best[0]:
+            best = (level, int(digits) * mult)
+    return best[1]
+
+
+def inner_step(node: Node, axis: Optional[int]) -> Optional[int]:
+    """How much ``node`` changes when index ``axis`` of its own shape grows by one (bytes for pointers,
+    units for integers); 0 when it does not depend on it; None when not provably constant."""
+    if axis is None or isinstance(node, Splat):
+        return 0
+    if isinstance(node, Range):
+        return 1
+    if isinstance(node, Remap):
+        axes = getattr(node, "axes", None)
+        if axes is None:
+            return None
+        src_axis = axes.index(axis) if axis in axes else None
+        return inner_step(node.src, src_axis)
+    if not isinstance(node, Elem):
+        return None
+    steps = [inner_step(a, axis) for a in node.args]
+    if None in steps:
+        return None
+    name = node.name
+    if not any(steps):
+        return 0
+    if name in ("arith.addi", "arith.subi") and len(steps) == 2:
+        return steps[0] + steps[1] if name == "arith.addi" else steps[0] - steps[1]
+    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        return steps[0]
+    if name == "arith.muli":
+        for k in (0, 1):
+            other = node.args[1 - k]
+            if steps[1 - k] == 0 and isinstance(other, Splat) and _int_literal(other.value) is not None:
+                return steps[k] * _int_literal(other.value)
+        return None
+    if name == "tt.addptr" and "pointee_bytes" in node.attrs:
+        return steps[0] + steps[1] * node.attrs["pointee_bytes"]
+    return None
+
+
+def _int_literal(v: str) -> Optional[int]:
+    try:
+        return int(v)
+    except ValueError:
+        return None
+
+
+def block_traffic(ops: list[Any]) -> int:
+    """Bytes the tile loads and stores among ``ops`` move (one iteration of a loop body)."""
+    from .lower import type_info
+    total = 0
+    for op in ops:
+        if op.name in _MEMORY_OPS:
+            for v in list(op.results) + list(op.operands)[:2]:
+                shape, lt, _ = type_info(v.type)
+                if shape is not None and lt in SIZES and "!tt.ptr" not in str(v.type):
+                    total += numel(shape) * SIZES[lt]
+                    break
+    return total
+
+
+class StreamingMixin:
+    def streaming_init(self, kernel: Any) -> None:
+        from tritium._mlir import ir
+        ordering = []
+
+        def visit(op: Any) -> Any:
+            if op.name in _ORDERING_OPS:
+                ordering.append(op)
+            return ir.WalkResult.ADVANCE
+        kernel.operation.walk(visit)
+        self.stream_allowed = not ordering
+        self.stream_scale: list[str] = []
+        self.stream_traffic = 0
+        self.streams = False
+
+    def lower_block(self, ops: list[Any]) -> None:
+        """Lower the ops of one block, knowing how much data one pass over it moves."""
+        saved = self.stream_traffic
+        self.stream_traffic = block_traffic(ops)
+        try:
+            self.lower_ops(ops)
+        finally:
+            self.stream_traffic = saved
+
+    def stream_loop_enter(self, lb: Any, ub: Any, step: Any, ity: str) -> None:
+        fn: Function = self.fn
+        wide = [v.value if ity == "i64" else fn.inst(f"sext {ity} {v.value} to i64") for v in (lb, ub, step)]
+        span = fn.inst(f"sub i64 {wide[1]}, {wide[0]}")
+        pos = fn.inst(f"icmp sgt i64 {wide[2]}, 0")
+        st = fn.inst(f"select i1 {pos}, i64 {wide[2]}, i64 1")
+        up = fn.inst(f"add i64 {span}, {st}")
+        up = fn.inst(f"sub i64 {up}, 1")
+        trips = fn.inst(f"sdiv i64 {up}, {st}")
+        trips = fn.inst(f"call i64 @llvm.smax.i64(i64 {trips}, i64 1)")
+        self.module.declare("llvm.smax.i64", "declare i64 @llvm.smax.i64(i64, i64)")
+        outer = self.stream_scale[-1] if self.stream_scale else "1"
+        self.stream_scale.append(fn.inst(f"mul i64 {outer}, {trips}"))
+
+    def stream_loop_exit(self) -> None:
+        self.stream_scale.pop()
+
+    def stream_store(self, shape: tuple[int, ...], pn: Node, vn: Node, vty: str, facts: Any, plain: Any) -> None:
+        """Emit a store whose masks are all true (``facts``: what the fast path knows, for the Evaluator):
+        streaming when it qualifies and the launch is big, ``plain()`` otherwise."""
+        size = SIZES.get(vty, 0)
+        lanes = self.vector_bits // 8 // size if size else 0
+        inner = shape[-1]
+        if (not self.stream_allowed or vty in ("i1", "ptr") or lanes < 2 or inner % lanes
+                or inner * size < _MIN_ROW_BYTES or numel(shape) * size < _MIN_TILE_BYTES
+                or inner_step(pn, len(shape) - 1) != size):
+            plain()
+            return
+        fn: Function = self.fn
+        programs = fn.inst("mul i32 %npid0, %npid1")
+        programs = fn.inst(f"mul i32 {programs}, %npid2")
+        launch = fn.inst(f"zext i32 {programs} to i64")
+        if self.stream_scale:
+            launch = fn.inst(f"mul i64 {launch}, {self.stream_scale[-1]}")
+        traffic = max(self.stream_traffic, numel(shape) * size)
+        big = fn.inst(f"icmp ugt i64 {launch}, {llc_bytes() // 2 // traffic}")
+        yes, no, done = fn.label("stream"), fn.label("cached"), fn.label("streamed")
+        fn.cond_br(big, yes, no)
+        fn.start_block(yes)
+        self._stream_copy(shape, pn, vn, vty, lanes, facts)
+        fn.br(done)
+        fn.start_block(no)
+        plain()
+        fn.br(done)
+        fn.start_block(done)
+        self.streams = True
+
+    def _stream_copy(self, shape: tuple[int, ...], pn: Node, vn: Node, vty: str, lanes: int, facts: Any) -> None:
+        fn: Function = self.fn
+        size, inner = SIZES[vty], shape[-1]
+        buf = Buf(self.buffer(shape, vty), shape, vty)
+
+        def fill(idx: list[str]) -> None:
+            ev = Evaluator(fn, facts)
+            fn.emit(f"store {vty} {ev.value(vn, idx)}, ptr {ev.element_ptr(buf, idx)}, align {size}")
+        loop_nest(fn, shape, fill)
+        vt, vbytes = f"<{lanes} x {vty}>", lanes * size
+        nt = fn.metadata_node("i32 1")
+
+        def row(outer: list[str]) -> None:
+            ev = Evaluator(fn, facts)
+            start = ev.value(pn, outer + ["0"], address=True)
+            src = ev.element_ptr(buf, outer + ["0"])
+            addr = fn.inst(f"ptrtoint ptr {start} to i64")
+            low = fn.inst(f"and i64 {addr}, {vbytes - 1}")
+            aligned = fn.inst(f"icmp eq i64 {low}, 0")
+            fast, slow, joined = fn.label("ntrow"), fn.label("row"), fn.label("rowdone")
+            fn.cond_br(aligned, fast, slow)
+            fn.start_block(fast)
+
+            def vec(idx: list[str]) -> None:
+                off = fn.inst(f"mul nuw nsw i64 {idx[0]}, {lanes}")
+                s = fn.inst(f"getelementptr inbounds {vty}, ptr {src}, i64 {off}")
+                d = fn.inst(f"getelementptr {vty}, ptr {start}, i64 {off}")
+                v = fn.inst(f"load {vt}, ptr {s}, align {min(vbytes, 64)}")
+                fn.emit(f"store {vt} {v}, ptr {d}, align {vbytes}, !nontemporal {nt}")
+            loop_nest(fn, (inner // lanes, ), vec)
+            fn.br(joined)
+            fn.start_block(slow)
+
+            def elem(idx: list[str]) -> None:
+                s = fn.inst(f"getelementptr inbounds {vty}, ptr {src}, i64 {idx[0]}")
+                d = fn.inst(f"getelementptr {vty}, ptr {start}, i64 {idx[0]}")
+                v = fn.inst(f"load {vty}, ptr {s}, align {size}")
+                fn.emit(f"store {vty} {v}, ptr {d}, align {size}")
+            loop_nest(fn, (inner, ), elem)
+            fn.br(joined)
+            fn.start_block(joined)
+        loop_nest(fn, shape[:-1], row)
