@@ -83,6 +83,12 @@ class CallMixin:
         if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range, constexpr, tuple_value, condition,
                                                     tl_slice)):
             return fn(*args, **kwargs)
+        if isinstance(fn, type) and issubclass(fn, tl.dtype):
+            # types are compile-time values: tl.pointer_type(tl.float16), tl.block_type(...), tl.dtype("fp32")
+            ua = [tl._unwrap(a) for a in args]
+            if any(isinstance(a, tensor) for a in ua):
+                raise self.error(node, f"{fn.__name__}() builds a type at compile time and cannot take tensors")
+            return _wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
         if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor \
                 or getattr(fn, "__module__", "") == "math" or fn in _static_builtin_objects():
             ua = [tl._unwrap(a) for a in args]
