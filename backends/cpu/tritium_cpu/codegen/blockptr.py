@@ -11,6 +11,7 @@ from typing import Any, Optional
 from tritium._mlir import ir
 
 from .irtext import SIZES, const
+from .hazards import UNKNOWN, must_stage, pointer_root
 from .memory import split_operands
 from .tiles import Evaluator, Load, Node, Splat, Tile, loop_nest, numel
 
@@ -158,28 +159,32 @@ class BlockPtrMixin:
             if "boundary_check" in op.attributes else []
         padding = ir.StringAttr(op.attributes["padding"]).value if "padding" in op.attributes else "zero"
         volatile = "is_volatile" in op.attributes and ir.BoolAttr(op.attributes["is_volatile"]).value
-        self._load_block(op.results[0], bp, bp.offsets, checked, padding, volatile)
+        self._load_block(op.results[0], bp, bp.offsets, checked, padding, volatile, pointer_root(ptr_value))
 
     def _load_block(self, res: Any, bp: Composite, offsets: list, checked: list[int], padding: str,
-                    volatile: bool = False) -> None:
+                    volatile: bool = False, root: Any = UNKNOWN) -> None:
         shape = bp.block
         addr, mask = self._block_nodes(bp, offsets, checked, shape)
         other = self._padding(bp, padding, shape) if mask is not None else None
         self.work += 2 * numel(shape)
-        self.set(res, Tile(Load(addr, mask, other, bp.elem, volatile)))
+        node = Load(addr, mask, other, bp.elem, volatile)
+        node.root = root
+        self.set(res, Tile(node))
 
     def store_block_ptr(self, op: Any, ptr_value: Any, value: Any) -> None:
         bp = self.consume(ptr_value)
         val = self.consume(value)
         checked = list(ir.DenseI32ArrayAttr(op.attributes["boundary_check"])) \
             if "boundary_check" in op.attributes else []
-        self._store_block(bp, bp.offsets, val, checked)
+        self._store_block(bp, bp.offsets, val, checked, pointer_root(ptr_value))
 
-    def _store_block(self, bp: Composite, offsets: list, val: Any, checked: list[int]) -> None:
+    def _store_block(self, bp: Composite, offsets: list, val: Any, checked: list[int], root: Any = UNKNOWN) -> None:
         self.flush_pending(consumed=(val, ) if isinstance(val, Tile) else ())
         shape = bp.block
         addr, mask = self._block_nodes(bp, offsets, checked, shape)
         vn = self.as_node(val, shape)
+        if isinstance(val, Tile) and must_stage(vn, addr, root):
+            vn = self.materialize(val)
         fn = self.fn
         ty = bp.elem
         self.work += 2 * numel(shape)
@@ -199,14 +204,15 @@ class BlockPtrMixin:
         parts = split_operands(op, ["desc", "indices"])
         d = self.consume(parts["desc"][0])
         idx = [self.consume(v) for v in parts["indices"]]
-        self._load_block(op.results[0], d, idx, list(range(len(d.block))), d.padding)
+        self._load_block(op.results[0], d, idx, list(range(len(d.block))), d.padding,
+                         root=pointer_root(parts["desc"][0]))
 
     def op_descriptor_store(self, op: Any) -> None:
         parts = split_operands(op, ["desc", "src", "indices"])
         d = self.consume(parts["desc"][0])
         val = self.consume(parts["src"][0])
         idx = [self.consume(v) for v in parts["indices"]]
-        self._store_block(d, idx, val, list(range(len(d.block))))
+        self._store_block(d, idx, val, list(range(len(d.block))), pointer_root(parts["desc"][0]))
 
     def op_descriptor_reduce(self, op: Any) -> None:
         from .memory import _RMW

@@ -8,6 +8,7 @@ from tritium._mlir import ir
 
 from .irtext import SIZES, const
 from .fastpath import load_masks, select_conditions, with_mask_fast_path
+from .hazards import must_stage, pointer_root
 from .tiles import Buf, Evaluator, Load, Node, Tile, loop_nest
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic", "": "seq_cst"}
@@ -67,6 +68,7 @@ class MemoryMixin:
             return
         node = Load(self.as_node(ptr, shape), self.as_node(mask, shape) if mask else None,
                     self.as_node(other, shape) if other else None, lt, volatile)
+        node.root = pointer_root(ptr_v)
         self.work += 2 * _n(shape)
         tile = Tile(node)
         self.set(res, tile)
@@ -89,6 +91,8 @@ class MemoryMixin:
                           lambda: fn.emit(f"store {vty} {val.value}, ptr {ptr.value}, align {SIZES[vty]}"))
             return
         pn, vn = self.as_node(ptr, shape), self.as_node(val, shape)
+        if isinstance(val, Tile) and must_stage(vn, pn, pointer_root(parts["ptr"][0])):
+            vn = self.materialize(val)
         mn = self.as_node(mask, shape) if mask is not None else None
         self.work += 2 * _n(shape)
 

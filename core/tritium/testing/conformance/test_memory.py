@@ -1,5 +1,6 @@
 """Loads and stores: masks, ``other``, scalars, hints; block pointers with boundary checks, padding and
-``advance``; tensor descriptors (load, store, atomics, gather, scatter); ``tl.gather``."""
+``advance``; tensor descriptors (load, store, atomics, gather, scatter); ``tl.gather``; stores that overwrite
+what their value read."""
 from __future__ import annotations
 
 import numpy as np
@@ -322,3 +323,28 @@ def test_pointers_through_calls_and_control_flow(backend, flag):
     np.testing.assert_array_equal(out[:8], x[:8] + w)
     np.testing.assert_array_equal(out[8:16], x[:8] + w + 1)
     np.testing.assert_array_equal(out[16:], 0)
+
+
+@triton.jit
+def _overwrite_what_is_read(p, q, r, s, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    # a tile is read whole before it is stored, also when the store overwrites it at other indices
+    tl.store(p + offs + 1, tl.load(p + offs) * 2)
+    tl.store(q + offs, tl.flip(tl.load(q + offs), 0))
+    bp = tl.make_block_ptr(r, (N, N), (N, 1), (0, 0), (N, N), (1, 0))
+    tl.store(bp, tl.trans(tl.load(bp)))
+    d = tl.make_tensor_descriptor(s, shape=[2 * N], strides=[1], block_shape=[N])
+    d.store([N // 2], d.load([0]) + 1)
+
+
+def test_store_overwrites_what_it_read(backend):
+    n = 16
+    p, q = np.arange(n + 1, dtype=np.float32), np.arange(n, dtype=np.float32)
+    r, s = np.arange(n * n, dtype=np.float32).reshape(n, n), np.arange(2 * n, dtype=np.float32)
+    want_p, want_s = p.copy(), s.copy()
+    want_p[1:] = 2 * p[:n]
+    want_s[n // 2:n // 2 + n] = s[:n] + 1
+    want_q, want_r = q[::-1].copy(), r.T.copy()
+    _overwrite_what_is_read[(1, )](p, q, r, s, N=n)
+    for got, want in ((p, want_p), (q, want_q), (r, want_r), (s, want_s)):
+        np.testing.assert_array_equal(got, want)

@@ -1,0 +1,97 @@
+"""Stores whose value reads the memory they overwrite.
+
+A tile's loads are lazy: ``tl.store(p + offs + 1, tl.load(p + offs))`` would be one loop that reads element
+``i`` after the previous iteration overwrote it. Triton's semantics read the whole tile first, so such a
+store computes its value into a buffer before writing. A load is safe to fuse when it reads another pointer
+argument (arguments are taken not to overlap, as in Triton's own kernels), or reads exactly the address the
+store writes at the same index (in-place updates); anything else through the same base is staged.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tritium._mlir import ir
+
+from .tiles import Buf, Elem, Load, Node, Range, Remap, Splat
+
+#: ops whose first operand is the pointer (or block pointer, or base) their result is derived from
+_DERIVED = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.advance",
+            "tt.make_block_ptr", "tt.make_tensor_descriptor", "tt.bitcast")
+UNKNOWN = object()
+
+
+def pointer_root(value: Any) -> Any:
+    """The kernel argument (or other value) a pointer, block pointer or descriptor is derived from, following
+    offsets, reshapes and loop-carried updates; ``UNKNOWN`` for pointers loaded from memory, selected, etc."""
+    for _ in range(64):
+        value = value.maybe_downcast()
+        if isinstance(value, ir.BlockArgument):
+            arg = value
+            parent = arg.owner.owner
+            name = parent.operation.name if parent is not None else ""   # (OpView.name may be a symbol)
+            if name == "func.func":
+                return ("arg", arg.arg_number)
+            if name == "scf.for" and arg.arg_number >= 1:
+                value = parent.operands[3 + arg.arg_number - 1]     # the initial value of a carried pointer
+                continue
+            if name == "scf.while" and parent.regions[0].blocks[0] == arg.owner:
+                value = parent.operands[arg.arg_number]
+                continue
+            return UNKNOWN
+        owner = value.owner
+        name = owner.operation.name
+        if name in _DERIVED:
+            value = owner.operands[0]
+            continue
+        return UNKNOWN
+    return UNKNOWN
+
+
+def must_stage(value: Node, store_ptr: Node, store_root: Any) -> bool:
+    """Does computing ``value`` element by element while storing it through ``store_ptr`` risk reading an
+    element the same loop already overwrote?"""
+    for load, remapped in _loads(value, False):
+        root = getattr(load, "root", UNKNOWN)
+        if root is UNKNOWN or store_root is UNKNOWN or root == store_root:
+            if remapped or not same_address(load.ptr, store_ptr):
+                return True
+    return False
+
+
+def _loads(node: Node, remapped: bool) -> list[tuple[Load, bool]]:
+    if isinstance(node, (Buf, Splat, Range)):
+        return []
+    out = []
+    if isinstance(node, Load):
+        out.append((node, remapped))
+        # the pointers themselves may come from loads (indices): read at other indices than stored
+        return out + [x for c in node.children() for x in _loads(c, True)]
+    inner = remapped or not isinstance(node, Elem)
+    for c in node.children():
+        out += _loads(c, inner)
+    return out
+
+
+def _same_attrs(a: Elem, b: Elem) -> bool:
+    try:
+        return bool(a.attrs == b.attrs)
+    except Exception:       # attribute objects that do not compare
+        return False
+
+
+def same_address(a: Node, b: Node) -> bool:
+    """Do two pointer tiles hold the same address at every index (structurally)?"""
+    if a is b:
+        return True
+    if type(a) is not type(b) or a.shape != b.shape:
+        return False
+    if isinstance(a, Splat):
+        return a.value == b.value
+    if isinstance(a, Range):
+        return a.start == b.start
+    if isinstance(a, Elem):
+        return (a.name == b.name and a.ty == b.ty and _same_attrs(a, b) and len(a.args) == len(b.args)
+                and all(map(same_address, a.args, b.args)))
+    if isinstance(a, Remap):
+        return a.axes is not None and a.axes == b.axes and same_address(a.src, b.src)
+    return False
