@@ -107,16 +107,12 @@ def test_unsupported_argument_type():
 
 
 def test_import_is_light():
-    code = ("import sys, time\nt = time.perf_counter()\nimport tritium\nd = time.perf_counter() - t\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('mlir', 'llvmlite', 'torch', 'cuda', 'numpy', 'pluggy'))\nprint(d, heavy)\n")
-    best = None
-    for _ in range(3):  # the machine is shared: the best of three runs
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-        seconds, heavy = out.split(" ", 1)
-        assert heavy.strip() == "[]", f"import tritium loaded {heavy}"
-        best = float(seconds) if best is None else min(best, float(seconds))
-    assert best < 0.3, f"import tritium took {best:.3f} s"
+    """Heavy dependencies load when first needed (examples/06-launch-overhead.py times the import)."""
+    code = ("import sys\nimport tritium, tritium.language\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('mlir', 'llvmlite', 'torch', 'cuda', 'numpy', 'pluggy')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", f"import tritium loaded {out.strip()}"
 
 
 def test_set_allocator():

@@ -40,8 +40,9 @@ def test_ir_file():
 def test_off_by_default_fp16_sum_loses_counts():
     k, out = _run()
     assert "arith.extf" not in k.asm["ttir"]
-    # 2048 + 1 rounds to 2048 in fp16: the narrow sums stall
-    assert out[0] < 4096 and out[-1] == 2048
+    # 2048 + 1 rounds to 2048 in fp16: the narrow running sum stalls. (The total of 4096 ones may
+    # still come out exact: a tree-shaped reduction adds equal partial sums, which fp16 holds.)
+    assert out[-1] == 2048
 
 
 def test_knob_widens_reductions_and_scans():

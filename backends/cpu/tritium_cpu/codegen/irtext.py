@@ -142,8 +142,8 @@ class Function:
     def loop_metadata(self, *properties: str) -> str:
         """A distinct ``!llvm.loop`` node with these properties (e.g. "llvm.loop.unroll.disable")."""
         global _md_counter
-        _md_counter += 2 + len(properties)
-        base = _md_counter
+        base = _md_counter + 1
+        _md_counter += 1 + len(properties)
         own = f"!{base}"
         props = [f"!{base + 1 + i}" for i in range(len(properties))]
         self.metadata.append(f"{own} = distinct !{{{', '.join([own] + props)}}}")

@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import core as tl
 from .arith import ArithMixin
+from .casts import CastMixin
 from .descriptor import DescriptorMixin
 from .memory import MemoryMixin
 from .misc import MiscMixin
@@ -17,7 +18,7 @@ from .regions import RegionMixin
 from .shape import ShapeMixin
 
 
-class Semantic(ArithMixin, ShapeMixin, MemoryMixin, MiscMixin, DescriptorMixin, RegionMixin):
+class Semantic(ArithMixin, CastMixin, ShapeMixin, MemoryMixin, MiscMixin, DescriptorMixin, RegionMixin):
     tensor = tl.tensor
     lang = tl
 
