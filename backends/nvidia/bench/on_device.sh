@@ -10,16 +10,16 @@ python3 -m pip install -q --no-index --no-deps --no-build-isolation -e core -e b
   >"$OUT/install.log" 2>&1 || { tail -20 "$OUT/install.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  timeout 420 python3 -m pytest -q -p no:cacheprovider -rs tests/gpu -k "cuda" "$@" 2>&1 | tee "$OUT/gpu_tests.log" | tail -60
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/gpu -k "cuda" "$@" 2>&1 | tee "$OUT/gpu_tests.log" | tail -60
 fi
 if [ "$what" = conf ] || [ "$what" = all ]; then
   # the conformance suite is written with numpy arrays: numpy_on_cuda copies them to the GPU around launches
-  PYTHONPATH=/tmp/site:tests/gpu timeout 400 python3 -m pytest -q -p no:cacheprovider -p numpy_on_cuda -rf \
+  PYTHONPATH=/tmp/site:tests/gpu timeout 220 python3 -m pytest -q -p no:cacheprovider -p numpy_on_cuda -rf \
     --pyargs tritium.testing.conformance --backend=nvidia -n 8 2>&1 | tee "$OUT/conformance.log" | tail -40
 fi
 if [ "$what" = examples ] || [ "$what" = all ]; then
   # the lead's examples pick the GPU when it is active and compare with Triton 3.6 in the same process
-  (cd examples && for f in 0*.py; do echo "== $f"; PYTHONPATH=/tmp/site timeout 300 python3 "$f" 2>&1 | tail -8; done) \
+  (cd examples && for f in 0*.py; do echo "== $f"; PYTHONPATH=/tmp/site timeout 90 python3 "$f" 2>&1 | tail -8; done) \
     | tee "$OUT/examples.log"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
