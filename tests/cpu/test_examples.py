@@ -60,3 +60,10 @@ def test_inspect_stages(capsys):
     out = capsys.readouterr().out
     assert "stages the backend added: ['ttir', 'llir', 'obj']" in out
     assert "'llstats'" in out and "a new hook compiled a new kernel: True" in out
+
+
+def test_launch_overhead(capsys):
+    m = load("06-launch-overhead.py")
+    m.main()
+    out = capsys.readouterr().out
+    assert "import tritium:" in out and "cached launch of a one-store kernel (cpu): tritium" in out
