@@ -79,7 +79,10 @@ def _micro(fn: Function, module: Module, a: str, b: str, c: str, offs: tuple[int
         def cols(j0: str, __: list[str]) -> list[str]:
             crow = [fn.inst(f"mul nuw nsw i64 {fn.inst(f'add nuw nsw i64 {i0}, {r}')}, {N}") for r in range(MR)]
             cptrs = [[_gep(fn, ty, c, offs[2], crow[r], j0, v * vl) for v in range(NV)] for r in range(MR)]
-            init = [(vt, fn.inst(f"load {vt}, ptr {cptrs[r][v]}, align {esz}")) for r in range(MR) for v in range(NV)]
+            # the block's products are summed from zero and added to the accumulator once: a K loop of
+            # `acc += tl.dot(a, b)` then sums in BLOCK_K-long chains, as tensor cores do, rather than one
+            # chain as long as K (fewer fp16/bf16 results a rounding step away from torch's)
+            init = [(vt, "zeroinitializer") for _ in range(MR * NV)]
             arow = [fn.inst(f"mul nuw nsw i64 {fn.inst(f'add nuw nsw i64 {i0}, {r}')}, {K}") for r in range(MR)]
 
             def kstep(k: str, accs: list[str]) -> list[str]:
@@ -98,7 +101,9 @@ def _micro(fn: Function, module: Module, a: str, b: str, c: str, offs: tuple[int
             final = _counted(fn, K, 1, kstep, init)
             for r in range(MR):
                 for v in range(NV):
-                    fn.emit(f"store {vt} {final[r * NV + v]}, ptr {cptrs[r][v]}, align {esz}")
+                    prior = fn.inst(f"load {vt}, ptr {cptrs[r][v]}, align {esz}")
+                    total = fn.inst(f"fadd {vt} {prior}, {final[r * NV + v]}")
+                    fn.emit(f"store {vt} {total}, ptr {cptrs[r][v]}, align {esz}")
             return []
 
         _counted(fn, N, NV * vl, cols)
