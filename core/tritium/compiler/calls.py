@@ -95,10 +95,6 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
     except TypeError as exc:
         raise gen.error(node, f"bad arguments for `{fn.__name__}`: {exc}") from None
     bound.apply_defaults()
-    for name, param in sig.parameters.items():
-        if fn.is_constexpr_param(name) and isinstance(bound.arguments[name], tensor):
-            raise gen.error(node, f"argument `{name}` of `{fn.__name__}` is a tl.constexpr, but the value "
-                                  "passed is only known at run time")
     if inline or getattr(gen, "inline_calls", False):
         return _inline_call(gen, fn, bound, node)
     tensors: list[tensor] = []
@@ -107,10 +103,10 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
         v = bound.arguments[name]
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise gen.error(node, f"`{fn.__name__}` takes *args or **kwargs, which @jit functions cannot")
-        if fn.is_constexpr_param(name):
-            if isinstance(v, tensor):
-                raise gen.error(node, f"argument `{name}` of `{fn.__name__}` is a tl.constexpr, but the value "
-                                      "passed is only known at run time")
+        # As in Triton, a tl.constexpr annotation on a device function's parameter does not refuse a
+        # run-time tensor (Triton's fused-attention tutorial passes offsets that way): the tensor is passed
+        # as a run-time argument and the annotation only matters for compile-time values.
+        if fn.is_constexpr_param(name) and not isinstance(v, tensor):
             specs.append(("C", v if isinstance(v, constexpr) else constexpr(tl._unwrap(v))))
         else:
             from ..language.descriptor import tensor_descriptor_base

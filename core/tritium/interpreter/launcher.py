@@ -113,15 +113,7 @@ class Launch:
             chain = " -> ".join(f.__name__ for f in self.stack + [fn])
             raise CompileTimeError(f"recursive call of @jit function `{fn.__name__}` ({chain}); kernels cannot "
                                    "recurse: rewrite it as a loop")
-        if fn.constexpr_names:
-            try:
-                bound = fn.signature.bind(*args, **kwargs)
-            except TypeError as exc:
-                raise CompileTimeError(f"bad arguments for `{fn.__name__}`: {exc}") from None
-            for name, v in bound.arguments.items():
-                if name in fn.constexpr_names and isinstance(v, tl.tensor):
-                    raise CompileTimeError(f"argument `{name}` of `{fn.__name__}` is a tl.constexpr, but the value "
-                                           "passed is only known at run time")
+        # a tl.constexpr annotation on a device function's parameter accepts run-time tensors too (as in Triton)
         callee = kernel_state(fn)
         if callee.debugger and self.progs.size > 1:
             # a device function with a breakpoint: from now on this kernel runs one program at a time, so that the

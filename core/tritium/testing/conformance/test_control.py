@@ -128,6 +128,32 @@ def test_device_functions_and_tuples(backend, first):
 
 
 @triton.jit
+def _shifted(x, OFFS: tl.constexpr, K: tl.constexpr):
+    return x + OFFS * K
+
+
+@triton.jit(noinline=True)
+def _shifted_noinline(x, OFFS: tl.constexpr):
+    return x - OFFS
+
+
+@triton.jit
+def _constexpr_params_take_tensors(o_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    # Triton ignores a device function's tl.constexpr annotation when a run-time tensor is passed
+    # (its fused-attention tutorial passes block offsets that way); compile-time values stay constant
+    tl.store(o_ptr + offs, _shifted(offs, offs, 3) + _shifted(offs, 2, 10) + _shifted_noinline(offs, offs * 2))
+
+
+def test_constexpr_annotated_device_params_take_tensors(backend):
+    N = 16
+    out = np.zeros(N, np.int32)
+    _constexpr_params_take_tensors[(1, )](out, N)
+    r = np.arange(N)
+    assert out.tolist() == ((r + 3 * r) + (r + 20) + (r - 2 * r)).tolist()
+
+
+@triton.jit
 def _tuple_args(o_ptr, x, PAIR: tl.constexpr, SCALE: tl.constexpr):
     a, b = PAIR
     t = (x, x * 2, (x * 3, PAIR))
