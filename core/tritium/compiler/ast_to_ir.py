@@ -10,10 +10,12 @@ from ..language.semantic import Semantic
 from .builder import Builder
 from .code_generator import CodeGenerator
 from .errors import CompilationError
+from .kernel_args import ArgSpec, flat_args, is_structured, parse
 
 
 def kernel_arg_types(fn: Any, src: Any) -> tuple[list[Any], list[Any]]:
-    """(tl type or None per parameter, compile-time value or None per parameter)."""
+    """(tl type, None or a :class:`~.kernel_args.ArgSpec` per parameter, compile-time value or None per
+    parameter)."""
     types: list[Any] = []
     values: list[Any] = []
     for i, name in enumerate(fn.arg_names):
@@ -26,6 +28,12 @@ def kernel_arg_types(fn: Any, src: Any) -> tuple[list[Any], list[Any]]:
             values.append(tl.constexpr(src.constants.get((i, ))))
         elif sig is None:
             raise CompilationError(fn.__name__, None, None, f"the signature has no type for parameter `{name}`")
+        elif is_structured(sig):
+            try:
+                types.append(parse(sig, (i, ), src.constants))
+            except TypeError as exc:
+                raise CompilationError(fn.__name__, None, None, f"parameter `{name}`: {exc}") from None
+            values.append(None)
         else:
             types.append(str_to_ty(sig))
             values.append(None)
@@ -44,17 +52,18 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: fro
     with context, ir.Location.unknown(context):
         fop = gen.generate(types)
     # specialization facts the lowering can use: pointer/integer arguments divisible by 16
-    ir_index = 0
     with context:
         arg_attrs = []
         for i, ty in enumerate(types):
             if ty is None:
                 continue
-            attrs = {}
-            for name, value in src.attrs.get((i, ), []):
-                attrs[name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(value))
-            arg_attrs.append(ir.DictAttr.get(attrs))
-            ir_index += 1
+            # a tuple or descriptor parameter has one IR argument per run-time part, attrs keyed by path
+            flat = flat_args(ty, (i, )) if isinstance(ty, ArgSpec) else [(ty, (i, ), [])]
+            for _, path, extra in flat:
+                attrs = {}
+                for name, value in (src.attrs.get(path, []) if path is not None else []) + extra:
+                    attrs[name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(value))
+                arg_attrs.append(ir.DictAttr.get(attrs))
         if arg_attrs:
             fop.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         module.operation.attributes["tt.kernel"] = ir.StringAttr.get(fn.__name__)

@@ -125,7 +125,14 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
     def visit_function(self, node: ast.FunctionDef, arg_types: Sequence[Any]) -> Any:
         from ..language.core import tensor as T
         b = self.builder
-        ir_args = [self.semantic.ir_type(t) for t in arg_types if t is not None]
+        from .kernel_args import ArgSpec, build, flat_args
+        flat = []
+        for i, t in enumerate(arg_types):
+            if isinstance(t, ArgSpec):
+                flat += [f[0] for f in flat_args(t, (i, ))]
+            elif t is not None:
+                flat.append(t)
+        ir_args = [self.semantic.ir_type(t) for t in flat]
         from mlir.dialects import func as func_d  # noqa: lazy, the bindings are loaded already here
         from .._mlir import ir
         with b.context, b.loc:
@@ -135,14 +142,18 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
             entry = fop.add_entry_block()
         self.func_op = fop
         params = self.fn.arg_names
-        ir_i = 0
-        for name, ty, val in zip(params, arg_types, self.arg_values):
-            if ty is None:
-                self.lscope[name] = val if isinstance(val, (constexpr, tuple_value)) else _wrap_python(val)
-            else:
-                self.lscope[name] = T(entry.arguments[ir_i], ty)
-                ir_i += 1
+        ir_args_iter = iter(entry.arguments)
         with b.at(entry):
+            for name, ty, val in zip(params, arg_types, self.arg_values):
+                if ty is None:
+                    self.lscope[name] = val if isinstance(val, (constexpr, tuple_value)) else _wrap_python(val)
+                elif isinstance(ty, ArgSpec):
+                    try:
+                        self.lscope[name] = build(ty, ir_args_iter, self.semantic)
+                    except CompileTimeError as exc:  # a host descriptor the language refuses
+                        raise self.error(node, f"argument `{name}`: {exc}") from None
+                else:
+                    self.lscope[name] = T(next(ir_args_iter), ty)
             try:
                 self.visit_compound(node.body)
             except ReturnSignal:

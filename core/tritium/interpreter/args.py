@@ -26,7 +26,8 @@ def make_binder(fn: Any) -> Any:
 
 def classify(p: Any, v: Any) -> tuple[str, Any]:
     """What the compiled path makes of argument ``v`` for parameter ``p``: ("C", value) for a compile-time
-    value, (type string, value) for a scalar, ("*T", array) for an array."""
+    value, (type string, value) for a scalar, ("*T", array) for an array, ("()", ([elements], namedtuple fields or None)) for a tuple,
+    ("TD", (base type, base, shape, strides, block shape, padding)) for a host tensor descriptor."""
     if isinstance(v, tl.constexpr):
         v = v.value
     if p.is_constexpr or v is None or isinstance(v, (str, tl.dtype)) or type(v).__name__ == "dtype":
@@ -46,8 +47,16 @@ def classify(p: Any, v: Any) -> tuple[str, Any]:
         raise OverflowError(f"integer argument {p.name}={v} does not fit in 64 bits")
     if isinstance(v, (float, np.floating)):
         return "fp32", float(v)
-    if isinstance(v, (tuple, list)):
-        raise TypeError(f"cannot pass a {type(v).__name__} to parameter `{p.name}`, which is not a tl.constexpr")
+    if isinstance(v, tuple):
+        # element by element, with the compiled path's rules (see runtime/structured.py)
+        return "()", ([classify(p, x) for x in v], getattr(type(v), "_fields", None))
+    if isinstance(v, list):
+        raise TypeError(f"cannot pass a list to parameter `{p.name}`, which is not a tl.constexpr: pass a tuple")
+    if type(v).__name__ == "TensorDescriptor" and hasattr(v, "block_shape"):
+        from ..tools.tensor_descriptor import validate
+        shape, strides, block, padding = validate(v)
+        base_ty, base = classify(p, v.base)
+        return "TD", (base_ty, base, shape, strides, block, padding)
     from ..runtime.specialize import dtype_name
     return "*" + ("k" if p.is_const else "") + dtype_name(v.dtype), v
 

@@ -29,7 +29,7 @@ import numpy as np
 from .. import knobs
 from ..language import core as tl
 from ..language.core import CompileTimeError, _ambient_semantic
-from ..language.dtypes import str_to_ty
+from ..language.dtypes import str_to_ty, tuple_type
 from .args import classify, host_copies, make_binder, region_for
 from .builder import NumpyBuilder
 from .errors import (DeviceAssertionError, OutOfBoundsError, current_location, location_in_traceback,
@@ -94,18 +94,31 @@ class Launch:
 
     # -- arguments ---------------------------------------------------------------------------------
     def kernel_args(self, classified: list[tuple[str, Any]]) -> list[Any]:
-        out = []
-        for p, (ty, v) in zip(self.fn.params, classified):
-            if ty == "C":
-                out.append(v)
-            elif ty.startswith("*"):
-                elt = str_to_ty(ty)
-                region = region_for(self.memory, p.name, v)
-                out.append(tl.tensor(V(np.array([region.vdata], np.int64), elt, region), elt))
-            else:
-                dt = str_to_ty(ty)
-                out.append(tl.tensor(V(np.array([v], storage(dt)), dt), dt))
-        return out
+        return [self._kernel_arg(p.name, ty, v) for p, (ty, v) in zip(self.fn.params, classified)]
+
+    def _kernel_arg(self, name: str, ty: str, v: Any) -> Any:
+        if ty == "C":
+            return v
+        if ty == "()":
+            values = [self._kernel_arg(f"{name}[{j}]", t, x) for j, (t, x) in enumerate(v[0])]
+            return tl.tuple_value(values, tuple_type([getattr(x, "type", None) for x in values], v[1]))
+        if ty == "TD":
+            # the descriptor tl.make_tensor_descriptor builds from the same base, shape and strides
+            base_ty, base, shape, strides, block, padding = v
+            ptr = self._kernel_arg(f"{name}.base", base_ty, base)
+            sh = [self._kernel_arg(name, "i32", s) for s in shape]
+            st = [self._kernel_arg(name, "i64", s) for s in strides[:-1]] + [tl.constexpr(1)]
+            try:
+                return self.semantic.make_tensor_descriptor(ptr, sh, st, list(block), padding)
+            except CompileTimeError as exc:
+                from ..compiler.errors import CompilationError
+                raise CompilationError(self.fn.__name__, None, None, f"argument `{name}`: {exc}") from None
+        if ty.startswith("*"):
+            elt = str_to_ty(ty)
+            region = region_for(self.memory, name, v)
+            return tl.tensor(V(np.array([region.vdata], np.int64), elt, region), elt)
+        dt = str_to_ty(ty)
+        return tl.tensor(V(np.array([v], storage(dt)), dt), dt)
 
     # -- device functions --------------------------------------------------------------------------
     def call_jit(self, fn: Any, args: Any, kwargs: dict) -> Any:
@@ -295,8 +308,8 @@ def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool)
     if enter is not None:
         enter(meta)
     with host_copies(values) as host_values:
-        classified = [classify(p, v) for p, v in zip(fn.params, host_values)]
-        key = tuple(t if t != "C" else ("C", _hashable(v)) for t, v in classified)
+        classified = _classify_all(fn, host_values)
+        key = tuple(_key(t, v) for t, v in classified)
         launch = Launch(fn, g, key, options)
         kargs = launch.kernel_args(classified)
         with np.errstate(all="ignore"):
@@ -310,6 +323,28 @@ def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool)
     if exit_hook is not None:
         exit_hook(meta)
     return None
+
+
+def _classify_all(fn: Any, values: list[Any]) -> list[tuple[str, Any]]:
+    out = []
+    for p, v in zip(fn.params, values):
+        try:
+            out.append(classify(p, v))
+        except (TypeError, ValueError, OverflowError) as exc:
+            what = "a tuple" if isinstance(v, tuple) else type(v).__name__
+            raise type(exc)(f"argument `{p.name}` ({what}) of kernel `{fn.__name__}`: {exc}") from None
+    return out
+
+
+def _key(t: str, v: Any) -> Any:
+    """The specialization an argument selects (the largest tile and divergence are remembered by it)."""
+    if t == "C":
+        return ("C", _hashable(v))
+    if t == "()":
+        return ("()", tuple(_key(*x) for x in v[0]), v[1] and tuple(v[1]))
+    if t == "TD":
+        return ("TD", v[0], v[4], v[5])
+    return t
 
 
 def _hashable(v: Any) -> Any:

@@ -65,8 +65,12 @@ def _hook_key(hook: Any) -> str:
     return k
 
 
-def _selector(keep: tuple[int, ...], n: int) -> Optional[Callable]:
-    """Picks the run-time values a specialization takes (ints equal to 1 and None are compiled in)."""
+def _selector(keep: tuple, n: int) -> Optional[Callable]:
+    """Picks the run-time values a specialization takes (ints equal to 1 and None are compiled in), and
+    flattens tuple and descriptor arguments (their entries of ``keep`` are paths)."""
+    if any(type(i) is not int for i in keep):
+        from .structured import path_selector
+        return path_selector(keep)
     if keep == tuple(range(n)):
         return None
     if not keep:
@@ -84,7 +88,14 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     state = fn.device_caches.get(drv)
     if state is None:
         state = fn.device_caches[drv] = KernelState(fn, drv)
-    key, runtime, bound, options = state.binder(*args, **kwargs)
+    try:
+        key, runtime, bound, options = state.binder(*args, **kwargs)
+    except (TypeError, ValueError, OverflowError) as exc:
+        from .structured import bind_error
+        named = bind_error(fn, args, kwargs, exc)
+        if named is None:
+            raise
+        raise named from None
     if fn.pre_run_hooks:
         for hook in fn.pre_run_hooks:
             hook(*args, **kwargs)
@@ -224,6 +235,10 @@ def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
             if not _driver.active.accepts_device(k[2]):
                 raise TypeError(f"argument `{arg_name}` of kernel `{name}` lives on device '{k[2]}', which the "
                                 "active driver cannot reach")
+        if k[0] in ("()", "TD"):
+            from .structured import flatten_for_signature
+            values.extend(flatten_for_signature(sig.get(arg_name), v))
+            continue
         values.append(v)
     if callable(grid):
         raise TypeError(f"kernel `{name}`: a compiled kernel is launched on a fixed grid, not a callable")

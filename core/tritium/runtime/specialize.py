@@ -11,11 +11,12 @@ float, torch tensor, numpy array) are handled without a call per argument; anyth
 
 - ``("C", type, value)`` a compile-time value (constexpr parameters, None, dtypes, ints equal to 1);
 - ``(type_name, spec)`` a scalar, e.g. ``("i32", "D")`` (divisible by 16) or ``("fp32", "")``;
-- ``("*", dtype, location, aligned)`` an array, ``location`` saying where its memory lives.
+- ``("*", dtype, location, aligned)`` an array, ``location`` saying where its memory lives;
+- ``("()", element keys, fields)`` a tuple and ``("TD", dtype, location, block, padding)`` a host tensor
+  descriptor (see :mod:`.structured`; only the binder's slow path meets them).
 """
 from __future__ import annotations
 
-import ctypes
 import sys
 from typing import Any, Callable, Optional
 
@@ -108,57 +109,11 @@ def _generic_handler(v: Any, align: bool) -> tuple[tuple, int]:
         addr = iface["data"][0]
         return ("*", np.dtype(iface["typestr"]), "cpu", align and not addr & 15), addr
     if hasattr(v, "__dlpack__"):
-        return _dlpack(v, align)
+        from .dlpack import dlpack_key
+        return dlpack_key(v, align)
     raise TypeError(f"cannot pass a {type(v).__name__} to a kernel: expected a number, a torch tensor, a numpy "
                     "array or an object with data_ptr(), __array_interface__, __cuda_array_interface__ or "
                     "__dlpack__")
-
-
-#: DLPack device codes, named as torch names device types (the names drivers accept)
-_DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cpu", 10: "cuda", 13: "cuda", 14: "cpu"}
-#: DLPack (type code, bits) to numpy names; bfloat16 and float8 have no numpy name and map to ours
-_DLPACK_TYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",
-                 (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64", (2, 16): "float16", (2, 32): "float32",
-                 (2, 64): "float64", (4, 16): "bfloat16", (6, 8): "bool"}
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                ("byte_offset", ctypes.c_uint64)]
-
-
-def _dlpack(v: Any, align: bool) -> tuple[tuple, int]:
-    """An object exporting DLPack (JAX, CuPy, ...): read its DLTensor without taking ownership. The capsule's
-    memory stays valid while ``v`` lives, which covers the launch."""
-    capsule = v.__dlpack__()
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    # a DLManagedTensor (and its versioned successor after a version header) starts with the DLTensor
-    name = b"dltensor_versioned" if ctypes.pythonapi.PyCapsule_IsValid(
-        ctypes.py_object(capsule), b"dltensor_versioned") else b"dltensor"
-    ptr = get(capsule, name)
-    if name == b"dltensor_versioned":
-        ptr += 8  # DLPackVersion {uint32 major, minor}
-        ptr += 8  # manager_ctx
-        ptr += 8  # deleter
-        ptr += 8  # flags (uint64)
-    t = _DLTensor.from_address(ptr)
-    kind = _DLPACK_TYPES.get((t.dtype.code, t.dtype.bits))
-    if kind is None or t.dtype.lanes != 1:
-        raise TypeError(f"cannot pass a {type(v).__name__} of DLPack type (code {t.dtype.code}, {t.dtype.bits} "
-                        f"bits, {t.dtype.lanes} lanes) to a kernel")
-    device = _DLPACK_DEVICES.get(t.device.device_type, f"dlpack-device-{t.device.device_type}")
-    addr = (t.data or 0) + t.byte_offset
-    return ("*", kind, device, align and not addr & 15), addr
 
 
 _FP32, _U1, _NONE = ("fp32", ""), ("u1", ""), ("C", type(None), None)
@@ -234,8 +189,11 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
         return int_key(iv, specialize, align), iv
     if isinstance(v, float) or t.__name__.startswith("float") and hasattr(v, "__float__") and not hasattr(v, "shape"):
         return ("fp32", ""), float(v)
-    if isinstance(v, (tuple, list)):
-        raise TypeError(f"cannot pass a {t.__name__} to a kernel parameter that is not a tl.constexpr")
+    if isinstance(v, tuple):
+        from .structured import tuple_key
+        return tuple_key(v, specialize, align)
+    if isinstance(v, list):
+        raise TypeError("cannot pass a list to a kernel parameter that is not a tl.constexpr: pass a tuple")
     return _handler_for(t)(v, specialize and align)
 
 
@@ -343,17 +301,20 @@ def _rename(inner: Callable, fn: Any) -> Callable:
     return out
 
 
-def compile_inputs(fn: Any, key: tuple, bound: tuple) -> tuple[dict, dict, dict, tuple[int, ...]]:
+def compile_inputs(fn: Any, key: tuple, bound: tuple) -> tuple[dict, dict, dict, tuple]:
     """(signature, constexprs, attrs) for ASTSource, and which entries of the binder's ``runtime`` tuple the
-    compiled kernel takes, from one specialization key."""
+    compiled kernel takes (indices, or paths into tuple arguments), from one specialization key."""
     signature: dict[str, str] = {}
     constexprs: dict[tuple, Any] = {}
     attrs: dict[tuple, list] = {}
-    keep: list[int] = []
+    keep: list[Any] = []
     from ..language.core import constexpr
     r = 0
     for i, (p, k, v) in enumerate(zip(fn.params, key, bound)):
-        if k[0] == "C":
+        if k[0] in ("()", "TD"):
+            from .structured import structured_inputs
+            signature[p.name] = structured_inputs(p, k, v, (i, ), (r, ), constexprs, attrs, keep)
+        elif k[0] == "C":
             signature[p.name] = "constexpr"
             constexprs[(i, )] = v.value if isinstance(v, constexpr) else v
         elif k[0] == "*":
@@ -374,7 +335,12 @@ def compile_inputs(fn: Any, key: tuple, bound: tuple) -> tuple[dict, dict, dict,
 def array_locations(fn: Any, key: tuple, bound: tuple) -> list[tuple[str, str]]:
     """(parameter name, location) of every array argument in a key; warmup's stand-ins have no memory to
     check."""
-    return [(p.name, k[2]) for p, k, v in zip(fn.params, key, bound) if k[0] == "*" and not isinstance(v, MockTensor)]
+    out = [(p.name, k[2]) for p, k, v in zip(fn.params, key, bound) if k[0] == "*" and not isinstance(v, MockTensor)]
+    for p, k, v in zip(fn.params, key, bound):
+        if k[0] in ("()", "TD"):
+            from .structured import structured_locations
+            structured_locations(p.name, k, v, out)
+    return out
 
 
 class MockTensor:

@@ -70,6 +70,10 @@ def _device_arrays(backend: BackendUnderTest, monkeypatch: pytest.MonkeyPatch):
                 return t
             if isinstance(a, TensorWrapper) and isinstance(a.base, np.ndarray):
                 return reinterpret(to_device(a.base), a.dtype)
+            if isinstance(a, tuple):
+                return type(a)(*map(to_device, a)) if hasattr(a, "_fields") else tuple(map(to_device, a))
+            if type(a).__name__ == "TensorDescriptor":
+                return type(a)(to_device(a.base), a.shape, a.strides, a.block_shape, a.padding)
             return a
 
         args = tuple(to_device(a) for a in args)

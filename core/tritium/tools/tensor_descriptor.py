@@ -1,0 +1,108 @@
+"""Host-side tensor descriptors (``triton.tools.tensor_descriptor.TensorDescriptor``).
+
+A kernel parameter given a ``TensorDescriptor`` receives the descriptor ``tl.make_tensor_descriptor`` would
+build from the same base, shape, strides, block shape and padding: ``desc.load([i, j])``,
+``desc.store(...)``, ``desc.shape``, ``desc.strides``, atomics, gather and scatter all work on it. The
+rules are Triton's (they come from NVIDIA's TMA unit, and are kept on every backend so that code moves
+between backends unchanged): rank 1 to 5, a 16-byte aligned base, strides other than the last a multiple
+of 16 bytes, a last stride of 1, a positive shape, power-of-two block dimensions, padding ``"zero"`` or
+``"nan"`` (floating-point data only).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List
+
+#: the largest block Triton allows (elements)
+_MAX_NUMEL = 1 << 20
+_BYTES = {"fp8e4nv": 1, "fp8e4b8": 1, "fp8e4b15": 1, "fp8e5": 1, "fp8e5b16": 1, "fp16": 2, "bf16": 2,
+          "fp32": 4, "fp64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "u16": 2, "u32": 4,
+          "u64": 8}
+
+
+@dataclass
+class TensorDescriptor:
+    base: Any
+    shape: List[int]
+    strides: List[int]
+    block_shape: List[int]
+    padding: str = "zero"
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @staticmethod
+    def from_tensor(tensor: Any, block_shape: List[int], padding: str = "zero") -> "TensorDescriptor":
+        """A descriptor of all of ``tensor`` (a torch tensor or a numpy array), read in blocks of
+        ``block_shape``."""
+        if callable(getattr(tensor, "stride", None)):
+            strides = list(tensor.stride())
+        else:  # numpy counts strides in bytes
+            size = tensor.dtype.itemsize
+            if any(s % size for s in tensor.strides):
+                raise ValueError(f"TensorDescriptor.from_tensor: strides {tensor.strides} (bytes) are not whole "
+                                 "elements")
+            strides = [s // size for s in tensor.strides]
+        return TensorDescriptor(tensor, list(tensor.shape), strides, list(block_shape), padding)
+
+
+def _ints(values: Any, what: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v.__index__()) for v in values)
+    except (AttributeError, TypeError):
+        raise TypeError(f"TensorDescriptor {what} must be integers, got {values!r}") from None
+
+
+def validate(d: Any, dtype: str = "", addr: Any = None) -> tuple[tuple, tuple, tuple, str]:
+    """(shape, strides, block shape, padding) of ``d`` after checking Triton's rules; ``dtype`` and ``addr``
+    are the base's element type name and address when the caller has them already."""
+    if not dtype:
+        from ..runtime.specialize import dtype_name, specialize_arg
+        k, addr = specialize_arg(d.base)
+        if k[0] != "*":
+            raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
+        dtype = dtype_name(k[1])
+    shape, strides = _ints(d.shape, "shape entries"), _ints(d.strides, "strides")
+    block = _ints(d.block_shape, "block_shape entries")
+    rank = len(shape)
+    if not 1 <= rank <= 5:
+        raise ValueError(f"a TensorDescriptor has 1 to 5 dimensions, got shape {list(shape)}")
+    if len(strides) != rank or len(block) != rank:
+        raise ValueError(f"TensorDescriptor rank mismatch: shape {list(shape)}, strides {list(strides)}, "
+                         f"block_shape {list(block)}")
+    fake = type(d.base).__name__ in ("FakeTensor", "FunctionalTensor")
+    if not fake and addr % 16:
+        raise ValueError(f"a TensorDescriptor's base must be 16-byte aligned (address {addr:#x})")
+    size = _BYTES.get(dtype, 1)
+    for s in strides[:-1]:
+        if s * size % 16:
+            raise ValueError(f"TensorDescriptor strides other than the last must be multiples of 16 bytes, got "
+                             f"{list(strides)} ({dtype}, {size} bytes per element)")
+    if strides[-1] != 1:
+        raise ValueError(f"the last stride of a TensorDescriptor must be 1 (contiguous), got {list(strides)}")
+    if any(not 0 < s < 2**31 for s in shape):
+        raise ValueError(f"TensorDescriptor shape entries must be positive int32 values, got {list(shape)}")
+    numel = 1
+    for i, b in enumerate(block):
+        if b <= 0 or b & (b - 1):
+            raise ValueError(f"TensorDescriptor block_shape entries must be powers of 2, got {list(block)} "
+                             f"(entry {i})")
+        numel *= b
+    if numel > _MAX_NUMEL:
+        raise ValueError(f"a TensorDescriptor block has at most {_MAX_NUMEL} elements, got {numel}")
+    padding = d.padding
+    if padding not in ("zero", "nan"):
+        raise ValueError(f"TensorDescriptor padding must be 'zero' or 'nan', got {padding!r}")
+    if padding == "nan" and not dtype.startswith(("fp", "bf")):
+        raise ValueError(f"TensorDescriptor padding 'nan' needs floating-point data, got {dtype}")
+    return shape, strides, block, padding
+
+
+def _register() -> None:
+    # launches find the handler by the argument's exact type, as for arrays
+    from ..runtime.specialize import _HANDLERS
+    from ..runtime.structured import descriptor_key
+    _HANDLERS[TensorDescriptor] = descriptor_key
+
+
+_register()
