@@ -50,8 +50,12 @@ class BasicMixin:
             return self.addptr_in(op, lay, ins)
         types = [i.ty for i in ins]
         seen: dict[tuple, str] = {}
+        groups = self.constant_groups(res, lay)
         regs = []
         for r in range(lay.num_regs):
+            if groups[r] < r:
+                regs.append(regs[groups[r]])
+                continue
             args = tuple(i.regs[r] if isinstance(i, Tensor) else i.value for i in ins)
             v = seen.get(args)
             if v is None:
@@ -59,12 +63,32 @@ class BasicMixin:
             regs.append(v)
         return Tensor(lay, regs, rty)
 
+    def constant_groups(self, res: Any, lay: L.Layout) -> list[int]:
+        """For each register, the first register the axis analysis proves holds the same value (itself when
+        none), as Triton's elementwise lowering deduplicates. A mask ``cols < N`` with N a multiple of 16 is
+        then one compare per vector rather than per element: per-element predicates overflow the
+        multiprocessor's 7 predicate registers, and their spills and the extra compares cost instructions and
+        registers (layer norm's variance loop: 212 -> 156 instructions; PERF.md)."""
+        const = self.axis.info(res).const
+        if len(const) != lay.rank or all(k == 1 for k in const):
+            return list(range(lay.num_regs))
+        # groups of k (a power of two) aligned elements: two registers whose coordinates agree in the bits
+        # at and above log2(k) stay in one group in every thread, whose coordinates differ by an XOR
+        ks = [k if k & (k - 1) == 0 else 1 for k in const]
+        first: dict[tuple, int] = {}
+        return [first.setdefault(tuple(c // k for c, k in zip(lay.reg_coords(r), ks)), r)
+                for r in range(lay.num_regs)]
+
     def addptr_in(self, op: Any, lay: L.Layout, ins: list[Any]) -> Tensor:
         elem, _ = self.pointee(op.results[0].type)
         p, off = ins
         seen: dict[tuple, str] = {}
+        groups = self.constant_groups(op.results[0], lay)
         regs = []
         for r in range(lay.num_regs):
+            if groups[r] < r:
+                regs.append(regs[groups[r]])
+                continue
             key = (p.regs[r] if isinstance(p, Tensor) else p.value, off.regs[r] if isinstance(off, Tensor) else off.value)
             v = seen.get(key)
             if v is None:
