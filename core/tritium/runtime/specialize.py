@@ -178,6 +178,9 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
     h = _HANDLERS.get(t)
     if h is not None:
         return h(v, specialize and align)
+    if isinstance(v, tuple):  # before the imports below: tuple arguments go through here on every launch
+        from .structured import tuple_key
+        return tuple_key(v, specialize, align)
     from ..language.core import constexpr
     from ..language.dtypes import dtype as tl_dtype
     if isinstance(v, (constexpr, tl_dtype)) or t.__name__ == "dtype":
@@ -189,9 +192,6 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
         return int_key(iv, specialize, align), iv
     if isinstance(v, float) or t.__name__.startswith("float") and hasattr(v, "__float__") and not hasattr(v, "shape"):
         return ("fp32", ""), float(v)
-    if isinstance(v, tuple):
-        from .structured import tuple_key
-        return tuple_key(v, specialize, align)
     if isinstance(v, list):
         raise TypeError("cannot pass a list to a kernel parameter that is not a tl.constexpr: pass a tuple")
     return _handler_for(t)(v, specialize and align)
