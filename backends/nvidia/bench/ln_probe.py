@@ -1,6 +1,7 @@
 """Layer norm (examples/04) under tritium compiler variants and Triton 3.6, one process, CUDA-event medians.
 Variants undo this session's compiler changes (PERF.md, "Layer norm at 4 warps"): ``nodedup`` computes masks per
-element again, ``noregroup`` skips the SLP regrouping pass, ``base`` both. Usage: ln_probe.py [variant ...]"""
+element again, ``noregroup`` skips the SLP regrouping pass (now off by default: the other variants turn it
+on), ``base`` both. Usage: ln_probe.py [variant ...]"""
 import importlib.util
 import os
 import sys
@@ -20,18 +21,20 @@ def patched(name):
     """Undo the changes a variant names (restored afterwards by the caller)."""
     from tritium.gpu.lower.basic import BasicMixin
     from tritium_nvidia import compiler
-    saved = (BasicMixin.constant_groups, compiler.regroup)
+    from tritium_nvidia.knobs import nvidia
+    saved = (BasicMixin.constant_groups, compiler.regroup, nvidia.regroup)
     if name in ("base", "nodedup"):
         BasicMixin.constant_groups = lambda self, res, lay: list(range(lay.num_regs))
-    if name in ("base", "noregroup"):
-        compiler.regroup = lambda mod: None
+    # regrouping is off by default (TRITIUM_NVIDIA_REGROUP): the variants that keep it turn it on
+    nvidia.regroup = name not in ("base", "noregroup")
     return saved
 
 
 def restore(saved):
     from tritium.gpu.lower.basic import BasicMixin
     from tritium_nvidia import compiler
-    BasicMixin.constant_groups, compiler.regroup = saved
+    from tritium_nvidia.knobs import nvidia
+    BasicMixin.constant_groups, compiler.regroup, nvidia.regroup = saved
 
 
 def fresh(tag):

@@ -197,7 +197,8 @@ class CUDABackend(BaseBackend):
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
             pb = llvm.create_pass_builder(tm, pto)
             pb.getModulePassManager().run(mod, pb)
-            regroup(mod)
+            if nv_knobs.regroup:
+                regroup(mod)
         return str(mod)
 
     def make_ptx(self, src: str, metadata: dict, options: CUDAOptions, tm: Any, isa: int) -> str:

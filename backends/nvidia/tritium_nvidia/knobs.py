@@ -19,6 +19,9 @@ class nvidia_knobs(KnobGroup):
                           "spills, shared memory) of every kernel")
     override_arch = StrKnob("TRITON_OVERRIDE_ARCH", doc="Compile for this architecture (sm90, sm80...) instead "
                             "of the current device's")
+    regroup = BoolKnob("TRITIUM_NVIDIA_REGROUP", doc="Reorder the optimized LLVM IR element by element before "
+                       "PTX (SLP under a 128-bit cost model; PERF.md): fewer registers for some kernels (layer "
+                       "norm at 4 warps), more for others (persistent softmax), so off by default")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
 
