@@ -65,17 +65,21 @@ def test_non_constexpr_where_constexpr_needed():
 
 @triton.jit
 def _helper_const(x, K: tl.constexpr):
-    return x * K
+    return x + tl.zeros((K, ), tl.float32)
 
 
 @triton.jit
 def _passes_tensor_as_constexpr(x_ptr, k):
-    tl.store(x_ptr, _helper_const(1.0, k))
+    tl.store(x_ptr + tl.arange(0, 4), _helper_const(1.0, k))
 
 
 def test_tensor_passed_to_constexpr_parameter():
-    err = _compile_error(_passes_tensor_as_constexpr, X, 3)
-    _check(err, _passes_tensor_as_constexpr, "_helper_const(1.0, k)", "constexpr", "run time")
+    """As in Triton, a device function's tl.constexpr parameter accepts a run-time value; where the function
+    then needs a compile-time one, the error says so at that line."""
+    err = _compile_error(_passes_tensor_as_constexpr, X, 4)
+    text = _check(err, _passes_tensor_as_constexpr, "tl.zeros((K, ), tl.float32)", "constexpr|compile-time")
+    assert "in @jit function `_helper_const`" in text
+    assert "_helper_const(1.0, k)" in text.split("called from", 1)[1]  # the call that brought the value in
 
 
 @triton.jit
@@ -372,4 +376,6 @@ def _int_to_fp8(x_ptr):
     (_int_to_fp8, (I, ), "v.to(tl.float8e5)", ("convert", "int32", "fp8e5", r"x.to\(tl.float16\)"))])
 def test_misuse_triton_rejects(kernel, args, fragment, phrases):
     err = _compile_error(kernel, *args)
-    _check(err, kernel if kernel is not _calls_recursive else _recursive, fragment, *phrases)
+    text = _check(err, kernel, fragment, *phrases)
+    if kernel is _calls_recursive:  # the error is in the device function; the call that led there is shown
+        assert "in @jit function `_recursive`" in text and "called from `_calls_recursive`" in text

@@ -5,11 +5,13 @@ Each distinct combination of argument types and compile-time values becomes one 
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
+from .errors import CompilationError
 
 
 def _flatten(v: Any, out: list[tensor]) -> Any:
@@ -82,6 +84,15 @@ def _inline_call(gen: Any, fn: Any, bound: Any, node: Any) -> Any:
     return rets[0] if rets else constexpr(None)
 
 
+@contextlib.contextmanager
+def _seen_from(gen: Any, node: Any) -> Iterator[None]:
+    """An error inside a called @jit function also shows the call that led there, up to the kernel."""
+    try:
+        yield
+    except CompilationError as err:
+        raise err.called_from(gen.fn.__name__, gen.src, node, gen.filename, gen.first_line) from None
+
+
 def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any,
                       inline: bool = False) -> Any:
     from .code_generator import CodeGenerator
@@ -96,7 +107,8 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
         raise gen.error(node, f"bad arguments for `{fn.__name__}`: {exc}") from None
     bound.apply_defaults()
     if inline or getattr(gen, "inline_calls", False):
-        return _inline_call(gen, fn, bound, node)
+        with _seen_from(gen, node):
+            return _inline_call(gen, fn, bound, node)
     tensors: list[tensor] = []
     specs = []
     for name, param in sig.parameters.items():
@@ -127,7 +139,8 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
         sub.arg_values = []
         arg_types = [t.type for t in tensors]
         sub._param_specs = flat_params  # type: ignore[attr-defined]
-        entry_spec = _generate_callee(sub, arg_types, flat_params)
+        with _seen_from(gen, node):
+            entry_spec = _generate_callee(sub, arg_types, flat_params)
         gen.function_cache[key] = entry = (fname, entry_spec)
         del arg_values
     fname, ret_spec = entry

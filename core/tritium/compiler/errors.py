@@ -9,37 +9,61 @@ class CompilationError(Exception):
     """A kernel could not be compiled because of its source. ``str(err)`` is ready to show a user."""
 
     def __init__(self, kernel: str, src: Optional[str], node: Optional[ast.AST], message: str,
-                 filename: str = "<unknown>", first_line: int = 1) -> None:
+                 filename: str = "<unknown>", first_line: int = 1, function: Optional[str] = None,
+                 callers: tuple[str, ...] = ()) -> None:
         self.kernel = kernel
         self.src = src
         self.node = node
         self.error_message = message
         self.filename = filename
         self.first_line = first_line
+        #: the @jit function the error is in, when it is not the kernel itself
+        self.function = function if function != kernel else None
+        #: "called from" frames, innermost first, each a location line and the call with a caret
+        self.callers = callers
         self.lineno = (getattr(node, "lineno", 1) or 1) + first_line - 1 if node is not None else None
         super().__init__(self._format())
 
+    def called_from(self, caller: str, src: Optional[str], node: Optional[ast.AST], filename: str,
+                    first_line: int) -> "CompilationError":
+        """The same error seen from the @jit function ``caller``, whose ``node`` made the failing call."""
+        frame = f"called from `{caller}`"
+        if src is not None and node is not None and hasattr(node, "lineno"):
+            loc, body, caret = _excerpt(src, node, filename, first_line, context=0)
+            frame = f"{frame}, {loc}:\n{body}\n{caret}"
+        return type(self)(caller, self.src, self.node, self.error_message, self.filename, self.first_line,
+                          self.function or self.kernel, self.callers + (frame, ))
+
     def _format(self) -> str:
         head = f"in kernel `{self.kernel}`"
+        if self.function:
+            head += f", in @jit function `{self.function}`"
         node = self.node
         if node is None or self.src is None or not hasattr(node, "lineno"):
-            return f"{head}: {self.error_message}"
-        lines = self.src.splitlines()
-        lineno = node.lineno  # relative to the function's source
-        col = getattr(node, "col_offset", 0) or 0
-        end_col = getattr(node, "end_col_offset", None)
-        if getattr(node, "end_lineno", lineno) != lineno or end_col is None or end_col <= col:
-            end_col = col + 1
-        head += f", {self.filename}:{lineno + self.first_line - 1}:{col + 1}"
-        text = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
-        context = lines[max(0, lineno - 3):lineno - 1]
-        body = "\n".join("    " + ln for ln in context + [text])
-        caret = "    " + " " * col + "^" * max(1, end_col - col)
-        return f"{head}:\n{body}\n{caret}\n{self.error_message}"
+            text = f"{head}: {self.error_message}"
+        else:
+            loc, body, caret = _excerpt(self.src, node, self.filename, self.first_line, context=2)
+            text = f"{head}, {loc}:\n{body}\n{caret}\n{self.error_message}"
+        return "\n".join([text, *self.callers])
 
     def __reduce__(self):
         return (type(self), (self.kernel, self.src, self.node, self.error_message, self.filename,
-                             self.first_line))
+                             self.first_line, self.function, self.callers))
+
+
+def _excerpt(src: str, node: ast.AST, filename: str, first_line: int, context: int) -> tuple[str, str, str]:
+    """``file:line:col``, the node's source line (after ``context`` lines before it) and a caret line."""
+    lines = src.splitlines()
+    lineno = node.lineno  # relative to the function's source
+    col = getattr(node, "col_offset", 0) or 0
+    end_col = getattr(node, "end_col_offset", None)
+    if getattr(node, "end_lineno", lineno) != lineno or end_col is None or end_col <= col:
+        end_col = col + 1
+    text = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+    before = lines[max(0, lineno - 1 - context):lineno - 1]
+    body = "\n".join("    " + ln for ln in before + [text])
+    caret = "    " + " " * col + "^" * max(1, end_col - col)
+    return f"{filename}:{lineno + first_line - 1}:{col + 1}", body, caret
 
 
 class UnsupportedLanguageConstruct(CompilationError):
