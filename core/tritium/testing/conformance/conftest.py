@@ -73,8 +73,23 @@ def _device_arrays(backend: BackendUnderTest, monkeypatch: pytest.MonkeyPatch):
             if isinstance(a, tuple):
                 return type(a)(*map(to_device, a)) if hasattr(a, "_fields") else tuple(map(to_device, a))
             if type(a).__name__ == "TensorDescriptor":
-                return type(a)(to_device(a.base), a.shape, a.strides, a.block_shape, a.padding)
+                return type(a)(strided_copy(a.base), a.shape, a.strides, a.block_shape, a.padding)
             return a
+
+        def strided_copy(a):
+            """A descriptor carries its own strides: its base must keep the array's place in its buffer (a view
+            of a larger array stays a view), so the whole buffer goes to the device."""
+            if not isinstance(a, np.ndarray):
+                return to_device(a)
+            root = a
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            if not root.flags.c_contiguous or root.dtype != a.dtype:
+                return to_device(a)
+            flat = root.reshape(-1)
+            dev = to_device(flat)
+            offset = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
+            return dev.as_strided(a.shape, [st // a.itemsize for st in a.strides], offset)
 
         args = tuple(to_device(a) for a in args)
         kwargs = {k: to_device(v) for k, v in kwargs.items()}
