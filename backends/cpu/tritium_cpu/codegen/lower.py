@@ -19,6 +19,7 @@ from .reduce import ReduceMixin
 from .regions import RegionMixin
 from .scalar import MathLibrary, ScalarEmitter, expensive, is_elementwise
 from .shapes import ShapeOpsMixin
+from .prefetch import PrefetchMixin
 from .streaming import StreamingMixin
 from .fastpath import load_masks, select_conditions, with_mask_fast_path
 from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Scalar, Select2, Splat, Tile, loop_nest, numel
@@ -51,7 +52,7 @@ class LoweringError(NotImplementedError):
 
 
 class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, RegionMixin, ShapeOpsMixin,
-                     StreamingMixin):
+                     StreamingMixin, PrefetchMixin):
     def __init__(self, module: Module, math: MathLibrary, kernel: Any, name: str, options: Any, vector_bits: int):
         self.module = module
         self.math = math

@@ -303,13 +303,19 @@ _LN2_HI, _LN2_LO = _hex("0x1.62e430p-1", "-0x1.05c610p-29")
 # exp(r) = 1 + r + r^2 * P(r) on [-0.347, 0.347]
 _EXP_P = _hex("0x1.fffffcp-2", "0x1.555490p-3", "0x1.5558fcp-5", "0x1.123b8ap-7", "0x1.6a2178p-10")
 _NAN32 = float("nan")
+_ROUND_MAGIC = float.fromhex("0x1.8p23")
+_ROUND_MAGIC_BITS = 0x4B400000
 
 
 def _scale_by_pow2(b: _Builder, p: _V, k: _V) -> _V:
-    """p * 2^k for a float k in [-151, 129] (an integer): in two factors, because 2^k itself may be a
-    denormal or overflow while the product is representable. p*2^k1 is exact, so the final multiply
-    rounds once, and results that are denormal come out correctly rounded."""
-    ki = b.fptosi(k, "i32")
+    """p * 2^k for a float k in [-151, 129] (an integer)."""
+    return _scale_by_pow2_int(b, p, b.fptosi(k, "i32"))
+
+
+def _scale_by_pow2_int(b: _Builder, p: _V, ki: _V) -> _V:
+    """p * 2^ki for an i32 ki in [-151, 129]: in two factors, because 2^ki itself may be a denormal or
+    overflow while the product is representable. p*2^k1 is exact, so the final multiply rounds once, and
+    results that are denormal come out correctly rounded."""
     k1 = b.ashr(ki, 1)
     k2 = b.sub(ki, k1)
     s1 = b.bitcast(b.shl(b.add(k1, 127), 23), "float")
@@ -330,17 +336,20 @@ def _exp_small(b: _Builder, hi: _V, lo: _V) -> _V:
 
 @_define("tritium_expf", "float", ("float",))
 def _expf(b: _Builder, x: _V) -> _V:
-    # Clamp so that k stays in range of _scale_by_pow2 (which then overflows or underflows by itself).
-    # The compares are ordered, so nan becomes 89 here and is put back at the end; keeping nan out of
-    # fptosi matters because fptosi of nan is poison.
-    xc = b.select(b.fcmp("olt", x, 89.0), x, 89.0)
-    xc = b.select(b.fcmp("ogt", xc, -104.0), xc, -104.0)
-    k = b.rint(b.fmul(xc, _LOG2E))
+    # Clamp so that k stays in range of the scaling (which then overflows or underflows by itself). The
+    # compares fail for nan, which so passes through unchanged (and each select is a single x86 max/min);
+    # every later step carries nan along, so no final nan check is needed (it cost two vector ops).
+    xc = b.select(b.fcmp("olt", x, -104.0), -104.0, x)
+    xc = b.select(b.fcmp("ogt", xc, 89.0), 89.0, xc)
+    # k = rint(x*log2e) by adding 1.5*2^23: the sum's low mantissa bits are then k itself, so the integer
+    # comes from a bitcast instead of rint + fptosi (fptosi of nan would be poison; this is never poison)
+    j = b.fma(xc, _LOG2E, _ROUND_MAGIC)
+    k = b.fsub(j, _ROUND_MAGIC)
+    ki = b.sub(b.bitcast(j, "i32"), _ROUND_MAGIC_BITS)
     nk = b.fneg(k)
     hi = b.fma(nk, _LN2_HI, xc)       # exact: the fma does not round, and the difference fits
     lo = b.fmul(nk, _LN2_LO)
-    y = _scale_by_pow2(b, _exp_small(b, hi, lo), k)
-    return b.select(b.fcmp("uno", x, x), x, y)
+    return _scale_by_pow2_int(b, _exp_small(b, hi, lo), ki)
 
 
 @_define("tritium_exp2f", "float", ("float",))

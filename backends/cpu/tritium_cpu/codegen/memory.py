@@ -69,6 +69,8 @@ class MemoryMixin:
         node = Load(self.as_node(ptr, shape), self.as_node(mask, shape) if mask else None,
                     self.as_node(other, shape) if other else None, lt, volatile)
         node.root = pointer_root(ptr_v)
+        if not volatile:
+            self.prefetch_next(node.ptr, shape, lt)
         self.work += 2 * _n(shape)
         tile = Tile(node)
         self.set(res, tile)
