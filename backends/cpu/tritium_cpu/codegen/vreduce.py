@@ -25,6 +25,14 @@ _INT = {
     "arith.ori": ("or", "or"), "arith.xori": ("xor", "xor"), "arith.maxsi": ("@llvm.smax", "smax"),
     "arith.minsi": ("@llvm.smin", "smin"), "arith.maxui": ("@llvm.umax", "umax"), "arith.minui": ("@llvm.umin", "umin"),
 }
+# maxnum/minnum (tl.max/tl.min: a NaN operand is ignored unless both are NaN) lower on x86 to three
+# instructions per vector (vmaxps + cmpunord + blendv). ``x > acc ? x : acc`` from a -inf start is one vmaxps
+# and never takes a NaN, so it equals maxnum whenever the row holds a value above -inf; a row whose result is
+# the start value (all -inf / NaN / empty of larger values) is reduced again with the exact maxnum loop.
+# op -> (fcmp predicate, start value as LLVM hex, horizontal reduction, sentinel test)
+_SELECT_FORM = {"arith.maxnumf": ("ogt", "-inf", "fmax"), "arith.minnumf": ("olt", "inf", "fmin")}
+_INF = {("float", "-inf"): "0xFFF0000000000000", ("float", "inf"): "0x7FF0000000000000",
+        ("double", "-inf"): "0xFFF0000000000000", ("double", "inf"): "0x7FF0000000000000"}
 _SFX = {"float": "f32", "double": "f64", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
 _UNROLL = 4
 
@@ -56,7 +64,10 @@ def supported(op_name: str, ty: str, length: int, vector_bits: int) -> bool:
     return (op_name in _FLOAT) if is_float else (op_name in _INT)
 
 
-def _vop(fn: Function, op_name: str, vt: str, a: str, b: str) -> str:
+def _vop(fn: Function, op_name: str, vt: str, a: str, b: str, select: bool = False) -> str:
+    if select:   # a: accumulator, b: new values (see _SELECT_FORM)
+        c = fn.inst(f"fcmp {_SELECT_FORM[op_name][0]} {vt} {b}, {a}")
+        return fn.inst(f"select <{vt.split(' x ')[0].lstrip('<')} x i1> {c}, {vt} {b}, {vt} {a}")
     table = _FLOAT if op_name in _FLOAT else _INT
     ins = table[op_name][0]
     if ins.startswith("@"):
@@ -82,52 +93,73 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
             v = fn.inst(f"insertelement {vt} {v}, {ty} {ev.value(node, full_of(e))}, i64 {lane}")
         return v
 
-    def emit(masks_true: bool) -> list[str]:
+    def emit(masks_true: bool, select: bool) -> list[str]:
         ev0 = Evaluator(fn, masks_true)
         init = [vec_at(ev0, "0", u * vl) for u in range(_UNROLL)]
+        if select:
+            start = f"<{', '.join([f'{ty} {_INF[ty, _SELECT_FORM[op_name][1]]}'] * vl)}>"
+            init = [_vop(fn, op_name, vt, start, v, True) for v in init]
 
         def body(k: str, accs: list[str]) -> list[str]:
             base = fn.inst(f"mul nuw nsw i64 {k}, {step}")
             base = fn.inst(f"add nuw nsw i64 {base}, {step}")
             ev = Evaluator(fn, masks_true)
-            return [_vop(fn, op_name, vt, a, vec_at(ev, base, u * vl)) for u, a in enumerate(accs)]
+            return [_vop(fn, op_name, vt, a, vec_at(ev, base, u * vl), select) for u, a in enumerate(accs)]
 
         accs = owner._seq_loop(fn, length // step - 1, init, [vt] * _UNROLL, body)
         while len(accs) > 1:
-            accs = [_vop(fn, op_name, vt, accs[i], accs[i + 1]) for i in range(0, len(accs), 2)]
+            accs = [_vop(fn, op_name, vt, accs[i], accs[i + 1], select) for i in range(0, len(accs), 2)]
         return accs
 
-    masks = load_masks(node)
-    if masks:
-        from .bounds import all_true
-        known = [all_true(fn, m) for m in masks]
-        ok: Optional[str] = None
-        if all(k is not None for k in known):
-            ok = "true"
-            for k in known:
-                ok = k if ok == "true" else fn.inst(f"and i1 {ok}, {k}")
-        if ok is not None and ok != "true":
-            fast, slow, done = fn.label("vrfast"), fn.label("vrmasked"), fn.label("vrdone")
-            fn.cond_br(ok, fast, slow)
-            fn.start_block(fast)
-            fv = emit(True)[0]
-            fend = fn.current
-            fn.br(done)
-            fn.start_block(slow)
-            sv = emit(False)[0]
-            send = fn.current
-            fn.br(done)
-            fn.start_block(done)
-            acc = fn.inst(f"phi {vt} [{fv}, %{fend}], [{sv}, %{send}]")
+    def whole(select: bool) -> str:
+        """The reduction over all elements (both mask cases) down to one scalar."""
+        masks = load_masks(node)
+        if masks:
+            from .bounds import all_true
+            known = [all_true(fn, m) for m in masks]
+            ok: Optional[str] = None
+            if all(k is not None for k in known):
+                ok = "true"
+                for k in known:
+                    ok = k if ok == "true" else fn.inst(f"and i1 {ok}, {k}")
+            if ok is not None and ok != "true":
+                fast, slow, done = fn.label("vrfast"), fn.label("vrmasked"), fn.label("vrdone")
+                fn.cond_br(ok, fast, slow)
+                fn.start_block(fast)
+                fv = emit(True, select)[0]
+                fend = fn.current
+                fn.br(done)
+                fn.start_block(slow)
+                sv = emit(False, select)[0]
+                send = fn.current
+                fn.br(done)
+                fn.start_block(done)
+                acc = fn.inst(f"phi {vt} [{fv}, %{fend}], [{sv}, %{send}]")
+            else:
+                acc = emit(ok == "true", select)[0]
         else:
-            acc = emit(ok == "true")[0]
-    else:
-        acc = emit(False)[0]
-    if ty in ("float", "double"):
-        _, red, start = _FLOAT[op_name]
-        sfx = _SFX[ty]
-        if start is not None:
-            return fn.inst(f"call reassoc {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({ty} {start}, {vt} {acc})")
-        return fn.inst(f"call {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({vt} {acc})")
-    red = _INT[op_name][1]
-    return fn.inst(f"call {ty} @llvm.vector.reduce.{red}.v{vl}{_SFX[ty]}({vt} {acc})")
+            acc = emit(False, select)[0]
+        if ty in ("float", "double"):
+            _, red, start = _FLOAT[op_name]
+            sfx = _SFX[ty]
+            if start is not None:
+                return fn.inst(f"call reassoc {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({ty} {start}, {vt} {acc})")
+            # the select form's accumulators are never NaN
+            flags = "nnan " if select else ""
+            return fn.inst(f"call {flags}{ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({vt} {acc})")
+        red = _INT[op_name][1]
+        return fn.inst(f"call {ty} @llvm.vector.reduce.{red}.v{vl}{_SFX[ty]}({vt} {acc})")
+
+    if op_name not in _SELECT_FORM or ty not in ("float", "double"):
+        return whole(False)
+    quick = whole(True)
+    qend = fn.current
+    edge = fn.inst(f"fcmp oeq {ty} {quick}, {_INF[ty, _SELECT_FORM[op_name][1]]}")
+    exact, done = fn.label("vrexact"), fn.label("vrjoin")
+    fn.cond_br(edge, exact, done)
+    fn.start_block(exact)
+    slow = whole(False)
+    send = fn.current
+    fn.br(done)
+    fn.start_block(done)
+    return fn.inst(f"phi {ty} [{quick}, %{qend}], [{slow}, %{send}]")
