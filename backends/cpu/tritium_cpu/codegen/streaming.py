@@ -8,9 +8,8 @@ writes is evicted before anyone reads it back anyway: such stores skip the cache
 The decision is made at run time, per store: (programs of the launch) x (trip counts of the enclosing
 ``for`` loops) x (bytes the enclosing block loads and stores per iteration) against a threshold fixed at
 compile time from the host's cache size. Only unmasked (or all-true) stores whose addresses are contiguous
-along the innermost axis qualify: the value is computed into a stack buffer by the ordinary vectorized
-loop, then each row is copied with aligned non-temporal vector stores (rows whose start is not aligned
-are copied normally). The grid function ends with a fence, since non-temporal stores are weakly ordered;
+along the innermost axis qualify: each row whose start is vector-aligned is computed and written with
+non-temporal vector stores in one loop (other rows are stored normally). The grid function ends with a fence, since non-temporal stores are weakly ordered;
 kernels with atomics or barriers never stream.
 """
 from __future__ import annotations
@@ -20,7 +19,7 @@ import glob
 from typing import Any, Optional
 
 from .irtext import SIZES, Function
-from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Splat, loop_nest, numel
+from .tiles import Elem, Evaluator, Node, Range, Remap, Splat, loop_nest, numel
 
 _ORDERING_OPS = ("tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_reduce", "gpu.barrier")
 _MEMORY_OPS = ("tt.load", "tt.store", "tt.descriptor_load", "tt.descriptor_store")
@@ -175,21 +174,18 @@ class StreamingMixin:
         self.streams = True
 
     def _stream_copy(self, shape: tuple[int, ...], pn: Node, vn: Node, vty: str, lanes: int, facts: Any) -> None:
+        """Write each row straight from the lazy value expression: no staging buffer and no second pass over
+        the row (``must_stage`` already staged values that read what the store overwrites, as for ``plain``).
+        Aligned rows: one vector of ``lanes`` elements per iteration, gathered with ``insertelement`` (the SLP
+        vectorizer rebuilds vector ops) and stored non-temporally; the loop vectorizer would refuse a scalar
+        non-temporal store of alignment < the vector's. Unaligned rows: an ordinary (vectorizable) store loop."""
         fn: Function = self.fn
         size, inner = SIZES[vty], shape[-1]
-        buf = Buf(self.buffer(shape, vty), shape, vty)
-
-        def fill(idx: list[str]) -> None:
-            ev = Evaluator(fn, facts)
-            fn.emit(f"store {vty} {ev.value(vn, idx)}, ptr {ev.element_ptr(buf, idx)}, align {size}")
-        loop_nest(fn, shape, fill)
         vt, vbytes = f"<{lanes} x {vty}>", lanes * size
         nt = fn.metadata_node("i32 1")
 
         def row(outer: list[str]) -> None:
-            ev = Evaluator(fn, facts)
-            start = ev.value(pn, outer + ["0"], address=True)
-            src = ev.element_ptr(buf, outer + ["0"])
+            start = Evaluator(fn, facts).value(pn, outer + ["0"], address=True)
             addr = fn.inst(f"ptrtoint ptr {start} to i64")
             low = fn.inst(f"and i64 {addr}, {vbytes - 1}")
             aligned = fn.inst(f"icmp eq i64 {low}, 0")
@@ -198,20 +194,22 @@ class StreamingMixin:
             fn.start_block(fast)
 
             def vec(idx: list[str]) -> None:
+                ev = Evaluator(fn, facts)
                 off = fn.inst(f"mul nuw nsw i64 {idx[0]}, {lanes}")
-                s = fn.inst(f"getelementptr inbounds {vty}, ptr {src}, i64 {off}")
+                v = "poison"
+                for lane in range(lanes):
+                    e = fn.inst(f"add nuw nsw i64 {off}, {lane}") if lane else off
+                    v = fn.inst(f"insertelement {vt} {v}, {vty} {ev.value(vn, outer + [e])}, i64 {lane}")
                 d = fn.inst(f"getelementptr {vty}, ptr {start}, i64 {off}")
-                v = fn.inst(f"load {vt}, ptr {s}, align {min(vbytes, 64)}")
                 fn.emit(f"store {vt} {v}, ptr {d}, align {vbytes}, !nontemporal {nt}")
             loop_nest(fn, (inner // lanes, ), vec)
             fn.br(joined)
             fn.start_block(slow)
 
             def elem(idx: list[str]) -> None:
-                s = fn.inst(f"getelementptr inbounds {vty}, ptr {src}, i64 {idx[0]}")
+                ev = Evaluator(fn, facts)
                 d = fn.inst(f"getelementptr {vty}, ptr {start}, i64 {idx[0]}")
-                v = fn.inst(f"load {vty}, ptr {s}, align {size}")
-                fn.emit(f"store {vty} {v}, ptr {d}, align {size}")
+                fn.emit(f"store {vty} {ev.value(vn, outer + [idx[0]])}, ptr {d}, align {size}")
             loop_nest(fn, (inner, ), elem)
             fn.br(joined)
             fn.start_block(joined)
