@@ -63,6 +63,8 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         self.vector_bits = vector_bits
         self.values: dict[Any, Any] = {}
         self.pending: list[Tile] = []
+        self.soon: list[Tile] = []            # costly multi-use tiles to materialize before the next op
+        self.fusing: Optional[Tile] = None   # one of them, that the next op (a reduction) fills as it reads
         self.has_print = False
         self.has_assert = False
         self.work = 0  # a rough count of element operations per program, for the launcher's threading choice
@@ -84,11 +86,11 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
                 # a load used several times is read again by each use (from cache) rather than copied to a
                 # buffer first, unless computing it is costly; side effects materialize it (flush_pending)
                 if n > 1 and _costly(v.node):
-                    self.materialize(v)
+                    self.soon.append(v)
                 else:
                     self.pending.append(v)
             elif n > 1 and _costly(v.node):
-                self.materialize(v)
+                self.soon.append(v)
         self.values[value] = v
 
     def get(self, value: Any) -> Any:
@@ -165,8 +167,11 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
     def lower_ops(self, ops: list[Any]) -> None:
         for op in ops:
             self.lower_op(op)
+        self.settle_soon(None)
 
     def lower_op(self, op: Any) -> None:
+        if self.soon:
+            self.settle_soon(op)
         name = op.name
         handler = _HANDLERS.get(name)
         if handler is not None:

@@ -51,6 +51,30 @@ class ReduceMixin:
         return combine
 
     # -- reduce ----------------------------------------------------------------------------------
+    def settle_soon(self, op: Any) -> None:
+        """Materialize the costly multi-use tiles the previous op defined (``set``) before ``op`` runs, except
+        one that ``op`` reduces along its innermost axis with a vector reduction: that reduction writes the
+        buffer from the values it computes anyway (softmax: the exp pass and the sum pass become one loop).
+        The fused tile is the last op's result and ``op`` is the next in the same block, so nothing (a side
+        effect, a branch) comes between its definition and its materialization."""
+        from .lower import type_info
+        from .vreduce import simple_combine, supported
+        soon, self.soon = self.soon, []
+        keep = None
+        if op is not None and op.name == "tt.reduce" and len(op.operands) == 1 and len(soon) == 1:
+            t = self.values.get(op.operands[0])
+            shape, ty, _ = type_info(op.operands[0].type)
+            axis = ir.IntegerAttr(op.attributes["axis"]).value
+            block = op.regions[0].blocks[0]
+            kind = simple_combine(block_ops(block), list(block.arguments))
+            if (t is soon[0] and shape and all(s == 1 for s in shape[axis + 1:]) and kind is not None
+                    and supported(kind, ty, shape[axis], self.vector_bits)):
+                keep = t
+        for t in soon:
+            if t is not keep:
+                self.materialize(t)
+        self.fusing = keep
+
     def op_reduce(self, op: Any) -> None:
         from .lower import Scalar, type_info
         n = len(op.results)
@@ -75,12 +99,14 @@ class ReduceMixin:
             vector = kind is not None and supported(kind, tys[0], length, self.vector_bits)
             parts = [Buf(self.buffer((_LANES, ), t), (_LANES, ), t) for t in tys] \
                 if length >= 2 * _LANES and not vector else None
+            fused, self.fusing = self.fusing, None
+            into = Buf(self.buffer(shape, tys[0]), shape, tys[0]) if fused is not None and vector else None
 
             def body(oidx: list[str]) -> None:
                 full = oidx[:axis] + ["0"] + oidx[axis:]
                 if vector:
                     accs = [reduce_inner(self, fn, nodes[0], lambda e: full[:axis] + [e] + full[axis + 1:], length,
-                                         kind, tys[0], self.vector_bits)]
+                                         kind, tys[0], self.vector_bits, into)]
                 elif parts is not None:
                     accs = self._chunked(fn, nodes, parts, combine, lambda e: full[:axis] + [e] + full[axis + 1:],
                                          length)
@@ -98,6 +124,10 @@ class ReduceMixin:
                     results.append(accs)
 
             loop_nest(fn, out_shape, body)
+            if into is not None:      # every element was written by the reduction's loop
+                fused.node = into
+                if fused in self.pending:
+                    self.pending.remove(fused)
             for i, res in enumerate(op.results):
                 if out_shape:
                     self.set(res, Tile(Buf(outs[i], out_shape, tys[i])))

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from .irtext import SIZES, Function
 from .fastpath import load_masks
-from .tiles import Evaluator, Node
+from .tiles import Buf, Evaluator, Node
 
 # combine op -> (vector instruction or intrinsic, horizontal reduction intrinsic, start value or None)
 _FLOAT = {
@@ -78,11 +78,12 @@ def _vop(fn: Function, op_name: str, vt: str, a: str, b: str, select: bool = Fal
 
 
 def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], list[str]], length: int,
-                 op_name: str, ty: str, vector_bits: int) -> str:
-    """Emit the reduction of ``node`` over elements ``full_of(0..length-1)``; returns the scalar result."""
+                 op_name: str, ty: str, vector_bits: int, into: Optional[Buf] = None) -> str:
+    """Emit the reduction of ``node`` over elements ``full_of(0..length-1)``; returns the scalar result.
+    ``into``: a buffer of ``node``'s shape that also receives each element (contiguous along the axis)."""
     vl = lanes(ty, vector_bits)
     vt = f"<{vl} x {ty}>"
-    step = vl * _UNROLL
+    src = {"node": node, "into": into}   # what vec_at reads, and the buffer it also fills (None: none)
 
     def vec_at(ev: Evaluator, base: str, offset: int) -> str:
         v = "poison"
@@ -90,12 +91,25 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
             k = offset + lane
             e = (str(int(base) + k) if not base.startswith("%") else
                  (fn.inst(f"add nuw nsw i64 {base}, {k}") if k else base))
-            v = fn.inst(f"insertelement {vt} {v}, {ty} {ev.value(node, full_of(e))}, i64 {lane}")
+            v = fn.inst(f"insertelement {vt} {v}, {ty} {ev.value(src['node'], full_of(e))}, i64 {lane}")
+            if lane == 0 and src["into"] is not None:
+                dst = ev.element_ptr(src["into"], full_of(e))
+        if src["into"] is not None:
+            fn.emit(f"store {vt} {v}, ptr {dst}, align {SIZES[ty]}")
         return v
 
-    def emit(masks_true: bool, select: bool) -> list[str]:
+    def emit(masks_true: bool, select: bool, masked: bool = False) -> list[str]:
+        src["node"], src["into"] = node, into
+        if into is not None and masked:
+            # lanes gathered one by one under masks would scalarize the costly expression: fill the buffer
+            # with the ordinary (loop-vectorized) masked loop and reduce from it, as without fusion
+            owner.store_node(node, into)
+            src["node"], src["into"] = into, None
+        # a fused (costly) element expression has ILP enough in one vector; four in flight spill its constants
+        unroll = 1 if src["into"] is not None else _UNROLL
+        step = vl * unroll
         ev0 = Evaluator(fn, masks_true)
-        init = [vec_at(ev0, "0", u * vl) for u in range(_UNROLL)]
+        init = [vec_at(ev0, "0", u * vl) for u in range(unroll)]
         if select:
             start = f"<{', '.join([f'{ty} {_INF[ty, _SELECT_FORM[op_name][1]]}'] * vl)}>"
             init = [_vop(fn, op_name, vt, start, v, True) for v in init]
@@ -106,7 +120,7 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
             ev = Evaluator(fn, masks_true)
             return [_vop(fn, op_name, vt, a, vec_at(ev, base, u * vl), select) for u, a in enumerate(accs)]
 
-        accs = owner._seq_loop(fn, length // step - 1, init, [vt] * _UNROLL, body)
+        accs = owner._seq_loop(fn, length // step - 1, init, [vt] * unroll, body)
         while len(accs) > 1:
             accs = [_vop(fn, op_name, vt, accs[i], accs[i + 1], select) for i in range(0, len(accs), 2)]
         return accs
@@ -130,13 +144,13 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
                 fend = fn.current
                 fn.br(done)
                 fn.start_block(slow)
-                sv = emit(False, select)[0]
+                sv = emit(False, select, True)[0]
                 send = fn.current
                 fn.br(done)
                 fn.start_block(done)
                 acc = fn.inst(f"phi {vt} [{fv}, %{fend}], [{sv}, %{send}]")
             else:
-                acc = emit(ok == "true", select)[0]
+                acc = emit(ok == "true", select, ok != "true")[0]
         else:
             acc = emit(False, select)[0]
         if ty in ("float", "double"):
