@@ -52,6 +52,39 @@ def test_reductions(backend, rng, dtype, axis, keep):
 
 
 @triton.jit
+def _max_min_rows(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm, rn = tl.arange(0, M), tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(o_ptr + rm, tl.max(x, axis=1))
+    tl.store(o_ptr + M + rm, tl.min(x, axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_max_min_ignore_nan_unless_all_nan(backend, rng, dtype):
+    """tl.max/tl.min combine with maximum/minimum without NaN propagation (maxnum/minnum): a NaN lane is
+    skipped, a row of NaNs gives NaN, and rows of infinities keep their sign."""
+    backend.require_dtype(dtype)
+    M, N = 8, 256
+    v = rng.uniform(-50, 50, (M, N))
+    v[1, 7] = np.nan                                    # one NaN
+    v[2, :] = np.nan                                    # all NaN
+    v[3, :] = -np.inf
+    v[3, 5] = np.nan                                    # NaN among -inf
+    v[4, :] = np.inf                                    # all +inf
+    v[5, 0] = np.nan                                    # NaN in the first lane
+    v[6, :] = -np.inf                                   # all -inf
+    v[7, ::3] = np.nan                                  # every third lane NaN
+    x = encode(v, dtype)
+    v = decode(x, dtype).astype(np.float64)
+    out = np.zeros(2 * M, DTYPES[dtype].storage)
+    _max_min_rows[(1, )](arg(x, dtype), arg(out, dtype), M, N)
+    got = decode(out, dtype).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got[:M], np.fmax.reduce(v, axis=1), err_msg="max")
+        np.testing.assert_array_equal(got[M:], np.fmin.reduce(v, axis=1), err_msg="min")
+
+
+@triton.jit
 def _reduction_types(x_ptr, o_ptr, N: tl.constexpr, SUM_T: tl.constexpr, MAX_T: tl.constexpr,
                      ARG_T: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, N))
