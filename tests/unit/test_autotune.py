@@ -65,6 +65,26 @@ def test_best_config_is_cached_per_key():
     assert len(tuned.cache) == 3
 
 
+class _BackendLimit(triton.OutOfResources):
+    """What a backend raises for a program too large for its device (backends subclass core's error)."""
+
+    def __init__(self, message):
+        Exception.__init__(self, message)
+
+
+def test_configs_out_of_resources_are_skipped():
+    tuned, kernel = _tuned({1: 3.0, 2: 1.0, 4: 2.0})
+    real_run = kernel.run
+
+    def run(*args, **kwargs):
+        if kwargs.get("BLOCK") == 2:   # the fastest config does not fit the device
+            raise _BackendLimit("kernel `fake_kernel` needs 300000 bytes of shared memory per program")
+        return real_run(*args, **kwargs)
+    kernel.run = run
+    tuned[(1, )](None, np.zeros(4), 10)
+    assert tuned.best_config.kwargs == {"BLOCK": 4}
+
+
 def test_reset_to_zero_and_restore_value():
     tuned, _ = _tuned({1: 3.0, 2: 1.0, 4: 2.0}, reset_to_zero=["out"])
     out = np.full(4, 100.0)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 
 from tritium.backends.compiler import GPUTarget
 from tritium.backends.driver import DriverBase
+from tritium.compiler.errors import OutOfResources as _CoreOutOfResources
 
 from .knobs import nvidia as nv_knobs
 
@@ -27,8 +28,17 @@ _SIGNED = {"i8": (1 << 7), "i16": (1 << 15), "i32": (1 << 31), "i64": (1 << 63)}
 _last_launched: list[str] = []   # names of the kernels launched since the last synchronization (newest last)
 
 
-class OutOfResources(RuntimeError):
-    """A kernel needs more shared memory or registers per program than the device has."""
+class OutOfResources(_CoreOutOfResources, RuntimeError):
+    """A kernel needs more shared memory or registers per program than the device has. A subclass of core's
+    ``tritium.OutOfResources``, so the autotuner skips such configs and users catch it as in Triton."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, message)
+        self.required = self.limit = None
+        self.name = "GPU resources"
+
+    def __reduce__(self):
+        return (type(self), (str(self), ))
 
 
 class KernelFault(RuntimeError):
