@@ -15,7 +15,8 @@ from ..language.core import CompileTimeError, constexpr, tensor, tuple_value
 from .call_visitor import CallMixin, _wrap_python
 from .control_flow import ControlFlowMixin
 from .expr_visitor import _BINOPS, ExpressionMixin
-from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLanguageConstruct
+from .errors import (UNSUPPORTED_CONSTRUCTS, CompilationError, CompileTimeAssertionFailure,
+                     UnsupportedLanguageConstruct)
 
 class ReturnSignal(Exception):
     pass
@@ -87,31 +88,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
 
     def generic_visit(self, node: ast.AST) -> Any:
         name = type(node).__name__
-        hints = {
-            "Lambda": "define a @triton.jit function instead",
-            "ListComp": "use tl.static_range and build values explicitly",
-            "GeneratorExp": "use tl.static_range",
-            "DictComp": "dictionaries are not supported in kernels",
-            "SetComp": "sets are not supported in kernels",
-            "Try": "kernels cannot catch exceptions; check conditions with tl.device_assert",
-            "With": "`with` blocks are not supported in kernels",
-            "Raise": "use tl.static_assert (compile time) or tl.device_assert (run time)",
-            "Global": "kernels cannot rebind globals",
-            "Nonlocal": "kernels cannot rebind enclosing variables",
-            "Delete": "`del` is not supported in kernels",
-            "Dict": "dictionaries are not supported in kernels",
-            "Set": "sets are not supported in kernels",
-            "Await": "kernels are not coroutines",
-            "Yield": "kernels are not generators",
-            "NamedExpr": "assign on its own line instead of using :=",
-            "ClassDef": "classes cannot be defined inside kernels",
-            "FunctionDef": "define helper functions at module level with @triton.jit",
-            "Match": "use if/elif",
-            "Break": "`break` is not supported; restructure the loop condition (while loops work)",
-            "Continue": "`continue` is not supported; guard the rest of the body with an if",
-            "Starred": "star-unpacking is only supported in calls",
-        }
-        hint = hints.get(name, "rewrite it with the supported subset of Python")
+        hint = UNSUPPORTED_CONSTRUCTS.get(name, "rewrite it with the supported subset of Python")
         raise self.error(node, f"unsupported Python construct in a kernel: {name}; {hint}",
                          UnsupportedLanguageConstruct)
 

@@ -5,6 +5,37 @@ import ast
 from typing import Optional
 
 
+#: Python constructs kernels cannot use, with what to write instead: the compiler rejects them, and the
+#: interpreter raises the same error where one is reached
+UNSUPPORTED_CONSTRUCTS = {
+    "Lambda": "define a @triton.jit function instead",
+    "ListComp": "use tl.static_range and build values explicitly",
+    "GeneratorExp": "use tl.static_range",
+    "DictComp": "dictionaries are not supported in kernels",
+    "SetComp": "sets are not supported in kernels",
+    "Try": "kernels cannot catch exceptions; check conditions with tl.device_assert",
+    "With": "`with` blocks are not supported in kernels",
+    "Raise": "use tl.static_assert (compile time) or tl.device_assert (run time)",
+    "Global": "kernels cannot rebind globals",
+    "Nonlocal": "kernels cannot rebind enclosing variables",
+    "Delete": "`del` is not supported in kernels",
+    "Dict": "dictionaries are not supported in kernels",
+    "Set": "sets are not supported in kernels",
+    "Await": "kernels are not coroutines",
+    "Yield": "kernels are not generators",
+    "YieldFrom": "kernels are not generators",
+    "NamedExpr": "assign on its own line instead of using :=",
+    "ClassDef": "classes cannot be defined inside kernels",
+    "FunctionDef": "define helper functions at module level with @triton.jit",
+    "Match": "use if/elif",
+    "Break": "`break` is not supported; restructure the loop condition (while loops work)",
+    "Continue": "`continue` is not supported; guard the rest of the body with an if",
+    "Import": "import modules at module level",
+    "ImportFrom": "import modules at module level",
+    "Starred": "star-unpacking is only supported in calls",
+}
+
+
 class CompilationError(Exception):
     """A kernel could not be compiled because of its source. ``str(err)`` is ready to show a user."""
 

@@ -13,6 +13,8 @@ import sys
 import types
 from typing import Any, Callable
 
+from ..compiler.errors import UNSUPPORTED_CONSTRUCTS
+
 RT_NAME = "__tritium_rt"
 
 #: code objects of rewritten functions (nested ones included) -> the JITFunction they come from
@@ -65,33 +67,6 @@ def _assigned(stmts: list) -> list[str]:
     return v.names
 
 
-#: constructs the compiler rejects, with its hints: the interpreter raises the same error where one is reached
-_UNSUPPORTED = {
-    "Lambda": "define a @triton.jit function instead",
-    "ListComp": "use tl.static_range and build values explicitly",
-    "GeneratorExp": "use tl.static_range",
-    "DictComp": "dictionaries are not supported in kernels",
-    "SetComp": "sets are not supported in kernels",
-    "Try": "kernels cannot catch exceptions; check conditions with tl.device_assert",
-    "With": "`with` blocks are not supported in kernels",
-    "Raise": "use tl.static_assert (compile time) or tl.device_assert (run time)",
-    "Global": "kernels cannot rebind globals",
-    "Nonlocal": "kernels cannot rebind enclosing variables",
-    "Delete": "`del` is not supported in kernels",
-    "Dict": "dictionaries are not supported in kernels",
-    "Set": "sets are not supported in kernels",
-    "Await": "kernels are not coroutines",
-    "Yield": "kernels are not generators",
-    "YieldFrom": "kernels are not generators",
-    "NamedExpr": "assign on its own line instead of using :=",
-    "ClassDef": "classes cannot be defined inside kernels",
-    "FunctionDef": "define helper functions at module level with @triton.jit",
-    "Match": "use if/elif",
-    "Break": "`break` is not supported; restructure the loop condition (while loops work)",
-    "Continue": "`continue` is not supported; guard the rest of the body with an if",
-    "Import": "import modules at module level",
-    "ImportFrom": "import modules at module level",
-}
 _DEBUGGERS = {"pdb", "ipdb", "pudb", "bdb"}
 
 
@@ -103,7 +78,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def _unsupported(self, node: ast.AST, message: str = "") -> ast.AST:
         name = type(node).__name__
-        text = message or f"unsupported Python construct in a kernel: {name}; {_UNSUPPORTED[name]}"
+        text = message or f"unsupported Python construct in a kernel: {name}; {UNSUPPORTED_CONSTRUCTS[name]}"
         call = _call("unsupported", ast.Constant(value=text))
         if isinstance(node, ast.stmt):
             return self._on_first_line(ast.Expr(value=call), node)
