@@ -4,6 +4,8 @@ without looking at the elements (see :mod:`.bounds`). Masked vector memory opera
 integer division is slower still; most tiles of most programs need neither."""
 from __future__ import annotations
 
+from typing import Callable
+
 from .irtext import Function
 from .tiles import _REM, Elem, Evaluator, Load, Node, Splat, numel, strides
 
@@ -25,9 +27,8 @@ class RemIdentity(Node):
         return [self.rem]
 
 
-def load_masks(node: Node) -> list[Node]:
-    """The masks of the loads a fused expression performs (not those behind a materialized buffer), and the
-    conditions under which its remainders are the identity: the conditions of its fast path."""
+def _collect(node: Node, pick: Callable[[Node], list[Node]]) -> list[Node]:
+    """``pick(n)`` (a list) for every node of an expression DAG, each shared node once, in visiting order."""
     out: list[Node] = []
     seen: set[int] = set()
 
@@ -35,15 +36,23 @@ def load_masks(node: Node) -> list[Node]:
         if id(n) in seen:
             return
         seen.add(id(n))
-        if isinstance(n, Load) and n.mask is not None:
-            out.append(n.mask)
-        if isinstance(n, Elem) and n.name in _REM:
-            out.append(RemIdentity(n))
+        out.extend(pick(n))
         for c in n.children():
             visit(c)
 
     visit(node)
     return out
+
+
+def load_masks(node: Node) -> list[Node]:
+    """The masks of the loads a fused expression performs (not those behind a materialized buffer), and the
+    conditions under which its remainders are the identity: the conditions of its fast path."""
+    def pick(n: Node) -> list[Node]:
+        found: list[Node] = [n.mask] if isinstance(n, Load) and n.mask is not None else []
+        if isinstance(n, Elem) and n.name in _REM:
+            found.append(RemIdentity(n))
+        return found
+    return _collect(node, pick)
 
 
 def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
@@ -110,20 +119,8 @@ class FastFacts:
 
 def select_conditions(node: Node) -> list[Node]:
     """The ``tl.where`` nodes of an expression whose conditions vary (candidates for the fast path)."""
-    out: list[Node] = []
-    seen: set[int] = set()
-
-    def visit(n: Node) -> None:
-        if id(n) in seen:
-            return
-        seen.add(id(n))
-        if isinstance(n, Elem) and n.name == "arith.select" and not isinstance(n.args[0], Splat):
-            out.append(n)
-        for c in n.children():
-            visit(c)
-
-    visit(node)
-    return out
+    return _collect(node, lambda n: [n] if isinstance(n, Elem) and n.name == "arith.select"
+                    and not isinstance(n.args[0], Splat) else [])
 
 
 def with_mask_fast_path(fn: Function, shape: tuple[int, ...], masks: list[Node], emit_loop,
