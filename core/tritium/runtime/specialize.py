@@ -335,9 +335,11 @@ def compile_inputs(fn: Any, key: tuple, bound: tuple) -> tuple[dict, dict, dict,
 def array_locations(fn: Any, key: tuple, bound: tuple) -> list[tuple[str, str]]:
     """(parameter name, location) of every array argument in a key; warmup's stand-ins have no memory to
     check."""
-    out = [(p.name, k[2]) for p, k, v in zip(fn.params, key, bound) if k[0] == "*" and not isinstance(v, MockTensor)]
+    out: list[tuple[str, str]] = []
     for p, k, v in zip(fn.params, key, bound):
-        if k[0] in ("()", "TD"):
+        if k[0] == "*" and not isinstance(v, MockTensor):
+            out.append((p.name, k[2]))
+        elif k[0] in ("()", "TD"):
             from .structured import structured_locations
             structured_locations(p.name, k, v, out)
     return out
