@@ -292,8 +292,13 @@ class ArithMixin:
         return T(self.builder.binary("arith.shli", a.handle, b.handle), a.type)
 
     def shr(self, a: Any, b: Any) -> T:
+        # Triton picks arithmetic or logical from the shifted tensor's own type, before promotion: int8 >> uint8
+        # computes in uint8 but still shifts in the sign (-17 >> 6 == 0xFF). A Python scalar on the left has no
+        # type of its own: the tensor on the right decides (Triton's __rrshift__).
+        decider = a if isinstance(a, T) else b
         a, b = self._bitwise(a, b)
-        op = "arith.shrsi" if a.dtype.is_int_signed() else "arith.shrui"
+        signed = decider.dtype.is_int_signed() if isinstance(decider, T) else a.dtype.is_int_signed()
+        op = "arith.shrsi" if signed else "arith.shrui"
         return T(self.builder.binary(op, a.handle, b.handle), a.type)
 
     def lshr(self, a: Any, b: Any) -> T:

@@ -181,7 +181,12 @@ def _reference(op: str, x: np.ndarray, a: str, y, b: str, b_scalar: bool) -> tup
                 r = np.fmod(xs, ys)
         elif op in ("shl", "shr"):
             fn = np.left_shift if op == "shl" else np.right_shift
-            r = fn(xs, ys)
+            if op == "shr" and DTYPES[a].kind == "int" and DTYPES[p].kind == "uint":
+                # a signed left operand shifts arithmetically even when promoted to unsigned (Triton)
+                st = np.dtype(f"i{DTYPES[p].bits // 8}")
+                r = fn(xs.view(st), ys.astype(st)).view(ct)
+            else:
+                r = fn(xs, ys)
         elif op in ("minimum", "maximum"):
             r = (np.fmin if op == "minimum" else np.fmax)(xs, ys)
         else:
