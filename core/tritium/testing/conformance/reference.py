@@ -219,3 +219,24 @@ def random(name: str, shape: Any, rng: np.random.Generator, low: float = -8, hig
         vals = decode(bits, name)
         bits = np.where(vals == 0, encode(np.ones_like(vals), name), bits)
     return bits
+
+
+# -- Philox random numbers (tl.rand) -------------------------------------------------------------------
+
+def philox_uniform(seed: int, offsets: np.ndarray, n_rounds: int = 10) -> np.ndarray:
+    """What ``tl.rand(seed, offsets)`` returns, from Philox 4x32's definition (Salmon et al.) with Triton's key
+    (the 64-bit seed split in 32-bit halves) and counter (offset, 0, 0, 0): the first output word, as a
+    nonnegative 31-bit integer times the largest float32 scale that keeps the result below 1."""
+    m32 = np.uint64(0xFFFFFFFF)
+    c0 = np.asarray(offsets, np.int64).astype(np.uint64) & m32
+    c1 = c2 = c3 = np.zeros_like(c0)
+    seed &= 2**64 - 1
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
+    for _ in range(n_rounds):
+        p0, p2 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2   # 32x32-bit products fit in 64 bits
+        c0, c1, c2, c3 = ((p2 >> np.uint64(32)) ^ c1 ^ k0) & m32, p2 & m32, ((p0 >> np.uint64(32)) ^ c3 ^ k1) & m32, \
+            p0 & m32
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m32, (k1 + np.uint64(0xBB67AE85)) & m32
+    x = c0.astype(np.uint32).view(np.int32).astype(np.int64)
+    x = np.where(x < 0, -x - 1, x)
+    return x.astype(np.float32) * np.float32(4.6566127342e-10)
