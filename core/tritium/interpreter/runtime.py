@@ -235,6 +235,12 @@ class Runtime:
             return self._minmax(fn, args)
         if isinstance(fn, type) and issubclass(fn, _CLASSES):
             return fn(*args, **kwargs)
+        if isinstance(fn, type) and issubclass(fn, tl.dtype):
+            # types are compile-time values, as in the compiler: tl.pointer_type(tl.float16), tl.block_type(...)
+            ua = [tl._unwrap(a) for a in args]
+            if any(isinstance(a, tensor) for a in ua):
+                raise CompileTimeError(f"{fn.__name__}() builds a type at compile time and cannot take tensors")
+            return fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()})
         if getattr(fn, "__triton_constexpr_function__", False) or getattr(fn, "__module__", "") == "math" \
                 or _is_static_builtin(fn):
             ua = [tl._unwrap(a) for a in args]
