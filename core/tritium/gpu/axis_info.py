@@ -203,7 +203,11 @@ class AxisAnalysis:
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             if not isinstance(ops[0].type, ir.RankedTensorType):
                 return None
-            d = min(s.div)
+            # the new dimension's "runs" are single elements: only what every element is divisible by holds
+            # there ([16, 17, ...] starts a run divisible by 16, but 17 is not)
+            d = MAX_DIV
+            for c, dv in zip(s.contig, s.div):
+                d = gcd(d, 1 if c > 1 else dv)
             return AxisInfo(s.contig[:axis] + (1, ) + s.contig[axis:], s.div[:axis] + (d, ) + s.div[axis:],
                             s.const[:axis] + (1, ) + s.const[axis:], s.value)
         if name == "tt.trans":
@@ -225,9 +229,21 @@ class AxisAnalysis:
             if a.rank != rank or c.rank != rank:
                 return None
             contig = tuple(gcd(ck, min(ac, bc)) for ck, ac, bc in zip(c.const, a.contig, b.contig))
-            return AxisInfo(contig, tuple(gcd(x, y) for x, y in zip(a.div, b.div)),
+            return AxisInfo(contig, tuple(gcd(_cut(ad, ac, k), _cut(bd, bc, k))
+                                          for ad, ac, bd, bc, k in zip(a.div, a.contig, b.div, b.contig, contig)),
                             tuple(gcd(gcd(x, y), z) for x, y, z in zip(c.const, a.const, b.const)))
         return None
+
+
+def _cut(div: int, contig: int, run: int) -> int:
+    """Divisibility of the starts of runs of ``run`` elements taken from runs of ``contig`` elements whose starts
+    are multiples of ``div``: a shorter run can start inside a longer one ([16..31] cut in fours starts at 20)."""
+    return div if contig <= run else gcd(div, run)
+
+
+def _each(div: int, contig: int) -> int:
+    """What every element (not only each run's first) is divisible by."""
+    return 1 if contig > 1 else div
 
 
 def _const_of(i: AxisInfo) -> bool:
@@ -239,7 +255,8 @@ def _add(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int
     scale = _elem_bytes(op.results[0].type) if ptr else 1
     contig = tuple(max(gcd(ac, bk), 1 if sub else gcd(ak, bc))
                    for ac, ak, bc, bk in zip(a.contig, a.const, b.contig, b.const))
-    div = tuple(gcd(ad, min(MAX_DIV, bd * scale)) for ad, bd in zip(a.div, b.div))
+    div = tuple(gcd(_cut(ad, ac, k), min(MAX_DIV, _cut(bd, bc, k) * scale))
+                for ad, ac, bd, bc, k in zip(a.div, a.contig, b.div, b.contig, contig))
     const = tuple(gcd(x, y) for x, y in zip(a.const, b.const))
     value = None
     if a.value is not None and b.value is not None and not ptr:
@@ -250,7 +267,9 @@ def _add(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int
 def _mul(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int, ...]) -> AxisInfo:
     contig = tuple(ac if b.value == 1 else (bc if a.value == 1 else 1)
                    for ac, bc in zip(a.contig, b.contig))
-    div = tuple(min(MAX_DIV, x * y) for x, y in zip(a.div, b.div))
+    # a run scaled by anything but 1 is no run: [16, 17] * 2 = [32, 34] is divisible by 2, not by 32
+    div = tuple(min(MAX_DIV, (ad if b.value == 1 else _each(ad, ac)) * (bd if a.value == 1 else _each(bd, bc)))
+                for ad, ac, bd, bc in zip(a.div, a.contig, b.div, b.contig))
     if a.value == 0 or b.value == 0:
         div = (MAX_DIV, ) * len(shape)
     const = tuple(gcd(x, y) for x, y in zip(a.const, b.const))
@@ -276,14 +295,17 @@ def _rem(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int
 
 
 def _cmp(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int, ...]) -> AxisInfo:
+    # a run r, r+1, .. r+k-1 (r a multiple of k) against a constant c that is a multiple of k: run >= c and
+    # run < c hold for the whole run, run > c and run <= c differ at r == c (and mirrored for c against a run)
     pred = ir.IntegerAttr(op.attributes["predicate"]).value
-    ordered = pred not in (0, 1)   # not eq / ne
+    run_vs_const = pred in (2, 5, 6, 9)          # slt, sge, ult, uge
+    const_vs_run = pred in (3, 4, 7, 8)          # sle, sgt, ule, ugt
     const = []
     for d in range(len(shape)):
         k = gcd(a.const[d], b.const[d])
-        if ordered and b.const[d] == shape[d] and a.contig[d] > 1:
+        if run_vs_const and b.const[d] == shape[d] and a.contig[d] > 1:
             k = max(k, gcd(gcd(a.contig[d], a.div[d]), b.div[d]))
-        if ordered and a.const[d] == shape[d] and b.contig[d] > 1:
+        if const_vs_run and a.const[d] == shape[d] and b.contig[d] > 1:
             k = max(k, gcd(gcd(b.contig[d], b.div[d]), a.div[d]))
         const.append(k)
     return AxisInfo((1, ) * len(shape), (1, ) * len(shape), tuple(const))
@@ -297,11 +319,12 @@ def _shift(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[i
     const = tuple(gcd(x, y) for x, y in zip(a.const, b.const))
     if b.value is None:
         return AxisInfo((1, ) * len(shape), (1, ) * len(shape), const)
+    if b.value == 0:
+        return AxisInfo(a.contig, a.div, const)
     if op.name == "arith.shli":
-        return AxisInfo(a.contig if b.value == 0 else (1, ) * len(shape),
-                        tuple(min(MAX_DIV, d << b.value) for d in a.div), const)
-    return AxisInfo(a.contig if b.value == 0 else (1, ) * len(shape),
-                    tuple(max(1, d >> b.value) for d in a.div), const)
+        return AxisInfo((1, ) * len(shape), tuple(min(MAX_DIV, _each(d, c) << b.value)
+                                                  for d, c in zip(a.div, a.contig)), const)
+    return AxisInfo((1, ) * len(shape), tuple(max(1, _each(d, c) >> b.value) for d, c in zip(a.div, a.contig)), const)
 
 
 def _minmax(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int, ...]) -> AxisInfo:
