@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import operator
 import types
 from typing import Any
 
@@ -23,6 +24,7 @@ _BINOPS = {
 _CMPOPS = {
     ast.Eq: "__eq__", ast.NotEq: "__ne__", ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__",
 }
+_PYOPS = {name: getattr(operator, name) for name in list(_BINOPS.values()) + list(_CMPOPS.values())}
 _REFLECT = {"__lt__": "__gt__", "__le__": "__ge__", "__gt__": "__lt__", "__ge__": "__le__", "__eq__": "__eq__",
             "__ne__": "__ne__"}
 
@@ -147,8 +149,15 @@ class ExpressionMixin:
         a, b = tl._unwrap(lhs), tl._unwrap(rhs)
         if isinstance(a, tuple_value) or isinstance(b, tuple_value):
             return getattr(lhs, method)(rhs)
-        return _wrap_python(getattr(a, method)(b) if hasattr(a, method) else NotImplemented) \
-            if not _py_num(a, b) else constexpr(_py_binop(method, a, b))
+        if _py_num(a, b):
+            return constexpr(_py_binop(method, a, b))
+        try:
+            # Python's own dispatch (reflected operand, identity fallback of ==): calling a.__eq__(b) directly
+            # gave NotImplemented for `None == 0`, a truthy value that took the wrong constexpr branch
+            return _wrap_python(_PYOPS[method](a, b))
+        except TypeError as exc:
+            raise self.error(node, f"cannot apply {method} to the compile-time values {a!r} and {b!r}: {exc}") \
+                from exc
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         lhs = self.visit(node.left)
