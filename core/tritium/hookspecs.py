@@ -79,6 +79,12 @@ class BackendSpec:
     capabilities: frozenset[str] = frozenset()
     #: when several drivers are active, the highest priority wins (accelerators above the host CPU)
     priority: int = 0
+    #: optional ``"package.module:function"``, imported only when called: a function of no arguments that
+    #: returns ``{variant name: {ENVIRONMENT_VARIABLE: value}}``, the configurations of this backend (code
+    #: generation levels, say) that this host can execute, each as the knob settings that select it. Tools
+    #: that want every variant (test matrices, differential fuzzers) run once per entry with those
+    #: variables set in a fresh process. "" (the default): the backend has one configuration.
+    variants: str = ""
 
 
 class LazyCallable:

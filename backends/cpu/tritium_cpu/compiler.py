@@ -57,6 +57,9 @@ def host_cpu() -> tuple[str, str]:
     features = cpu_knobs.target_features
     if features is None:
         features = llvm.get_host_cpu_features().flatten()
+    else:
+        from .isa import check_features
+        features = check_features(features)
     return cpu, features
 
 

@@ -16,7 +16,7 @@ CAPABILITIES = frozenset({
 def tritium_backends():
     return [BackendSpec(name="cpu", compiler="tritium_cpu.compiler:CPUBackend", driver="tritium_cpu.driver:CPUDriver",
                         description="the host CPU (LLVM, vectorized, multi-threaded)", capabilities=CAPABILITIES,
-                        priority=0)]
+                        priority=0, variants="tritium_cpu.isa:runnable_levels")]
 
 
 @hookimpl

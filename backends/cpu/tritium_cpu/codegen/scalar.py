@@ -8,7 +8,12 @@ _INT_BIN = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arit
             "arith.xori": "xor", "arith.shli": "shl", "arith.shrsi": "ashr", "arith.shrui": "lshr"}
 _FLT_BIN = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv",
             "arith.remf": "frem", "tt.precise_divf": "fdiv"}
-_MINMAX = {"arith.maxnumf": "maxnum", "arith.minnumf": "minnum", "arith.maximumf": "maximum",
+# tl.max/tl.min/tl.maximum ignore a NaN operand (arith.maxnumf). LLVM's maximumnum/minimumnum do that too
+# (and order -0 below +0, which maxnum leaves open). Not maxnum: LLVM 22's loop vectorizer drops the last
+# iterations of a maxnum/minnum reduction (without fast-math flags) whose short constant trip count it folds
+# into masked vector iterations (AVX-512: tl.max over 16 rows lost 3; llvm/llvm-project#209159). A
+# maximumnum reduction needs no NaN exit and vectorizes correctly at every width.
+_MINMAX = {"arith.maxnumf": "maximumnum", "arith.minnumf": "minimumnum", "arith.maximumf": "maximum",
            "arith.minimumf": "minimum", "arith.maxsi": "smax", "arith.minsi": "smin", "arith.maxui": "umax",
            "arith.minui": "umin"}
 _CASTS = {"arith.extf": "fpext", "arith.truncf": "fptrunc", "arith.extsi": "sext", "arith.extui": "zext",

@@ -1,0 +1,154 @@
+"""Kernels compiled for every x86-64 feature level this host can execute (``tritium_cpu.isa``), in one process:
+each level is selected through the CPU knobs, as ``make test`` selects it through the environment."""
+from __future__ import annotations
+
+import contextlib
+import re
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+from tritium_cpu import isa
+from tritium_cpu.knobs import cpu as cpu_knobs
+
+LEVELS = ["host"] + list(isa.runnable_levels())
+
+
+@contextlib.contextmanager
+def level(name: str):
+    """Compile for ``name`` inside the block ("host": whatever the environment selects)."""
+    with cpu_knobs.scope():
+        if name != "host":
+            settings = isa.runnable_levels()[name]
+            cpu_knobs.target_cpu = settings[isa.TARGET_ENV]
+            cpu_knobs.target_features = settings[isa.FEATURES_ENV]
+        yield
+
+
+@triton.jit
+def reduce2d(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, MAX: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    r = tl.max(x, axis=AXIS) if MAX else tl.min(x, axis=AXIS)
+    if AXIS == 0:
+        tl.store(out_ptr + tl.arange(0, N), r)
+    else:
+        tl.store(out_ptr + tl.arange(0, M), r)
+
+
+# LLVM 22 dropped the last (trip count mod vector width) iterations of short maxnum/minnum reduction loops
+# when it folded their tail into masked vector iterations (AVX-512): the reduced axis has M - 1 steps
+@pytest.mark.parametrize("lvl", LEVELS)
+@pytest.mark.parametrize("shape,axis", [((16, 32), 0), ((8, 16), 0), ((4, 64), 0), ((16, 16), 1), ((32, 8), 1)])
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_short_max_min_reductions(lvl, shape, axis, op, dtype):
+    x = np.random.default_rng(sum(shape) + axis).standard_normal(shape).astype(dtype)
+    ref = getattr(np, op)(x, axis=axis)
+    out = np.zeros(ref.shape, dtype)
+    with level(lvl):
+        reduce2d[(1, )](x, out, shape[0], shape[1], axis, op == "max")
+    np.testing.assert_array_equal(out, ref)
+
+
+@triton.jit
+def running_max(x_ptr, out_ptr, STEPS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + offs)
+    best = tl.max(acc, axis=0)
+    for i in range(1, STEPS):
+        v = tl.load(x_ptr + i * BLOCK + offs)
+        acc = tl.maximum(acc, v)
+        best = tl.maximum(best, tl.load(x_ptr + i * BLOCK))
+    tl.store(out_ptr + offs, acc)
+    tl.store(out_ptr + BLOCK, best)
+
+
+@pytest.mark.parametrize("lvl", LEVELS)
+@pytest.mark.parametrize("steps", [3, 6, 11, 15])
+def test_short_maximum_loops(lvl, steps):
+    block = 16
+    x = np.random.default_rng(steps).standard_normal((steps, block)).astype(np.float32)
+    out = np.zeros(block + 1, np.float32)
+    with level(lvl):
+        running_max[(1, )](x, out, steps, block)
+    np.testing.assert_array_equal(out[:block], x.max(axis=0))
+    assert out[block] == max(x[0].max(), x[1:, 0].max())
+
+
+@triton.jit
+def exp_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+
+
+def _registers(asm: str) -> set[str]:
+    return set(re.findall(r"%([xyz]mm)\d", asm))
+
+
+@pytest.mark.parametrize("lvl", list(isa.runnable_levels()))
+def test_levels_compile_to_their_vector_width(lvl):
+    """Each level's code uses its own vector registers and no wider ones, and it runs here."""
+    import llvmlite.binding as llvm
+    from tritium_cpu.compiler import host_cpu, host_target
+    x = np.linspace(-3, 3, 256, dtype=np.float32)
+    y = np.empty_like(x)
+    with level(lvl):
+        k = exp_kernel[(1, )](x, y, 256)
+        cpu, features = host_cpu()
+        asm = host_target(cpu, features, 3).emit_assembly(llvm.parse_assembly(k.asm["llir"]))
+    np.testing.assert_allclose(y, np.exp(x), rtol=2e-7)
+    order = ["xmm", "ymm", "zmm"]
+    widest = {"sse2": "xmm", "avx2": "ymm", "avx512": "zmm"}[lvl]
+    regs = _registers(asm)
+    assert widest in regs
+    assert regs <= set(order[:order.index(widest) + 1])
+
+
+def test_levels_have_their_own_cache_entries(fresh_cache):
+    """The compile cache key covers the target CPU and features: levels never share an entry."""
+    from tritium.compiler.compiler import make_backend
+    from tritium.runtime.driver import driver
+    levels = list(isa.runnable_levels())
+    if len(levels) < 2:
+        pytest.skip("this host runs fewer than two x86-64 levels")
+    target = driver.active.get_current_target()
+    hashes, keys = {}, {}
+    x = np.ones(64, np.float32)
+    y = np.empty_like(x)
+    for name in levels:
+        with level(name):
+            hashes[name] = make_backend(target).hash()
+            keys[name] = exp_kernel[(1, )](x, y, 64).hash
+    assert len(set(hashes.values())) == len(levels)
+    assert len(set(keys.values())) == len(levels)
+
+
+def test_variants_are_registered():
+    from tritium.plugins import registry
+    spec = registry().backends["cpu"][0]
+    module, _, fn = spec.variants.partition(":")
+    import importlib
+    variants = getattr(importlib.import_module(module), fn)()
+    assert variants == isa.runnable_levels()
+    for name, env in variants.items():
+        assert set(env) == {"TRITIUM_CPU_TARGET", "TRITIUM_CPU_FEATURES"}, name
+        assert all(isinstance(v, str) and v for v in env.values())
+
+
+def test_level_settings_nest():
+    sse2, avx2, avx512 = (set(isa.level_settings(n)[isa.FEATURES_ENV].split(",")) for n in ("sse2", "avx2", "avx512"))
+    assert sse2 < avx2 < avx512
+    assert "+avx512f" in avx512 and "+avx512f" not in avx2 and "+avx2" not in sse2
+
+
+def test_features_without_sign_are_refused():
+    """LLVM aborts the whole process on a feature without '+' or '-': the knob is checked first."""
+    from tritium_cpu.compiler import host_cpu
+    with cpu_knobs.scope():
+        cpu_knobs.target_features = "+sse2,avx2"
+        with pytest.raises(ValueError, match=r"TRITIUM_CPU_FEATURES='\+sse2,avx2'.*needs a sign.*'avx2'"):
+            host_cpu()
+        cpu_knobs.target_features = " +sse2, -avx512f "
+        assert host_cpu()[1] == "+sse2,-avx512f"
