@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tritium_cpu.codegen import mathlib
+from tritium_cpu.compiler import host_cpu, vector_bits
 
 F32 = np.float32
 FP8 = ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16", "fp8e4b15")
@@ -54,8 +55,9 @@ class Lib:
         mod = llvm.parse_assembly(text)
         mod.verify()
         target = llvm.Target.from_default_triple()
-        self.tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                               features=llvm.get_host_cpu_features().flatten(), opt=3)
+        # the level the CPU backend compiles for (the host's, or the ISA level the knobs select)
+        cpu, features = host_cpu()
+        self.tm = target.create_target_machine(cpu=cpu, features=features, opt=3)
         mod.triple = llvm.get_default_triple()
         mod.data_layout = str(self.tm.target_data)
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
@@ -415,22 +417,29 @@ def _function_asm(asm: str, fn: str) -> str:
     return asm[start:asm.index(".Lfunc_end", start)]
 
 
-def _has_avx2() -> bool:
-    return "+avx2" in llvm.get_host_cpu_features().flatten().split(",")
+def _vector_registers() -> str:
+    """A regex of the registers that full-width vector code uses at the level compiled for: xmm for SSE2, ymm
+    for AVX2, and ymm or zmm for AVX-512 (LLVM prefers 256-bit vectors on many AVX-512 CPUs)."""
+    return {128: "xmm", 256: "ymm", 512: "[yz]mm"}[vector_bits(host_cpu()[1])]
+
+
+def _has_fma() -> bool:
+    return "+fma" in host_cpu()[1].split(",")
 
 
 def test_expf_loop_vectorizes(lib):
-    if not _has_avx2():
-        pytest.skip("needs an AVX2 host")
+    """Holds at every x86-64 level: packed FMAs where the level has FMA, packed multiplies otherwise."""
     body = _function_asm(lib.assembly(), "apply_tritium_expf")
-    assert re.search(r"vfmadd\w+\s+%ymm", body), "the expf loop did not vectorize to 8-wide FMAs"
+    op = r"vfmadd\w+ps" if _has_fma() else r"v?mulps"
+    assert re.search(rf"{op}\s+.*%{_vector_registers()}\d", body), \
+        f"the expf loop did not vectorize to full-width {op} ({_vector_registers()})"
 
 
 def test_float32_functions_call_nothing(lib):
     """Every float32 function and conversion is inlined and makes no library call (which would also stop
     vectorization)."""
-    if "+fma" not in llvm.get_host_cpu_features().flatten().split(","):
-        pytest.skip("without FMA, llvm.fma becomes a call to fmaf")
+    if not _has_fma():
+        pytest.skip("checks levels with FMA (AVX2 and up): without it llvm.fma becomes a call to fmaf")
     asm = lib.assembly()
     for name in mathlib.function_names():
         ret, args = mathlib.signature(name)
@@ -438,8 +447,7 @@ def test_float32_functions_call_nothing(lib):
             continue
         body = _function_asm(asm, f"apply_{name}")
         assert not re.search(r"\bcall", body), f"apply_{name} calls out:\n{body}"
-        if _has_avx2():
-            assert "ymm" in body, f"apply_{name} did not vectorize"
+        assert re.search(rf"%{_vector_registers()}\d", body), f"apply_{name} did not vectorize"
 
 
 def test_library_ir_contents():
