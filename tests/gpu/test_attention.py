@@ -95,27 +95,45 @@ class _Torch:
         return t.cpu().numpy()
 
 
-def _attention(dev, Z, H, N, D, causal, BM, BN, warps, stages, seed=0):
+def _attention(dev, Z, H, N, D, causal, BM, BN, warps, stages, seed=0, kind="block_ptr"):
+    """Max abs error against exact attention, and the compiled kernel."""
     rng = np.random.default_rng(seed)
     q, k, v = (rng.standard_normal((Z, H, N, D)).astype(np.float16) for _ in range(3))
     out = dev.put(np.full_like(q, np.nan))
     m = dev.put(np.zeros((Z * H, N), np.float32))
-    A.run(dev.put(q), dev.put(k), dev.put(v), out, m, 0.5, causal, BM, BN, warps, stages)
+    kernel = A.run(dev.put(q), dev.put(k), dev.put(v), out, m, 0.5, causal, BM, BN, warps, stages, kind)
     got = dev.get(out).astype(np.float64)
     assert not np.isnan(got).any(), "elements left unwritten"
-    return np.abs(got - A.reference(q, k, v, 0.5, causal)).max()
+    return np.abs(got - A.reference(q, k, v, 0.5, causal)).max(), kernel
 
 
+@pytest.mark.parametrize("kind", ["block_ptr", "pointers"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("N,D,BM,BN,warps,stages", [(128, 16, 16, 16, 1, 1), (128, 32, 32, 16, 2, 3),
                                                      (128, 32, 32, 32, 4, 3), (64, 16, 32, 16, 4, 1)])
-def test_emulated_attention_forward(emulator, causal, N, D, BM, BN, warps, stages):
-    assert _attention(_Numpy(), 1, 2, N, D, causal, BM, BN, warps, stages) < 1e-2
+def test_emulated_attention_forward(emulator, kind, causal, N, D, BM, BN, warps, stages):
+    assert _attention(_Numpy(), 1, 2, N, D, causal, BM, BN, warps, stages, kind=kind)[0] < 1e-2
 
 
+def test_emulated_pipelined_loops_share_shared_memory(emulator):
+    """Causal attention runs two pipelined loops one after the other: the second loop's stages take the bytes
+    of the first's (and scratch buffers take what is free around them), and the results stay right."""
+    N, D, BM, BN, S = 128, 32, 32, 32, 3
+    one_loop = 2 * S * max(1024, D * BN * 2)      # K and V stages, each 1024-byte aligned
+    sizes = {}
+    for causal in (False, True):
+        err, kernel = _attention(_Numpy(), 1, 2, N, D, causal, BM, BN, 4, S, kind="pointers")
+        assert err < 1e-2
+        sizes[causal] = kernel.metadata.shared
+    assert one_loop <= sizes[False] < 2 * one_loop
+    assert sizes[True] == sizes[False], sizes
+
+
+@pytest.mark.parametrize("kind", ["block_ptr", "pointers"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("N,D,BM,BN,warps,stages", [(256, 64, 64, 64, 4, 1), (256, 64, 128, 64, 4, 3),
                                                      (256, 128, 128, 128, 8, 3), (1024, 128, 128, 64, 8, 3),
                                                      (1024, 64, 64, 32, 4, 3)])
-def test_cuda_attention_forward(cuda, causal, N, D, BM, BN, warps, stages):
-    assert _attention(_Torch(), 2, 3, N, D, causal, BM, BN, warps, stages, seed=N + D) < 1e-2
+def test_cuda_attention_forward(cuda, kind, causal, N, D, BM, BN, warps, stages):
+    err, _ = _attention(_Torch(), 2, 3, N, D, causal, BM, BN, warps, stages, seed=N + D, kind=kind)
+    assert err < 1e-2

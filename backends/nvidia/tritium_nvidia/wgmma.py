@@ -77,7 +77,7 @@ def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
     if not _compatible(smem):
         smem = SmemLayout(t.layout.shape, k_dim, smem.eb)
     nbytes = (smem.nbytes + 1023) // 1024 * 1024
-    base = lo.scratch(lo.wgmma_scratch_used + nbytes)
+    base = lo.scratch(lo.wgmma_scratch_used + nbytes, 1024)     # descriptors address whole swizzle atoms
     tile = SharedTile(lo.smem_ptr(base, str(lo.wgmma_scratch_used)), smem, lo.storage_type(t.ty))
     lo.wgmma_scratch_used += nbytes
     lo.write_tile(t, tile)
@@ -135,8 +135,9 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
             for i, x in zip(idx, cur):
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
-    if op.results[0] not in getattr(lo, "deferred_dots", ()):
+    if op.results[0] not in getattr(lo, "deferred_dots", ()) or lo.wgmma_scratch_used:
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
+        # (an operand in scratch memory is dead once this returns, so a dot reading one is never left in flight)
         out = wait_group(fn, 0, out)
     if lo.wgmma_scratch_used:
         lo.scratch_read_done()

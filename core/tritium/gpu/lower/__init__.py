@@ -1,6 +1,7 @@
 """Lowering of a kernel's ``ttgir`` (tile IR with layouts) to LLVM IR text for a :class:`TargetHooks`."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..._mlir import ir, walk_children
@@ -34,17 +35,13 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     params = [lowering.llty(element_type(a.type)) for a in entry.arguments]
     fn = lowering.lower(params)
     out.functions.append(fn)
-    # Pipeline stages share memory with the scratch area when no scratch use happened while they were live
-    # (less shared memory per program: more programs per multiprocessor); else they follow it. 1024-byte
-    # alignment keeps their swizzle atoms where tensor-core descriptors expect them.
-    scratch = (lowering.scratch_bytes + 127) // 128 * 128
-    offset = (scratch + 1023) // 1024 * 1024 if lowering.scratch_in_pipeline else 0
-    shared = scratch
-    for k, nbytes in enumerate(lowering.persistent_buffers):
-        token = f"__SMEM_PERSISTENT_{k}__"
-        fn.prologue = [line.replace(token, str(offset)) for line in fn.prologue]
-        offset += (nbytes + 1023) // 1024 * 1024
-        shared = max(shared, offset)
+    # buffers whose lifetimes do not overlap share bytes (less shared memory per program: more programs per
+    # multiprocessor, and configurations that fit at all)
+    shared = (lowering.smem.assign() + 127) // 128 * 128
+    offsets = lowering.smem.offsets()
+    if offsets:
+        pattern = re.compile(r"__SMEM_OFFSET_\d+__")
+        fn.prologue = [pattern.sub(lambda m: str(offsets[m.group(0)]), line) for line in fn.prologue]
     target.finish_kernel(out, fn, num_warps, shared)
     meta = {"shared": shared, "num_warps": num_warps, "arg_types": params, "has_print": lowering.has_print,
             "has_assert": lowering.has_assert,

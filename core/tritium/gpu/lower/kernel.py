@@ -25,6 +25,7 @@ from .pipeline import PipelineMixin
 from .scalar import EXPENSIVE, ScalarEmitter, is_scalar_op
 from .shape import ShapeMixin
 from .shared import SharedMixin, SharedTile
+from .smem_alloc import SharedAllocator, token
 from .values import LoweringError, Scalar, Tensor, owner_op
 
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
@@ -47,11 +48,9 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
         self._remat: dict[Any, bool] = {}
         self._thread_parts: dict[Any, str] = {}
         self._preds: dict[Any, Optional[str]] = {}
-        self.scratch_bytes = 0
-        self.scratch_dirty = False
-        self.persistent_buffers: list[int] = []
-        self.pipeline_depth = 0                 # > 0 while pipeline stages are live
-        self.scratch_in_pipeline = False        # the scratch area was used while they were
+        self.smem = SharedAllocator()
+        self.scratch_dirty = False              # shared memory was read since the last barrier
+        self._scratch: Optional[tuple[int, str]] = None     # the open scratch buffer and its address
         self.has_print = False
         self.has_assert = False
         self.fn: Function = None  # type: ignore[assignment]
@@ -186,18 +185,31 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
         return self.fn.inst(f"and i1 {a}, {b}")
 
     # -- shared memory -----------------------------------------------------------------------------------
-    def scratch(self, nbytes: int) -> str:
-        """The base of the scratch area, safe to write (a barrier first if earlier readers may remain)."""
+    def scratch(self, nbytes: int, align: int = 128) -> str:
+        """A short-lived shared buffer of at least ``nbytes``, safe to write (a barrier first if earlier readers
+        of shared memory may remain: the bytes may be another buffer's, dead now). Calls before
+        :meth:`scratch_read_done` get the same buffer, grown."""
         if self.scratch_dirty:
             self.target.barrier(self.fn)
             self.scratch_dirty = False
-        if self.pipeline_depth:
-            self.scratch_in_pipeline = True
-        self.scratch_bytes = max(self.scratch_bytes, nbytes)
-        return self.smem_base
+        if self._scratch is None:
+            self._scratch = self.shared_buffer(nbytes, align)
+        else:
+            self.smem.grow(self._scratch[0], nbytes, align)
+        return self._scratch[1]
 
     def scratch_read_done(self) -> None:
+        """The scratch buffer's last read is emitted (it is dead once every thread is past it)."""
         self.scratch_dirty = True
+        if self._scratch is not None:
+            self.smem.close(self._scratch[0])
+            self._scratch = None
+
+    def shared_buffer(self, nbytes: int, align: int) -> tuple[int, str]:
+        """A shared buffer live from now until ``self.smem.close(k)``: (k, its address). The offset is fixed
+        once every buffer's lifetime is known (:func:`tritium.gpu.lower.lower_module`)."""
+        k = self.smem.open(nbytes, align)
+        return k, self.fn.pinst(f"getelementptr i8, {self.target.shared_ptr} {self.smem_base}, i32 {token(k)}", "sbuf")
 
     def iadd(self, a: str, b: str) -> str:
         """i32 a + b, folded when both are literals."""

@@ -192,19 +192,20 @@ class PipelineMixin:
         inits = [self._carried(v, a) for v, a in zip(operands[3:], args[1:])]
         depth = len(self.memo)
         bases = []
+        buffers = []
         for o, parts in plan.loads:
             lay = self.layout_of(o.results[0])
             mem_t, _ = self.pointee(parts["ptr"][0].type)
             st = self.storage_type(mem_t)
             smem = smem_layout_for(lay, st)
             stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
-            bases.append((SharedTile(self.persistent(S * stage_bytes), smem, st), stage_bytes))
-        # prologue: iterations 0 .. S-2. The stages may share memory with the scratch area (see lower_module):
-        # wait for its readers first
+            k, base = self.shared_buffer(S * stage_bytes, 1024)
+            buffers.append(k)
+            bases.append((SharedTile(base, smem, st), stage_bytes))
+        # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their readers
         if self.scratch_dirty:
             self.target.barrier(fn)
             self.scratch_dirty = False
-        self.pipeline_depth += 1
         state = {i: inits[i] for i in plan.args}
         for s in range(S - 1):
             iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
@@ -286,16 +287,10 @@ class PipelineMixin:
                 # the last iteration's dots finish here; their registers are read only after this
                 p = Tensor(p.layout, self.target.async_dot_wait(fn, 0, p.regs), p.ty)
             self.values[r] = p
+        # every copy has landed and every dot has read its operands, in every thread: the stages are dead
         self.target.barrier(fn)
-        self.pipeline_depth -= 1
-
-    def persistent(self, nbytes: int) -> str:
-        """A shared buffer of its own (not the scratch area) for the whole kernel; its offset is fixed once
-        the scratch area's size is known (the token is replaced in the final text)."""
-        k = len(self.persistent_buffers)
-        self.persistent_buffers.append(nbytes)
-        return self.fn.pinst(f"getelementptr i8, {self.target.shared_ptr} {self.smem_base}, i32 __SMEM_PERSISTENT_{k}__",
-                             "pbuf")
+        for k in buffers:
+            self.smem.close(k)
 
 
 _unused = (BYTES, Tensor)
