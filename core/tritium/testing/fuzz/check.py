@@ -1,0 +1,78 @@
+"""Run a program on the oracle and on targets, and compare what each sink stored."""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from . import inputs, tolerance
+from . import types as T
+from .program import Program
+
+
+@dataclass
+class Outcome:
+    target: str
+    kind: str                      # "ok", "mismatch", "error" (the target failed where the oracle did not)
+    detail: str = ""
+    sinks: list = field(default_factory=list)   # names of mismatching parameters
+
+    @property
+    def bad(self) -> bool:
+        return self.kind != "ok"
+
+    def signature(self) -> tuple:
+        """What must stay the same while shrinking: the kind, and for errors the exception type."""
+        if self.kind == "error":
+            return (self.kind, self.detail.split(":", 1)[0])
+        return (self.kind,)
+
+
+def scalars(p: Program) -> dict:
+    return {"vM": p.valid["M"], "vN": p.valid["N"], "vK": p.valid["K"],
+            "BM": p.blocks["M"], "BN": p.blocks["N"], "BK": p.blocks["K"]}
+
+
+def job(p: Program, workdir: str) -> dict:
+    """A worker request; arrays from ``inputs.make`` (frozen ones as they are)."""
+    src = p.source()
+    digest = hashlib.sha1(src.encode()).hexdigest()[:12]
+    path = os.path.join(workdir, f"k{p.seed}_{digest}.py")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(src)
+    arrays = inputs.make(p)
+    return {"op": "run", "path": path, "kernel": p.name, "arrays": arrays,
+            "dtypes": {f"{r}_{v}": d for r, v, d, _ in p.array_args()}, "scalars": scalars(p), "grid": p.grid,
+            "options": {"enable_fp_fusion": p.fp_fusion}}
+
+
+def compare(p: Program, ref: dict, got: dict) -> list:
+    """(parameter, number of bad elements, first bad index, expected, got) for every mismatching output."""
+    st = p.by_var()
+    bad = []
+    for k in p.sinks:
+        s = st[k.var]
+        d = T.get(s.dtype)
+        names = [f"out_{k.var}"] + ([f"old_{k.var}"] if k.kind == "atomic" else [])
+        cls = "aux" if k.kind == "aux" else s.tol
+        for name in names:
+            r, g = ref[name], got[name]
+            if r.shape != g.shape or r.dtype != g.dtype:
+                bad.append((name, r.size, 0, f"shape {r.shape} {r.dtype}", f"shape {g.shape} {g.dtype}"))
+                continue
+            scale = ref.get(f"out_{s.scale}") if s.scale else None
+            m = tolerance.mismatches(cls, d, r, g, scale, s.k)
+            if m.any():
+                i = int(np.flatnonzero(m.ravel())[0])
+                rv, gv = T.as_float_view(d, r.ravel()[i:i + 1])[0], T.as_float_view(d, g.ravel()[i:i + 1])[0]
+                bad.append((name, int(m.sum()), i, rv, gv))
+    return bad
+
+
+def describe(bad: list) -> str:
+    return "; ".join(f"{n}: {c} elements differ, first at flat index {i}: interpreter {r!r}, target {g!r}"
+                     for n, c, i, r, g in bad)

@@ -1,0 +1,174 @@
+"""The fuzzing loop: generate, run on the oracle and the targets, compare, shrink, write reproducers."""
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from . import check as chk
+from . import gen, repro, shrink
+from .program import Program
+from .targets import Target, Worker, discover, oracle
+
+
+@dataclass
+class Finding:
+    target: str
+    seed: int
+    kind: str
+    detail: str
+    path: str
+    stmts: int
+
+
+@dataclass
+class Stats:
+    kernels: int = 0
+    rejected: int = 0
+    per_target: dict = field(default_factory=dict)      # name -> [kernels, seconds]
+    findings: list = field(default_factory=list)
+    reject_samples: list = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+class Lane:
+    """One oracle worker and one worker per target (each lane runs one kernel at a time)."""
+
+    def __init__(self, targets: list, home: str, timeout: float) -> None:
+        self.oracle = Worker(oracle(), home)
+        self.workers = {t.name: Worker(t, home) for t in targets}
+        self.timeout = timeout
+
+    def features(self) -> None:
+        for w in self.workers.values():
+            if w.target.features is None:
+                r = w.hello()
+                w.target.features = frozenset(r.get("features") or gen.DEFAULT_FEATURES) if r.get("ok") else \
+                    frozenset({"ieee"})
+
+    def run(self, worker: Worker, p: Program, workdir: str) -> dict:
+        t = self.timeout * (4 if worker.target.small else 1)
+        return worker.call(chk.job(p, workdir), timeout=t)
+
+    def outcome(self, target: Target, p: Program, workdir: str, ref: Optional[dict] = None) -> Optional[chk.Outcome]:
+        """None when the oracle itself fails on ``p`` (not a finding about the target)."""
+        if ref is None:
+            ref = self.run(self.oracle, p, workdir)
+        if not ref["ok"]:
+            return None
+        got = self.run(self.workers[target.name], p, workdir)
+        if not got["ok"]:
+            return chk.Outcome(target.name, "error", got["error"])
+        bad = chk.compare(p, ref["arrays"], got["arrays"])
+        if bad:
+            return chk.Outcome(target.name, "mismatch", chk.describe(bad), [b[0] for b in bad])
+        return chk.Outcome(target.name, "ok")
+
+    def close(self) -> None:
+        self.oracle.stop()
+        for w in self.workers.values():
+            w.stop()
+
+
+def _choose(rng: random.Random, targets: list) -> list:
+    return [t for t in targets if t.share >= 1.0 or rng.random() < t.share]
+
+
+def fuzz(seed: int, budget: float, out: str, backends: Optional[list] = None, jobs: int = 1,
+         log: Callable[[str], None] = print, shrink_budget: float = 180.0, timeout: float = 300.0,
+         targets: Optional[list] = None, max_kernels: Optional[int] = None) -> Stats:
+    """Fuzz for ``budget`` seconds; reproducers of every mismatch go to ``out``."""
+    os.makedirs(out, exist_ok=True)
+    targets = discover(backends) if targets is None else targets
+    if not targets:
+        raise SystemExit(f"fuzz: no active backend{' named ' + ', '.join(backends) if backends else ''} to test")
+    stats = Stats(per_target={t.name: [0, 0.0] for t in targets})
+    home = tempfile.mkdtemp(prefix="tritium-fuzz-home-")
+    workdir = os.path.join(out, "kernels")
+    os.makedirs(workdir, exist_ok=True)
+    start = time.monotonic()
+    end = start + budget
+    counter = iter(range(1 << 62))
+    lock = threading.Lock()
+    log(f"fuzz: seed {seed}, budget {budget:.0f} s, targets: {', '.join(t.name for t in targets)}")
+
+    def lane_main() -> None:
+        lane = Lane(targets, home, timeout)
+        try:
+            lane.features()
+            while time.monotonic() < end:
+                with lock:
+                    i = next(counter)
+                    if max_kernels is not None and i >= max_kernels:
+                        return
+                kseed = seed * 1_000_003 + i
+                rng = random.Random(kseed)
+                chosen = _choose(rng, targets)
+                feats = frozenset.intersection(*[t.features for t in chosen]) if chosen else gen.DEFAULT_FEATURES
+                p = gen.generate(kseed, feats, small=any(t.small for t in chosen))
+                _one(lane, p, chosen, workdir, out, stats, lock, log, shrink_budget)
+        finally:
+            lane.close()
+
+    threads = [threading.Thread(target=lane_main, daemon=True) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stats.elapsed = time.monotonic() - start
+    return stats
+
+
+def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: Stats, lock: threading.Lock,
+         log: Callable[[str], None], shrink_budget: float) -> None:
+    p = shrink.freeze(p)
+    ref = lane.run(lane.oracle, p, workdir)
+    with lock:
+        stats.kernels += 1
+    if not ref["ok"]:
+        with lock:
+            stats.rejected += 1
+            if len(stats.reject_samples) < 20:
+                stats.reject_samples.append((p.seed, ref["error"][:300]))
+        return
+    for t in chosen:
+        t0 = time.monotonic()
+        o = lane.outcome(t, p, workdir, ref)
+        with lock:
+            stats.per_target[t.name][0] += 1
+            stats.per_target[t.name][1] += time.monotonic() - t0
+        if o is None or not o.bad:
+            continue
+        log(f"fuzz: {t.name}: kernel seed {p.seed}: {o.kind}: {o.detail[:300]}")
+        sig = o.signature()
+
+        def still_bad(q: Program, t: Target = t) -> bool:
+            r = lane.outcome(t, q, workdir)
+            return r is not None and r.bad and r.signature() == sig
+
+        small, tried = shrink.shrink(p, still_bad, deadline=shrink_budget)
+        final = lane.outcome(t, small, workdir) or o
+        path = repro.write(small, t, final if final.bad else o, out, tried)
+        log(f"fuzz: {t.name}: shrunk to {len(small.stmts)} statements in {tried} tries: {path}")
+        with lock:
+            stats.findings.append(Finding(t.name, p.seed, o.kind, final.detail if final.bad else o.detail, path,
+                                          len(small.stmts)))
+
+
+def summary(stats: Stats) -> str:
+    mins = max(stats.elapsed, 1e-9) / 60
+    lines = [f"fuzz: {stats.kernels} kernels in {stats.elapsed:.0f} s ({stats.kernels / mins:.1f} kernels/minute), "
+             f"{stats.rejected} rejected by the interpreter, {len(stats.findings)} findings"]
+    for name, (n, secs) in sorted(stats.per_target.items()):
+        rate = n / (secs / 60) if secs else 0.0
+        lines.append(f"  {name}: {n} kernels, {rate:.1f} kernels/minute of its own time")
+    for seed, err in stats.reject_samples[:5]:
+        lines.append(f"  rejected kernel seed {seed}: {err}")
+    for f in stats.findings:
+        lines.append(f"  FINDING {f.target} seed {f.seed} ({f.kind}, {f.stmts} statements): {f.path}\n"
+                     f"    {f.detail[:400]}")
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""The targets a kernel runs on: the interpreter (the oracle) and every active backend in each of its variants.
+
+Backends are whatever the plugin registry holds, plus plugins that tritium ships but does not register by
+default (the GPU host emulator, which runs the GPU lowering on OS threads). Nothing here knows a backend by
+name: a backend declares its variants through ``BackendSpec.variants`` (a lazy ``"pkg.module:function"``
+returning ``{variant name: {ENV_VAR: value}}``), and each variant runs in a worker process with those
+environment settings, since knobs are read from the environment.
+"""
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .runner import ORACLE
+from .worker import recv, send
+
+#: plugin modules shipped with tritium whose backends are not registered by default, and the share of kernels
+#: they get (they are slow); their kernels use small tiles
+SHIPPED_EXTRA = {"tritium.gpu.emulator": 0.2}
+
+
+@dataclass
+class Target:
+    name: str                      # "backend" or "backend:variant"
+    backend: str
+    plugin: str                    # module path of the plugin providing the backend
+    env: dict = field(default_factory=dict)
+    share: float = 1.0             # fraction of kernels it runs
+    small: bool = False            # wants small tiles
+    features: Optional[frozenset] = None
+
+    @property
+    def is_oracle(self) -> bool:
+        return self.backend == ORACLE
+
+
+def _variants(spec: Any) -> dict:
+    path = getattr(spec, "variants", "") or ""
+    if not path:
+        return {}
+    from ...hookspecs import LazyCallable
+    return dict(LazyCallable(path)() or {})
+
+
+def _active(spec: Any) -> bool:
+    from ...backends import _load
+    try:
+        return bool(_load(spec.driver).is_active())
+    except Exception:
+        return False
+
+
+def discover(wanted: Optional[list] = None) -> list[Target]:
+    """Targets to compare against the interpreter. ``wanted`` filters by backend or target name."""
+    from ... import plugins
+    found: dict[str, tuple] = {}
+    for name, (spec, info) in plugins.registry().backends.items():
+        found[name] = (spec, getattr(info.module, "__name__", ""), 1.0)
+    for module, share in SHIPPED_EXTRA.items():
+        try:
+            reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "extra": module})
+        except Exception:
+            continue
+        for name, (spec, _) in reg.backends.items():
+            found.setdefault(name, (spec, module, share))
+    out = []
+    for name, (spec, module, share) in sorted(found.items()):
+        if not module or not _active(spec):
+            continue
+        small = share < 1.0
+        out.append(Target(name, name, module, {}, share, small))
+        try:
+            variants = _variants(spec)
+        except Exception as exc:
+            print(f"fuzz: variants of backend {name!r} could not be listed ({exc}); running its default only",
+                  file=sys.stderr)
+            variants = {}
+        for vname, env in sorted(variants.items()):
+            out.append(Target(f"{name}:{vname}", name, module, dict(env), share, small))
+    if wanted:
+        out = [t for t in out if t.name in wanted or t.backend in wanted]
+    return out
+
+
+def oracle() -> Target:
+    return Target(ORACLE, ORACLE, "")
+
+
+class Worker:
+    """One worker process of a target; restarted after a crash, a timeout or ``recycle`` jobs."""
+
+    def __init__(self, target: Target, home: str, recycle: int = 150) -> None:
+        self.target, self.home, self.recycle = target, home, recycle
+        self.proc: Optional[subprocess.Popen] = None
+        self.jobs = 0
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        env.update(self.target.env)
+        env["TRITIUM_HOME"] = self.home             # a private cache: nothing reused from other runs
+        env.pop("TRITON_INTERPRET", None)
+        env.pop("TRITIUM_INTERPRET", None)
+        self.proc = subprocess.Popen([sys.executable, "-m", "tritium.testing.fuzz.worker", self.target.backend,
+                                      self.target.plugin], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env)
+        self.jobs = 0
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=5)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def call(self, msg: dict, timeout: float) -> dict:
+        if self.proc is None or self.proc.poll() is not None or self.jobs >= self.recycle:
+            self.stop()
+            self.start()
+        self.jobs += 1
+        try:
+            send(self.proc.stdin, msg)
+            ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+            if not ready:
+                self.proc.kill()
+                self.proc.wait()
+                self.proc = None
+                return {"ok": False, "error": f"Timeout: no answer within {timeout:.0f} s", "crash": True}
+            return recv(self.proc.stdout)
+        except (EOFError, BrokenPipeError, OSError) as exc:
+            code = self.proc.poll() if self.proc else None
+            self.proc = None
+            return {"ok": False, "error": f"WorkerCrash: the worker died (exit code {code}): {exc}", "crash": True}
+
+    def hello(self) -> dict:
+        return self.call({"op": "hello"}, timeout=300)

@@ -1,0 +1,122 @@
+"""The fuzzer's own parts: the generator (well-formed, deterministic), the tolerance table, the shrinker."""
+from __future__ import annotations
+
+import ast
+from contextlib import ExitStack
+
+import numpy as np
+import pytest
+
+from tritium.testing.fuzz import check, gen, inputs, runner, shrink, tolerance
+from tritium.testing.fuzz import types as T
+
+
+def test_generator_is_deterministic_per_seed():
+    for seed in range(20):
+        a, b = gen.generate(seed), gen.generate(seed)
+        assert a.source() == b.source()
+        for (ka, va), (kb, vb) in zip(sorted(inputs.make(a).items()), sorted(inputs.make(b).items())):
+            assert ka == kb and va.tobytes() == vb.tobytes()
+    assert len({gen.generate(s).source() for s in range(20)}) == 20
+
+
+def test_generated_source_is_a_jit_kernel():
+    for seed in range(40):
+        p = gen.generate(seed)
+        tree = ast.parse(p.source())
+        kernels = [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "kernel"]
+        assert kernels and any(ast.unparse(d) == "triton.jit" for d in kernels[0].decorator_list)
+        assert p.sinks, f"seed {seed}: a kernel without outputs"
+
+
+def test_generator_covers_the_language():
+    text = "\n".join(gen.generate(s).source() for s in range(300))
+    for needle in ("tl.dot(", "input_precision=\"tf32\"", "tl.sum(", "tl.cumsum(", "tl.cumprod(", "tl.argmax(",
+                   "tl.argmin(", "tl.xor_sum(", "tl.reduce(", "tl.associative_scan(", "tl.where(", "bitcast=True",
+                   "fp_downcast_rounding", "tl.trans(", "tl.permute(", "tl.join(", "tl.split(", "tl.reshape(",
+                   "tl.expand_dims(", "tl.broadcast_to(", "tl.range(", "while ", "tl.atomic_add(", "dev_",
+                   "tl.bfloat16", "tl.uint64", "tl.int1", "tl.float64", "tl.exp(", " >> ", " // "):
+        assert needle in text, needle
+
+
+def test_inputs_hold_special_values():
+    rng = np.random.default_rng(0)
+    f = inputs.values(T.get("float32"), (4096,), rng)
+    assert np.isnan(f).any() and np.isposinf(f).any() and np.isneginf(f).any()
+    assert (np.signbit(f) & (f == 0)).any() and ((f != 0) & (np.abs(f) < np.finfo(np.float32).tiny)).any()
+    i = inputs.values(T.get("int8"), (4096,), rng)
+    assert {-128, 127, 0, -1, 1} <= set(i.tolist())
+    b = inputs.values(T.get("bfloat16"), (4096,), rng)
+    assert b.dtype == np.uint16 and np.isnan(T.bf16_to_f32(b)).any()
+
+
+def test_promotion_follows_triton():
+    P = lambda a, b, div=False: T.promote(T.get(a), T.get(b), div).name  # noqa: E731
+    assert P("int8", "uint8") == "uint8" and P("int16", "uint8") == "int16" and P("int64", "uint32") == "int64"
+    assert P("float16", "bfloat16") == "float16" and P("float16", "int64") == "float16"
+    assert P("bfloat16", "int8") == "float32"
+    assert P("bfloat16", "bfloat16") == "bfloat16" and P("bfloat16", "bfloat16", True) == "float32"
+    assert P("int1", "int8") == "int8"
+
+
+def test_tolerance_classes():
+    f32 = T.get("float32")
+    nan = np.array([np.nan], np.float32)
+    other_nan = np.array([0xFFC00001], np.uint32).view(np.float32)
+    assert not tolerance.mismatches("exact", f32, nan, other_nan).any()
+    assert tolerance.mismatches("exact", f32, np.float32([0.0]), np.float32([-0.0])).all()
+    assert not tolerance.mismatches("zero_sign", f32, np.float32([0.0]), np.float32([-0.0])).any()
+    one = np.float32([1.0])
+    assert not tolerance.mismatches("ulp_exp", f32, one, np.nextafter(one, 2) + 0).any()
+    far = one + np.float32(1e-5)
+    assert tolerance.mismatches("ulp_exp", f32, one, far).all()
+    big = np.float32([np.finfo(np.float32).max])
+    assert not tolerance.mismatches("ulp_exp", f32, np.float32([np.inf]), big).any()   # inf is max + 1 ulp
+    s = np.float32([100.0])
+    assert not tolerance.mismatches("sum", f32, np.float32([1.0]), np.float32([1.0 + 1e-5]), s, 8).any()
+    assert tolerance.mismatches("sum", f32, np.float32([1.0]), np.float32([1.1]), s, 8).all()
+    assert tolerance.mismatches("sum", f32, nan, one, nan, 8).all()                  # a NaN term: NaN
+    assert not tolerance.mismatches("sum", f32, one, nan, np.float32([np.inf]), 8).any()   # not compared
+    i8 = T.get("int8")
+    assert tolerance.mismatches("exact", i8, np.int8([1, 2]), np.int8([1, 3])).tolist() == [False, True]
+
+
+def _interpret(p, patch=None):
+    """Run ``p`` on the interpreter in this process; ``patch`` plants a wrong operation (a fake backend)."""
+    from tritium.interpreter import elementwise
+    j = check.job(p, _interpret.dir)
+    saved = dict(elementwise._IBIN)
+    if patch:
+        elementwise._IBIN.update(patch)
+    try:
+        with ExitStack() as st:
+            runner.use_target(st, runner.ORACLE, "")
+            return runner.run(runner.load_kernel(j["path"]), j["arrays"], j["dtypes"], j["scalars"], j["grid"],
+                              j["options"])
+    finally:
+        elementwise._IBIN.clear()
+        elementwise._IBIN.update(saved)
+
+
+def test_shrinker_reduces_a_planted_miscompile(tmp_path):
+    """A fake backend computes integer xor as or: the shrinker keeps the xor and drops the rest."""
+    _interpret.dir = str(tmp_path)
+    wrong = {"arith.xori": np.bitwise_or}
+    for seed in range(300):
+        p = gen.generate(seed)
+        if len(p.stmts) >= 7 and any(" ^ " in s.tmpl for s in p.stmts):
+            p = shrink.freeze(p)
+            if check.compare(p, _interpret(p), _interpret(p, wrong)):
+                break
+    else:
+        pytest.fail("no generated kernel shows the planted bug")
+
+    def still_bad(q):
+        return bool(check.compare(q, _interpret(q), _interpret(q, wrong)))
+
+    small, tried = shrink.shrink(p, still_bad, max_tries=300, deadline=240)
+    assert still_bad(small)
+    assert len(small.stmts) <= 4 < len(p.stmts), small.source()
+    assert any(" ^ " in s.tmpl or "xor" in s.tmpl for s in small.stmts), small.source()
+    assert len(small.sinks) == 1
+    assert small.grid == 1
