@@ -1,24 +1,35 @@
 """The on-disk kernel cache, and the dump and override folders.
 
-An entry is a folder ``<cache dir>/<key>/`` holding one file per stage and ``manifest.json`` with the
-SHA-256 of each. It is written in a private temporary folder and renamed into place in one step, so
-concurrent processes never see half an entry, and a failed compilation leaves nothing behind. A reader
-checks every checksum; an entry that fails is removed and the kernel recompiled, never trusted.
+An entry is a folder ``<cache dir>/<key[:2]>/<key>/`` holding one file per stage and ``manifest.json``.
+The manifest names the SHA-256 of every file and carries the kernel's metadata, and its own ``digest``
+covers all of that (format, key, file digests, metadata), so that no edit or bit flip of any file of an
+entry goes unnoticed: an entry that fails to parse, validate or verify is removed and the kernel compiled
+again, never trusted. Entries are written in a private temporary folder and renamed into place in one
+step, so concurrent processes never see half an entry. Who may have written an entry is checked too
+(``cache_safety``). A cache that cannot be written (read-only, full) costs one warning, not the launch.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import uuid
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from . import knobs
+from .cache_safety import (CacheWarning, UntrustedEntry, check_folder, describe_error, make_dirs,  # noqa: F401
+                           read_trusted, resolve_root, sweep_folder, sweep_root, trust_advice, warn_once,
+                           write_new_file)
 
 Artifact = Union[str, bytes]
 MANIFEST = "manifest.json"
+FORMAT = 2
+_KEY = re.compile(r"[0-9A-Za-z_-]{2,128}")
+_SHA = re.compile(r"[0-9a-f]{64}")
+_MANIFEST_KEYS = {"format", "key", "files", "metadata", "digest"}
 
 
 def _sha(data: bytes) -> str:
@@ -29,11 +40,48 @@ def _as_bytes(a: Artifact) -> bytes:
     return a if isinstance(a, bytes) else a.encode("utf-8")
 
 
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def valid_file_name(name: object) -> bool:
+    """A plain file name inside an entry: no folders, links upward, hidden files or the manifest."""
+    return (isinstance(name, str) and 0 < len(name) <= 255 and not name.startswith(".") and name != MANIFEST
+            and not any(c in name for c in "/\\\0"))
+
+
+def encode_manifest(key: str, digests: dict[str, str], metadata: dict) -> bytes:
+    # the digest covers the metadata as readers will see it (after a JSON round trip), so compute it on that
+    meta = json.loads(json.dumps(metadata, default=str))
+    body = {"format": FORMAT, "key": key, "files": dict(digests), "metadata": meta}
+    body["digest"] = _sha(_canonical(body))
+    return _canonical(body)
+
+
+def decode_manifest(raw: bytes, key: str) -> tuple[dict[str, str], dict]:
+    """(file digests, metadata) of a manifest written for ``key``; ValueError saying why it is not valid."""
+    body = json.loads(raw)
+    if not isinstance(body, dict) or set(body) != _MANIFEST_KEYS:
+        raise ValueError("not a manifest of this format")
+    digest = body.pop("digest")
+    if not isinstance(digest, str) or _sha(_canonical(body)) != digest:
+        raise ValueError("manifest checksum mismatch")
+    if body["format"] != FORMAT or body["key"] != key:
+        raise ValueError("manifest of another format or key")
+    files, metadata = body["files"], body["metadata"]
+    if not isinstance(metadata, dict) or not isinstance(files, dict) or not files:
+        raise ValueError("manifest without files or metadata")
+    for name, d in files.items():
+        if not valid_file_name(name) or not isinstance(d, str) or not _SHA.fullmatch(d):
+            raise ValueError(f"manifest names an invalid file {name!r}")
+    return files, metadata
+
+
 def atomic_write(path: str, data: Artifact) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a mix."""
+    """Write ``data`` to ``path`` (0600, folders 0700) so that readers see the old file or the new one."""
     d = os.path.dirname(path) or "."
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+    make_dirs(d, private=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=f".tmp-{os.getpid()}-")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(_as_bytes(data))
@@ -80,69 +128,128 @@ class CacheEntry:
 
 
 class KernelCache:
+    """Entries under ``root`` (default: ``knobs.cache.cache_dir()``). Where the root is not safe to load
+    code from, entries live in a private per-user folder or only in memory (``cache_safety``)."""
+
     def __init__(self, root: Optional[str] = None) -> None:
         self.root = root or knobs.cache.cache_dir()
+        self.trust_shared = knobs.cache.trust_shared
 
-    def _dir(self, key: str) -> str:
-        return os.path.join(self.root, key[:2], key)
+    def location(self, create: bool = False) -> Optional[str]:
+        """The folder entries are read from and written to; None: in memory only."""
+        if self.trust_shared:
+            if create:
+                make_dirs(self.root, private=False)
+            return self.root
+        return resolve_root(self.root, create)
+
+    def _dir(self, key: str, where: Optional[str] = None) -> str:
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"invalid cache key {key!r}")
+        return os.path.join(where or self.root, key[:2], key)
 
     def get(self, key: str) -> Optional[CacheEntry]:
-        d = self._dir(key)
         try:
-            with open(os.path.join(d, MANIFEST), "rb") as f:
-                manifest = json.loads(f.read())
-            files = {}
-            for name, digest in manifest["files"].items():
-                with open(os.path.join(d, name), "rb") as f:
-                    data = f.read()
-                if _sha(data) != digest:
+            where = self.location()
+        except OSError:
+            return None
+        if where is None:
+            return None
+        sweep_root(where)
+        d = self._dir(key, where)
+        check = not self.trust_shared
+        try:
+            if not os.path.lexists(d):
+                return None
+            if check:
+                check_folder(os.path.dirname(d))
+                check_folder(d)
+            files, metadata = decode_manifest(read_trusted(os.path.join(d, MANIFEST), check), key)
+            data = {}
+            for name, digest in files.items():
+                data[name] = read_trusted(os.path.join(d, name), check)
+                if _sha(data[name]) != digest:
                     raise ValueError(f"checksum mismatch in {name}")
-                files[name] = data
-            return CacheEntry(files, manifest["metadata"])
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
-            self.invalidate(key)
-            return None
+            return CacheEntry(data, metadata)
+        except UntrustedEntry as exc:
+            warn_once(("entry", where), f"tritium: the kernel cache entry {exc.path} is not loaded because "
+                      f"{exc.why}; the kernel is compiled again (and the entry replaced where possible); "
+                      f"{trust_advice()}")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            pass   # corrupt (UnicodeDecodeError and JSONDecodeError are ValueErrors): recompile, replace
+        self._drop(d)
+        return None
 
-    def put(self, key: str, files: dict[str, Artifact], metadata: dict) -> None:
-        """Store a whole entry at once. If another process stored it first, keep theirs."""
-        final = self._dir(key)
-        parent = os.path.dirname(final)
-        os.makedirs(parent, exist_ok=True)
-        tmp = os.path.join(parent, f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        os.makedirs(tmp)
+    def put(self, key: str, files: dict[str, Artifact], metadata: dict) -> bool:
+        """Store a whole entry at once (if another process stored it first, keep theirs). False when it
+        could not be stored: the caller keeps its kernel in memory, after one warning per cache folder."""
+        path = self.root
         try:
+            where = self.location(create=True)
+            if where is None:
+                return False
+            path = where
+            self._put(where, key, files, metadata)
+            return True
+        except OSError as exc:
+            at = f" (at {exc.filename})" if exc.filename and exc.filename != path else ""
+            warn_once(("write", path), f"tritium: cannot write to the kernel cache {path}{at}: "
+                      f"{describe_error(exc)}; kernels compile in memory only in this process. Free space or "
+                      "make it writable, or point TRITON_CACHE_DIR at a writable folder")
+            return False
+
+    def _put(self, where: str, key: str, files: dict[str, Artifact], metadata: dict) -> None:
+        private = not self.trust_shared
+        final = self._dir(key, where)
+        parent = os.path.dirname(final)
+        make_dirs(parent, private)
+        sweep_folder(parent)
+        tmp = os.path.join(parent, f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        os.mkdir(tmp, 0o700 if private else 0o777)
+        try:
+            if private:
+                os.chmod(tmp, 0o700)
             digests = {}
             for name, data in files.items():
+                if not valid_file_name(name):
+                    raise ValueError(f"cannot store a cache file named {name!r}")
                 raw = _as_bytes(data)
-                with open(os.path.join(tmp, name), "wb") as f:
-                    f.write(raw)
+                write_new_file(os.path.join(tmp, name), raw, private)
                 digests[name] = _sha(raw)
-            with open(os.path.join(tmp, MANIFEST), "w") as f:
-                json.dump({"files": digests, "metadata": metadata}, f, default=str)
+            write_new_file(os.path.join(tmp, MANIFEST), encode_manifest(key, digests, metadata), private)
             try:
                 os.rename(tmp, final)
             except OSError:
                 if os.path.isdir(final) and self.get(key) is not None:
                     shutil.rmtree(tmp, ignore_errors=True)   # another process won the race: use theirs
                     return
-                self.invalidate(key)
+                self._drop(final)
                 os.rename(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
     def invalidate(self, key: str) -> None:
-        d = self._dir(key)
-        if not os.path.exists(d):
+        try:
+            where = self.location()
+        except OSError:
+            return
+        if where is not None:
+            self._drop(self._dir(key, where))
+
+    @staticmethod
+    def _drop(d: str) -> None:
+        if not os.path.lexists(d):
             return
         trash = f"{d}.trash-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
             os.rename(d, trash)  # atomic: readers stop seeing it at once
         except OSError:
             return
-        shutil.rmtree(trash, ignore_errors=True)
+        if os.path.islink(trash):
+            os.unlink(trash)
+        else:
+            shutil.rmtree(trash, ignore_errors=True)
 
 
 class DumpFolder:
@@ -166,3 +273,21 @@ class OverrideFolder:
     def get(self, name: str) -> Optional[str]:
         path = os.path.join(self.dir, name)
         return path if os.path.isfile(path) else None
+
+    def fingerprint(self) -> Optional[str]:
+        """SHA-256 of the names and contents of the files here, None if there are none: a kernel compiled
+        with overrides is cached under a key of its own, so it is never served once they are gone."""
+        try:
+            names = sorted(os.listdir(self.dir))
+        except OSError:
+            return None
+        h = hashlib.sha256()
+        found = False
+        for name in names:
+            path = os.path.join(self.dir, name)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    data = f.read()
+                h.update(f"{name}\0{len(data)}\0".encode() + data)
+                found = True
+        return h.hexdigest() if found else None

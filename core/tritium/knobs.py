@@ -279,6 +279,10 @@ class cache_knobs(KnobGroup):
     dump_dir = StrKnob("TRITON_DUMP_DIR", doc="Where TRITON_KERNEL_DUMP writes; default: <home>/.tritium/dump")
     override_dir = StrKnob("TRITON_OVERRIDE_DIR",
                            doc="Where TRITON_KERNEL_OVERRIDE reads; default: <home>/.tritium/override")
+    trust_shared = BoolKnob("TRITIUM_CACHE_TRUST_SHARED",
+                            doc="Load cache entries that other users own or can write (a shared cache whose "
+                            "writers are all trusted); new entries then follow the umask instead of being "
+                            "private")
 
     def tritium_home(self) -> str:
         return os.path.join(self.home_dir or _default_home(), ".tritium")

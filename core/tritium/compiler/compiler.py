@@ -148,6 +148,11 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
         src = IRSource(str(src))
     opts = backend.parse_options(dict(options or {}, **src.parse_options()))
     key = cache_key(src, backend, opts)
+    if knobs.compilation.override:
+        # a kernel built from override files must never be served under the normal key once they are gone
+        overridden = OverrideFolder(src.hash()).fingerprint()
+        if overridden is not None:
+            key = hashlib.sha256(f"{key}|override:{overridden}".encode()).hexdigest()
     cache = KernelCache()
     if not knobs.compilation.always_compile:
         entry = cache.get(key)
