@@ -13,17 +13,16 @@ import tritium.language as tl
 from tritium_cpu import isa
 from tritium_cpu.knobs import cpu as cpu_knobs
 
-LEVELS = ["host"] + list(isa.runnable_levels())
+LEVELS = list(isa.runnable_levels())     # named levels, lowest first, then "native"
 
 
 @contextlib.contextmanager
 def level(name: str):
-    """Compile for ``name`` inside the block ("host": whatever the environment selects)."""
+    """Compile for ``name`` inside the block."""
     with cpu_knobs.scope():
-        if name != "host":
-            settings = isa.runnable_levels()[name]
-            cpu_knobs.target_cpu = settings[isa.TARGET_ENV]
-            cpu_knobs.target_features = settings[isa.FEATURES_ENV]
+        settings = isa.runnable_levels()[name]
+        cpu_knobs.target_cpu = settings[isa.TARGET_ENV]
+        cpu_knobs.target_features = settings[isa.FEATURES_ENV]
         yield
 
 
@@ -87,7 +86,7 @@ def _registers(asm: str) -> set[str]:
     return set(re.findall(r"%([xyz]mm)\d", asm))
 
 
-@pytest.mark.parametrize("lvl", list(isa.runnable_levels()))
+@pytest.mark.parametrize("lvl", [n for n in LEVELS if n != "native"])
 def test_levels_compile_to_their_vector_width(lvl):
     """Each level's code uses its own vector registers and no wider ones, and it runs here."""
     import llvmlite.binding as llvm
@@ -110,7 +109,7 @@ def test_levels_have_their_own_cache_entries(fresh_cache):
     """The compile cache key covers the target CPU and features: levels never share an entry."""
     from tritium.compiler.compiler import make_backend
     from tritium.runtime.driver import driver
-    levels = list(isa.runnable_levels())
+    levels = LEVELS
     if len(levels) < 2:
         pytest.skip("this host runs fewer than two x86-64 levels")
     target = driver.active.get_current_target()
@@ -152,3 +151,49 @@ def test_features_without_sign_are_refused():
             host_cpu()
         cpu_knobs.target_features = " +sse2, -avx512f "
         assert host_cpu()[1] == "+sse2,-avx512f"
+
+
+@triton.jit
+def to_ints(x_ptr, o_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(o_ptr + offs, x.to(tl.int16).to(tl.int64))
+    tl.store(o_ptr + N + offs, x.to(tl.int8).to(tl.int64))
+    tl.store(o_ptr + 2 * N + offs, x.to(tl.uint16).to(tl.int64))
+    tl.store(o_ptr + 3 * N + offs, x.to(tl.int32).to(tl.int64))
+
+
+@pytest.mark.parametrize("lvl", LEVELS)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_float_to_int_saturates(lvl, dtype):
+    """NaN converts to 0 and out-of-range values saturate, as the GPU's cvt.rzi does (AVX512-FP16 hosts gave
+    INT16_MIN for a NaN half)."""
+    with np.errstate(over="ignore"):
+        x = np.array([np.nan, -np.nan, np.inf, -np.inf, 70000, -70000, 300.7, -300.7, 1.5, -1.5, 0, 65504] * 4,
+                     dtype=dtype)[:32]
+    out = np.zeros(4 * 32, np.int64)
+    with level(lvl):
+        to_ints[(1, )](x, out, 32)
+    wide = np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=1e300, neginf=-1e300)
+    for k, info in enumerate([np.iinfo(np.int16), np.iinfo(np.int8), np.iinfo(np.uint16), np.iinfo(np.int32)]):
+        expect = np.clip(np.trunc(wide), info.min, info.max).astype(np.int64)
+        np.testing.assert_array_equal(out[k * 32:(k + 1) * 32], expect, err_msg=str(info.dtype))
+
+
+def test_matrix_listing():
+    """What the Makefile reads: the native class, then the levels below it with their settings."""
+    from tritium_cpu.isa import _main
+    import contextlib
+    import io
+    named = [n for n in LEVELS if n != "native"]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        _main(["--native"])
+    assert buf.getvalue().split() == [named[-1] if named else "native"]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        _main(["--lower"])
+    lines = [ln.split() for ln in buf.getvalue().splitlines()]
+    assert [ln[0] for ln in lines] == list(reversed(named[:-1]))
+    for name, *env in lines:
+        assert dict(e.split("=", 1) for e in env) == isa.runnable_levels()[name]

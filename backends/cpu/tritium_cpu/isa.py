@@ -4,8 +4,9 @@ Vector width changes how reductions, masks and shuffles are compiled, so a misco
 on another: the test matrix (``make test``) and differential fuzzers compile for each level below, not only
 for the host. The backend registers :func:`runnable_levels` as its ``BackendSpec.variants``.
 
-``python -m tritium_cpu.isa`` prints one line per runnable level (``name native|lower VAR=value ...``),
-the host's own level first; the Makefile reads it.
+``python -m tritium_cpu.isa`` prints one line per runnable level, highest first (``name VAR=value ...``,
+``native`` first); ``--native`` prints the named level the host's own compilation belongs to, ``--lower`` only
+the levels below it. The Makefile's test matrix reads these.
 """
 from __future__ import annotations
 
@@ -46,22 +47,18 @@ def _host_features() -> Optional[frozenset[str]]:
 
 @functools.lru_cache(maxsize=None)
 def runnable_levels() -> dict[str, dict[str, str]]:
-    """``{level: {ENV_VAR: value}}`` for every level this host can execute, lowest first ({} off x86-64)."""
+    """``{level: {ENV_VAR: value}}`` for every level this host can execute, lowest first, then ``"native"``:
+    the host's CPU with all of its features (what compiling with no knob set gives; it may have more than
+    the highest named level, e.g. AVX512-FP16)."""
+    import llvmlite.binding as llvm
     host = _host_features()
-    if host is None:
-        return {}
     out: dict[str, dict[str, str]] = {}
     for name, (_, needs) in _LEVELS.items():
-        if not host.issuperset(needs):
+        if host is None or not host.issuperset(needs):
             break
         out[name] = level_settings(name)
+    out["native"] = {TARGET_ENV: llvm.get_host_cpu_name(), FEATURES_ENV: llvm.get_host_cpu_features().flatten()}
     return out
-
-
-def native_level() -> Optional[str]:
-    """The highest runnable level: the one the host's default compilation (no knobs set) belongs to."""
-    levels = list(runnable_levels())
-    return levels[-1] if levels else None
 
 
 def check_features(text: str, var: str = FEATURES_ENV) -> str:
@@ -73,15 +70,26 @@ def check_features(text: str, var: str = FEATURES_ENV) -> str:
     return ",".join(f.strip() for f in text.split(",") if f.strip())
 
 
-def _main() -> None:
-    native = native_level()
+def native_class() -> str:
+    """The highest named level the host runs: the class its native compilation belongs to ("native" if none)."""
+    named = [n for n in runnable_levels() if n != "native"]
+    return named[-1] if named else "native"
+
+
+def _main(argv: list[str]) -> None:
     levels = runnable_levels()
-    order = ([native] if native else []) + [n for n in reversed(levels) if n != native]
-    for name in order:
-        env = " ".join(f"{k}={v}" for k, v in levels[name].items())
-        print(name, "native" if name == native else "lower", env)
+    if argv == ["--native"]:
+        print(native_class())
+        return
+    # --lower: the named levels below the native one (the native run covers its own class)
+    names = [n for n in reversed(levels) if n not in ("native", native_class())] if argv == ["--lower"] \
+        else list(reversed(levels))
+    for name in names:
+        shown = "the host's CPU and features" if name == "native" else " ".join(f"{k}={v}" for k, v in
+                                                                             levels[name].items())
+        print(name, shown)
 
 
 if __name__ == "__main__":
-    _main()
+    _main(sys.argv[1:])
     sys.exit(0)

@@ -120,9 +120,13 @@ class ScalarEmitter:
             return fn.inst(f"{_CASTS[name]} {t} {args[0]} to {ret}")
         if name in ("arith.fptosi", "arith.fptoui"):
             kind = "fptosi" if name == "arith.fptosi" else "fptoui"
+            src = args[0]
+            if t in ("half", "bfloat"):
+                # exact; and with AVX512-FP16, LLVM 22 converts a NaN half vector to INT16_MIN, not 0
+                src, t = fn.inst(f"fpext {t} {src} to float"), "float"
             # saturating, like the GPU's cvt.rzi: no poison for out-of-range values or NaN
             f = intrinsic(self.module, f"llvm.{kind}.sat.{suffix(ret)}.{suffix(t)}", ret, [t])
-            return fn.inst(f"call {ret} {f}({t} {args[0]})")
+            return fn.inst(f"call {ret} {f}({t} {src})")
         if name == "arith.bitcast" or name == "tt.bitcast":
             if t == ret:
                 return args[0]
