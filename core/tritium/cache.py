@@ -203,6 +203,7 @@ class KernelCache:
         final = self._dir(key, where)
         parent = os.path.dirname(final)
         make_dirs(parent, private)
+        sweep_root(where)
         sweep_folder(parent)
         tmp = os.path.join(parent, f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         os.mkdir(tmp, 0o700 if private else 0o777)

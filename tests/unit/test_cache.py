@@ -1,10 +1,17 @@
-"""The on-disk cache: whole entries appear atomically, corrupt entries are dropped, races are safe."""
+"""The on-disk cache: whole entries appear atomically, corrupt or misplaced entries are dropped, races are
+safe, entries are private, an unwritable cache warns once, and killed processes' temporaries are swept."""
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import os
+import subprocess
+import sys
+import time
+import warnings
 
-from tritium.cache import KernelCache
+from tritium import cache_safety
+from tritium.cache import MANIFEST, CacheWarning, KernelCache, atomic_write, encode_manifest
 
 
 def test_put_get_roundtrip(tmp_path):
@@ -55,3 +62,116 @@ def test_concurrent_processes(tmp_path):
         p.join(60)
         assert p.exitcode == 0
     assert not [n for n in os.listdir(os.path.join(str(tmp_path), "99")) if n.startswith(".tmp")]
+
+
+# -- the manifest covers everything and names only files of the entry -------------------------------------
+
+def test_manifest_naming_a_file_outside_the_entry_is_refused(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not part of any entry")
+    c = KernelCache(str(tmp_path / "c"))
+    key = "a1" * 32
+    c.put(key, {"k.llir": "x"}, {"name": "k"})
+    d = os.path.join(str(tmp_path / "c"), key[:2], key)
+    digests = {"k.llir": hashlib.sha256(b"x").hexdigest(),
+               "../../../secret": hashlib.sha256(secret.read_bytes()).hexdigest()}
+    with open(os.path.join(d, MANIFEST), "wb") as f:
+        f.write(encode_manifest(key, digests, {"name": "k"}))   # a well-formed manifest, digest and all
+    assert c.get(key) is None
+    assert secret.exists()
+
+
+def test_entry_moved_to_another_key_is_refused(tmp_path):
+    c = KernelCache(str(tmp_path))
+    a, b = "b1" * 32, "b2" * 32
+    c.put(a, {"k.llir": "x"}, {"name": "k"})
+    os.makedirs(os.path.join(str(tmp_path), b[:2]))
+    os.rename(os.path.join(str(tmp_path), a[:2], a), os.path.join(str(tmp_path), b[:2], b))
+    assert c.get(b) is None
+
+
+def test_entries_and_dumps_are_private_under_umask_000(tmp_path):
+    old = os.umask(0)
+    try:
+        KernelCache(str(tmp_path / "a" / "b" / "cache")).put("c1" * 32, {"k.obj": b"\0"}, {"name": "k"})
+        atomic_write(str(tmp_path / "dump" / "h" / "k.ttir"), "module {}")
+    finally:
+        os.umask(old)
+    modes = {p: os.stat(p).st_mode & 0o7777 for p in [str(tmp_path / n) for n in ("a", "dump")] +
+             [os.path.join(d, n) for d, ds, fs in os.walk(tmp_path) for n in ds + fs]}
+    assert not {p: oct(m) for p, m in modes.items() if m not in (0o700, 0o600)}
+
+
+def test_unwritable_cache_warns_once_and_stores_nothing(tmp_path):
+    cache_safety._warned.clear()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    c = KernelCache(str(blocker / "cache"))
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        assert c.put("d1" * 32, {"k.obj": b"\0"}, {}) is False
+        assert c.put("d2" * 32, {"k.obj": b"\0"}, {}) is False
+        assert c.get("d1" * 32) is None
+    msgs = [str(w.message) for w in rec if issubclass(w.category, CacheWarning)]
+    assert len(msgs) == 1 and str(blocker / "cache") in msgs[0] and "ENOTDIR" in msgs[0], msgs
+
+
+# -- temporaries of killed processes are swept, a live process's never -----------------------------------
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def _make(path: str, age: float, folder: bool = True) -> str:
+    if folder:
+        os.makedirs(path)
+        with open(os.path.join(path, "k.obj"), "wb") as f:
+            f.write(b"partial")
+    else:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(b"partial")
+    t = time.time() - age
+    os.utime(path, (t, t))
+    return path
+
+
+def test_stale_temporaries_are_swept(tmp_path):
+    cache_safety._swept.clear()
+    root = str(tmp_path / "cache")
+    c = KernelCache(root)
+    c.put("ab" * 32, {"k.obj": b"1"}, {})
+    dead, other = _dead_pid(), "cd" * 32
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    old = 3 * cache_safety.STALE_SECONDS
+    shard = os.path.join(root, "ab")
+    try:
+        gone = [_make(os.path.join(shard, f".tmp-{other}-{dead}-0a1b2c3d"), old),
+                _make(os.path.join(shard, f"{other}.trash-{dead}-0a1b2c3d"), old),
+                _make(os.path.join(shard, ".tmp-x8_k2qzw"), old, folder=False)]   # no pid recorded
+        kept = [_make(os.path.join(shard, f".tmp-{other}-{os.getpid()}-11111111"), old),
+                _make(os.path.join(shard, f".tmp-{other}-{live.pid}-22222222"), old),
+                _make(os.path.join(shard, f".tmp-{other}-{dead}-33333333"), 5)]   # too fresh to judge
+        c.put("ab" + "e" * 62, {"k.obj": b"2"}, {})   # writing into the shard sweeps it
+        assert [p for p in gone if os.path.lexists(p)] == []
+        assert [p for p in kept if not os.path.lexists(p)] == []
+        # other shards and the autotuner's folders are swept when the cache is first opened in a process,
+        # at most once per STALE_SECONDS across processes
+        elsewhere = [_make(os.path.join(root, "ef", f".tmp-{other}-{dead}-44444444"), old),
+                     _make(os.path.join(root, "autotune", "ab", f".tmp-{dead}-x9y8z7w6"), old, folder=False)]
+        assert c.get("ab" * 32) is not None
+        assert all(os.path.lexists(p) for p in elsewhere), "already swept in this process"
+        cache_safety._swept.clear()   # as in a new process, but the last sweep is recent
+        c.get("ab" * 32)
+        assert all(os.path.lexists(p) for p in elsewhere)
+        t = time.time() - old
+        os.utime(os.path.join(root, ".swept"), (t, t))
+        cache_safety._swept.clear()
+        assert c.get("ab" * 32) is not None
+        assert [p for p in elsewhere if os.path.lexists(p)] == []
+        assert [p for p in kept if not os.path.lexists(p)] == []
+    finally:
+        live.kill()
+        live.wait()
