@@ -23,6 +23,7 @@ class Finding:
     detail: str
     path: str
     stmts: int
+    also: list = field(default_factory=list)     # other targets the reproducer fails on
 
 
 @dataclass
@@ -135,28 +136,39 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
             if len(stats.reject_samples) < 20:
                 stats.reject_samples.append((p.seed, ref["error"][:300]))
         return
+    bad = []
     for t in chosen:
         t0 = time.monotonic()
         o = lane.outcome(t, p, workdir, ref)
         with lock:
             stats.per_target[t.name][0] += 1
             stats.per_target[t.name][1] += time.monotonic() - t0
-        if o is None or not o.bad:
-            continue
-        log(f"fuzz: {t.name}: kernel seed {p.seed}: {o.kind}: {o.detail[:300]}")
+        if o is not None and o.bad:
+            log(f"fuzz: {t.name}: kernel seed {p.seed}: {o.kind}: {o.detail[:300]}")
+            bad.append((t, o))
+    # one shrink per distinct failure: a reproducer of one target is tried on the others that failed alike
+    while bad:
+        t, o = bad.pop(0)
         sig = o.signature()
 
-        def still_bad(q: Program, t: Target = t) -> bool:
+        def still_bad(q: Program, t: Target = t, sig: tuple = sig) -> bool:
             r = lane.outcome(t, q, workdir)
             return r is not None and r.bad and r.signature() == sig
 
         small, tried = shrink.shrink(p, still_bad, deadline=shrink_budget)
-        final = lane.outcome(t, small, workdir) or o
-        path = repro.write(small, t, final if final.bad else o, out, tried)
-        log(f"fuzz: {t.name}: shrunk to {len(small.stmts)} statements in {tried} tries: {path}")
+        final = lane.outcome(t, small, workdir)
+        final = final if final is not None and final.bad else o
+        also = []
+        for u, uo in list(bad):
+            r = lane.outcome(u, small, workdir)
+            if uo.signature() == sig and r is not None and r.bad and r.signature() == sig:
+                also.append(u.name)
+                bad.remove((u, uo))
+        path = repro.write(small, t, final, out, tried, also)
+        log(f"fuzz: {t.name}: shrunk to {len(small.stmts)} statements in {tried} tries"
+            f"{' (also fails on ' + ', '.join(also) + ')' if also else ''}: {path}")
         with lock:
-            stats.findings.append(Finding(t.name, p.seed, o.kind, final.detail if final.bad else o.detail, path,
-                                          len(small.stmts)))
+            stats.findings.append(Finding(t.name, p.seed, o.kind, final.detail, path, len(small.stmts), also))
 
 
 def summary(stats: Stats) -> str:
@@ -169,6 +181,7 @@ def summary(stats: Stats) -> str:
     for seed, err in stats.reject_samples[:5]:
         lines.append(f"  rejected kernel seed {seed}: {err}")
     for f in stats.findings:
-        lines.append(f"  FINDING {f.target} seed {f.seed} ({f.kind}, {f.stmts} statements): {f.path}\n"
+        also = f", also {', '.join(f.also)}" if f.also else ""
+        lines.append(f"  FINDING {f.target}{also} seed {f.seed} ({f.kind}, {f.stmts} statements): {f.path}\n"
                      f"    {f.detail[:400]}")
     return "\n".join(lines)

@@ -21,12 +21,13 @@ def _literal(a: np.ndarray) -> str:
     return f"np.array({bits!r}, dtype='u{a.dtype.itemsize}').view({a.dtype.str!r}).reshape({a.shape!r})"
 
 
-def write(p: Program, target: Any, outcome: Any, out_dir: str, tried: int = 0) -> str:
+def write(p: Program, target: Any, outcome: Any, out_dir: str, tried: int = 0, also: tuple = ()) -> str:
     """Write ``p`` as a reproducer of ``outcome`` on ``target`` into ``out_dir``; returns the file's path."""
     os.makedirs(out_dir, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in target.name)
     path = os.path.join(out_dir, f"repro_{safe}_seed{p.seed}.py")
-    arrays = p.inputs
+    from . import inputs
+    arrays = inputs.make(p)   # frozen arrays cut to the shrunk shapes
     job = {"scalars": chk.scalars(p), "options": {"enable_fp_fusion": p.fp_fusion},
            "dtypes": {f"{r}_{v}": d for r, v, d, _ in p.array_args()}}
     src = p.source().split("\n")
@@ -43,6 +44,7 @@ def write(p: Program, target: Any, outcome: Any, out_dir: str, tried: int = 0) -
         f'"""tritium fuzz reproducer: target {target.name!r} disagrees with the interpreter (fuzz seed {p.seed}).',
         "",
         f"Found: {outcome.kind}: {outcome.detail[:1500]}",
+        *([f"The same kernel also fails on: {', '.join(also)}."] if also else []),
         f"Shrunk in {tried} tries. Run: python {os.path.basename(path)}   (raises AssertionError while the bug is "
         "there)",
         '"""',

@@ -72,15 +72,18 @@ def discover(wanted: Optional[list] = None) -> list[Target]:
         if not module or not _active(spec):
             continue
         small = share < 1.0
-        out.append(Target(name, name, module, {}, share, small))
         try:
             variants = _variants(spec)
         except Exception as exc:
             print(f"fuzz: variants of backend {name!r} could not be listed ({exc}); running its default only",
                   file=sys.stderr)
             variants = {}
+        # a backend with variants runs in each of them (its default configuration is expected among them,
+        # e.g. the CPU's "native"), else as it is
         for vname, env in sorted(variants.items()):
             out.append(Target(f"{name}:{vname}", name, module, dict(env), share, small))
+        if not variants:
+            out.append(Target(name, name, module, {}, share, small))
     if wanted:
         out = [t for t in out if t.name in wanted or t.backend in wanted]
     return out

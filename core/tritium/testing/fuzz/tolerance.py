@@ -30,6 +30,11 @@ Every generated statement names a class from :data:`TABLE`; a stored result is c
   fp32's precision.
 - ``aux``: a scale itself: stored, never compared.
 
+Kept out of the generated kernels by choice (documented limits, not Triton's semantics): ``tl.sin``/``tl.cos``
+of arguments of magnitude 2^21 or more (the CPU backend's mathlib has no Payne-Hanek reduction and documents
+"some value in [-1, 1]" there; libdevice reduces exactly), and integers wider than 16 bits converted straight
+to bfloat16 (the CPU backend rounds twice, through float32; documented in the interpreter's README).
+
 Not compared at all, because Triton leaves them undefined, and therefore never generated: out-of-range
 float-to-int casts, integer division or remainder by 0 and signed MIN / -1, shifts by the width or more,
 argmax/argmin over NaN, NaN payloads, reads of masked-off lanes without ``other``.
