@@ -20,9 +20,9 @@ import uuid
 from typing import Any, Optional, Union
 
 from . import knobs
-from .cache_safety import (CacheWarning, UntrustedEntry, check_folder, describe_error, make_dirs,  # noqa: F401
-                           read_trusted, resolve_root, sweep_folder, sweep_root, trust_advice, warn_once,
-                           write_new_file)
+from .cache_safety import CacheWarning as CacheWarning  # users filter warnings by tritium.cache.CacheWarning
+from .cache_safety import (UntrustedEntry, check_folder, describe_error, make_dirs, read_trusted,
+                           resolve_root, sweep_folder, sweep_root, trust_advice, warn_once, write_new_file)
 
 Artifact = Union[str, bytes]
 MANIFEST = "manifest.json"
@@ -45,8 +45,8 @@ def _canonical(obj: Any) -> bytes:
 
 
 def valid_file_name(name: object) -> bool:
-    """A plain file name inside an entry: no folders, links upward, hidden files or the manifest."""
-    return (isinstance(name, str) and 0 < len(name) <= 255 and not name.startswith(".") and name != MANIFEST
+    """A plain file name inside an entry: no folders, nothing upward, not the manifest."""
+    return (isinstance(name, str) and 0 < len(name) <= 255 and name not in (".", "..", MANIFEST)
             and not any(c in name for c in "/\\\0"))
 
 
@@ -218,14 +218,18 @@ class KernelCache:
                 write_new_file(os.path.join(tmp, name), raw, private)
                 digests[name] = _sha(raw)
             write_new_file(os.path.join(tmp, MANIFEST), encode_manifest(key, digests, metadata), private)
-            try:
-                os.rename(tmp, final)
-            except OSError:
-                if os.path.isdir(final) and self.get(key) is not None:
-                    shutil.rmtree(tmp, ignore_errors=True)   # another process won the race: use theirs
+            for attempt in range(3):
+                try:
+                    os.rename(tmp, final)
                     return
-                self._drop(final)
-                os.rename(tmp, final)
+                except OSError:
+                    # taken: keep a valid entry another process stored first; replace a bad one (get drops it)
+                    if not os.path.isdir(final) or attempt == 2:
+                        raise
+                    if self.get(key) is not None:
+                        shutil.rmtree(tmp, ignore_errors=True)
+                        return
+                    self._drop(final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

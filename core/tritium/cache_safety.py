@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import time
 import warnings
 from typing import Optional
@@ -37,7 +38,12 @@ def warn_once(tag: object, message: str) -> None:
     if tag in _warned:
         return
     _warned.add(tag)
-    warnings.warn(message, CacheWarning, stacklevel=4)
+    # point at the user's line that compiled or launched the kernel, not at tritium's internals
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(0), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, CacheWarning, stacklevel=level)
 
 
 def _uid() -> Optional[int]:
@@ -171,9 +177,9 @@ def resolve_root(root: str, create: bool) -> Optional[str]:
     folder cannot be made."""
     bad = ancestor_problem(root)
     if bad is not None:
-        warn_once(("ancestor", root), f"tritium: the kernel cache {root} is not used because another user could "
-                  f"replace it: the folder {bad[0]} above it is not safe ({bad[1]}); kernels compile in "
-                  f"memory only; {trust_advice()}")
+        warn_once(("ancestor", root), f"tritium: the kernel cache {root} is not used because another user "
+                  f"could replace it: the folder {bad[0]} above it is not safe ({bad[1]}); kernels "
+                  f"compile in memory only; {trust_advice()}")
         return None
     try:
         st = os.stat(root)
@@ -204,8 +210,8 @@ def resolve_root(root: str, create: bool) -> Optional[str]:
             return mine
         except UntrustedEntry as exc:
             why = f"{why}, and its per-user folder {mine} is not safe ({exc.why})"
-    warn_once(("shared", root), f"tritium: the kernel cache {root} is not used because {why}; kernels compile "
-              f"in memory only; {trust_advice()}")
+    warn_once(("shared", root), f"tritium: the kernel cache {root} is not used because {why}; kernels "
+              f"compile in memory only; {trust_advice()}")
     return None
 
 
