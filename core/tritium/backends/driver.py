@@ -4,6 +4,9 @@ from __future__ import annotations
 from abc import ABCMeta, abstractmethod
 from typing import Any, Callable
 
+#: launch grids per axis (x, y, z); program ids are signed 32-bit integers on every backend
+DEFAULT_MAX_GRID = (2**31 - 1, 2**31 - 1, 2**31 - 1)
+
 
 class DriverBase(metaclass=ABCMeta):
     """A runtime for one kind of device. Instances are created lazily, once per process."""
@@ -43,6 +46,12 @@ class DriverBase(metaclass=ABCMeta):
         """Whether kernels of this driver can use memory of ``device`` (a torch device type, "cpu" for numpy
         arrays). Asked once per specialization."""
         return device == self.device_type
+
+    def max_grid(self) -> tuple[int, int, int]:
+        """The most programs a launch may have along x, y and z; larger grids are refused before launching.
+        Program ids are signed 32-bit integers, hence the default; a device whose y and z axes are narrower
+        (65535 on many GPUs) reports that. Asked once per kernel and driver."""
+        return DEFAULT_MAX_GRID
 
     def get_benchmarker(self) -> Callable[..., Any]:
         from ..testing import do_bench

@@ -19,7 +19,6 @@ debugger then shows one program's values), as does every kernel with ``TRITIUM_I
 from __future__ import annotations
 
 import bdb
-import operator
 import sys
 import weakref
 from typing import Any, Optional
@@ -274,18 +273,9 @@ def _grid(fn: Any, grid: Any, values: list[Any], options: dict) -> tuple[int, in
         meta = dict(zip(fn.arg_names, values))
         meta.update(options)
         grid = grid(meta)
-    if isinstance(grid, int):
-        grid = (grid, )
-    try:
-        g = tuple(operator.index(x) for x in grid)
-    except TypeError:
-        raise TypeError(f"the grid of {fn.__name__} must be a tuple of 1 to 3 integers or a callable returning "
-                        f"one, got {grid!r}") from None
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"the grid of {fn.__name__} must have 1 to 3 dimensions, got {g}")
-    if any(x < 0 for x in g):
-        raise ValueError(f"the grid of {fn.__name__} has a negative size: {g}")
-    return g + (1, ) * (3 - len(g))  # type: ignore[return-value]
+    # the compiled path's check and limits, so that both modes take the same grids
+    from ..runtime.grid import grid3
+    return grid3(fn.__name__, grid)
 
 
 _CONVERTED = (CompileTimeError, TypeError, ValueError, NameError, IndexError, KeyError, ZeroDivisionError,

@@ -12,13 +12,14 @@ from typing import Any, Callable, Optional
 
 from .. import knobs
 from .driver import driver as _driver
+from .grid import grid3
 from .specialize import array_locations, compile_inputs, make_binder
 
 
 class KernelState:
     """One JITFunction on one driver: its binder, its backend, and its compiled kernels by key."""
     __slots__ = ("driver", "target", "binder", "kernels", "backend", "generation", "settings", "enter_hook",
-                 "exit_hook")
+                 "exit_hook", "max_grid", "max_x")
 
     def __init__(self, fn: Any, drv: Any) -> None:
         self.driver = drv
@@ -30,6 +31,8 @@ class KernelState:
         self.settings: Any = None
         self.enter_hook: Optional[Callable] = None
         self.exit_hook: Optional[Callable] = None
+        self.max_grid = tuple(drv.max_grid())
+        self.max_x = self.max_grid[0]
 
     def refresh_settings(self) -> None:
         """The knob values set from Python that change compiled code (plugins' and core's compilation and
@@ -46,12 +49,14 @@ class KernelState:
 
 class Entry:
     """A compiled kernel and what launching it needs."""
-    __slots__ = ("kernel", "launcher", "select")
+    __slots__ = ("kernel", "launcher", "select", "with_arguments")
 
     def __init__(self, kernel: Any, launcher: Callable, select: Optional[Callable]) -> None:
         self.kernel = kernel
         self.launcher = launcher
         self.select = select
+        #: a launcher that also wants the bound arguments themselves (a bounds-checked one, for their buffers)
+        self.with_arguments = bool(getattr(launcher, "needs_arguments", False))
 
 
 _hook_keys: dict[int, str] = {}
@@ -119,16 +124,20 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
         meta = dict(zip(fn.arg_names, bound))
         meta.update(options)
         grid = grid(meta)
-    if type(grid) is tuple and len(grid) == 1:
+    # the common grid, (int,), is checked inline; anything else takes the full check (grid.py)
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] <= state.max_x:
         g = (grid[0], 1, 1)
     else:
-        g = grid3(fn.__name__, grid)
+        g = grid3(fn.__name__, grid, state.max_grid)
     if entry.select is not None:
         runtime = entry.select(runtime)
     enter, exit_hook = state.enter_hook, state.exit_hook
     if enter is not None:
         enter(_launch_metadata(fn, entry.kernel, g, bound))
-    entry.launcher(g, runtime)
+    if entry.with_arguments:
+        entry.launcher(g, runtime, bound)
+    else:
+        entry.launcher(g, runtime)
     if exit_hook is not None:
         exit_hook(_launch_metadata(fn, entry.kernel, g, bound))
     return entry.kernel
@@ -140,22 +149,6 @@ def _launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
     if fn.launch_metadata is not None:
         md.update(fn.launch_metadata(g, kernel.metadata, args) or {})
     return md
-
-
-def grid3(name: str, grid: Any) -> tuple[int, int, int]:
-    """A grid (int, or tuple of 1 to 3 ints) as three ints, with an error naming the kernel otherwise."""
-    if isinstance(grid, int):
-        grid = (grid, )
-    try:
-        g = tuple(operator.index(x) for x in grid)
-    except TypeError:
-        raise TypeError(f"the grid of {name} must be a tuple of 1 to 3 integers or a callable returning "
-                        f"one, got {grid!r}") from None
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"the grid of {name} must have 1 to 3 dimensions, got {g}")
-    if any(x < 0 for x in g):
-        raise ValueError(f"the grid of {name} has a negative size: {g}")
-    return g + (1, ) * (3 - len(g))  # type: ignore[return-value]
 
 
 def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dict, debug: bool,
@@ -242,4 +235,4 @@ def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
         values.append(v)
     if callable(grid):
         raise TypeError(f"kernel `{name}`: a compiled kernel is launched on a fixed grid, not a callable")
-    kernel.run(grid3(name, grid), tuple(values))
+    kernel.run(grid3(name, grid, tuple(_driver.active.max_grid())), tuple(values))
