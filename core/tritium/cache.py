@@ -21,8 +21,9 @@ from typing import Any, Optional, Union
 
 from . import knobs
 from .cache_safety import CacheWarning as CacheWarning  # users filter warnings by tritium.cache.CacheWarning
-from .cache_safety import (UntrustedEntry, check_folder, describe_error, make_dirs, read_trusted,
-                           resolve_root, sweep_folder, sweep_root, trust_advice, warn_once, write_new_file)
+from .cache_safety import (UntrustedEntry, check_folder, claim_folder, describe_error, make_dirs,
+                           read_trusted, resolve_root, sweep_folder, sweep_root, trust_advice, warn_once,
+                           write_new_file)
 
 Artifact = Union[str, bytes]
 MANIFEST = "manifest.json"
@@ -203,6 +204,9 @@ class KernelCache:
         final = self._dir(key, where)
         parent = os.path.dirname(final)
         make_dirs(parent, private)
+        if private and not claim_folder(parent):
+            self._drop(parent)   # a shard someone else made in our cache: move it out of the way
+            make_dirs(parent, private)
         sweep_root(where)
         sweep_folder(parent)
         tmp = os.path.join(parent, f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}")

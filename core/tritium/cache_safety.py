@@ -79,10 +79,10 @@ def ancestor_problem(path: str) -> Optional[tuple[str, str]]:
         try:
             st = os.stat(parent)
         except OSError:
-            return None   # not there yet: it will be created private
-        if st.st_uid not in (uid, 0):
+            st = None   # not there yet: it will be created private, but what is above it counts
+        if st is not None and st.st_uid not in (uid, 0):
             return parent, f"it is owned by uid {st.st_uid}"
-        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        if st is not None and st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
             return parent, f"other users can write to it (mode {stat.S_IMODE(st.st_mode):o}, no sticky bit)"
         up = os.path.dirname(parent)
         if up == parent:
@@ -154,6 +154,16 @@ class UntrustedEntry(Exception):
         self.why = why
 
 
+def claim_folder(path: str) -> bool:
+    """Make our own folder ``path`` writable by us only; False if it is not a folder of ours."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or (_uid() is not None and st.st_uid != _uid()):
+        return False
+    if st.st_mode & 0o022:
+        os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o022)
+    return True
+
+
 def check_folder(path: str) -> None:
     """UntrustedEntry unless ``path`` is a real folder (not a link) that only we can write."""
     st = os.lstat(path)
@@ -172,9 +182,10 @@ def trust_advice() -> str:
 def resolve_root(root: str, create: bool) -> Optional[str]:
     """The folder this process may read and write cache entries in, or None (compile in memory only).
 
-    A root others can write to is not used; if it is a sticky shared folder (mode 1777, like /tmp) the
-    private per-user folder ``<root>/user-<uid>`` is used instead. Raises OSError when ``create`` and the
-    folder cannot be made."""
+    A root of ours that others can write to (an older tritium made it under umask 002) loses that
+    permission. A root others can write to is not used; if it is a sticky shared folder (mode 1777, like
+    /tmp) that only we or root own, the private per-user folder ``<root>/user-<uid>`` is used instead.
+    Raises OSError when ``create`` and the folder cannot be made."""
     bad = ancestor_problem(root)
     if bad is not None:
         warn_once(("ancestor", root), f"tritium: the kernel cache {root} is not used because another user "
@@ -194,7 +205,18 @@ def resolve_root(root: str, create: bool) -> Optional[str]:
     if why is None:
         return root
     uid = _uid()
-    if st.st_mode & stat.S_ISVTX:
+    sticky = bool(st.st_mode & stat.S_ISVTX)
+    if st.st_uid == uid and not sticky:
+        try:
+            os.chmod(root, stat.S_IMODE(st.st_mode) & ~0o022)
+        except OSError as exc:
+            why = f"{why}, and that cannot be changed ({describe_error(exc)})"
+        else:
+            warn_once(("tightened", root), f"tritium: the kernel cache {root} was not private ({why}): "
+                      "write permission for others is removed; entries others could have changed are compiled "
+                      "again")
+            return root
+    elif sticky and st.st_uid in (uid, 0):
         mine = os.path.join(root, f"user-{uid}")
         try:
             if create:
@@ -210,6 +232,8 @@ def resolve_root(root: str, create: bool) -> Optional[str]:
             return mine
         except UntrustedEntry as exc:
             why = f"{why}, and its per-user folder {mine} is not safe ({exc.why})"
+    elif sticky:
+        why = f"{why} and its owner (uid {st.st_uid}) can remove or replace what others put there"
     warn_once(("shared", root), f"tritium: the kernel cache {root} is not used because {why}; kernels "
               f"compile in memory only; {trust_advice()}")
     return None

@@ -293,6 +293,36 @@ def test_entry_others_can_write_is_not_loaded(cache, tmp_path, what):
         np.testing.assert_array_equal(run(compile_()), expect(X + Y))
     msgs = cache_warnings(rec)
     assert len(msgs) == 1 and victim in msgs[0] and "can write to it" in msgs[0], msgs
+    # replaced by a private entry (our shard loses the others' write permission), loaded from then on
+    assert os.stat(os.path.dirname(planted)).st_mode & 0o7777 == 0o755 if what == "shard" else True
+    assert KernelCache().get(key) is not None
+
+
+def test_our_cache_made_under_umask_002_is_tightened_and_used(cache, tmp_path):
+    """An older tritium made the cache folder 0775 under umask 002: it stays usable, made private."""
+    os.makedirs(cache)
+    os.chmod(cache, 0o775)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        k = compile_()
+        np.testing.assert_array_equal(run(k), expect(X + Y))
+    msgs = cache_warnings(rec)
+    assert len(msgs) == 1 and str(cache) in msgs[0] and "mode 775" in msgs[0], msgs
+    assert os.stat(cache).st_mode & 0o7777 == 0o755
+    assert KernelCache().get(k.hash) is not None
+
+
+@needs_root
+def test_sticky_cache_owned_by_another_user_is_not_used(cache, tmp_path):
+    os.makedirs(cache)
+    os.chmod(cache, 0o1777)
+    os.chown(cache, 65534, 65534)   # its owner may remove or rename anything inside, our folder included
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        np.testing.assert_array_equal(run(compile_()), expect(X + Y))
+    msgs = cache_warnings(rec)
+    assert len(msgs) == 1 and str(cache) in msgs[0] and "in memory" in msgs[0], msgs
+    assert os.listdir(cache) == []
 
 
 @needs_root
@@ -316,11 +346,11 @@ def test_cache_under_a_folder_others_can_replace(cache, tmp_path):
     os.chmod(open_dir, 0o777)   # world-writable without the sticky bit: anyone can rename what is inside
     with knobs.cache.scope(), warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        knobs.cache.dir = str(open_dir / "cache")
+        knobs.cache.dir = str(open_dir / "not" / "yet" / "cache")
         np.testing.assert_array_equal(run(compile_()), expect(X + Y))
     msgs = cache_warnings(rec)
     assert len(msgs) == 1 and str(open_dir) in msgs[0] and "in memory" in msgs[0], msgs
-    assert not (open_dir / "cache").exists()
+    assert os.listdir(open_dir) == []
 
 
 def test_new_entries_are_private_under_umask_000(cache):
