@@ -40,6 +40,9 @@ class CPUOptions:
     waves_per_eu: int = 0
     matrix_instr_nonkdim: int = 0
     kpack: int = 1
+    # every load, store and atomic checked against its argument's buffer (codegen/oob.py); default: the knob
+    # TRITIUM_CPU_BOUNDS_CHECK, which when unset follows debug
+    bounds_check: bool = False
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,6 +109,9 @@ class CPUBackend(BaseBackend):
         if "allowed_dot_input_precisions" in opts:
             opts["allowed_dot_input_precisions"] = tuple(opts["allowed_dot_input_precisions"])
         opts.setdefault("arch", self.cpu)
+        if "bounds_check" not in opts:
+            knob = cpu_knobs.bounds_check
+            opts["bounds_check"] = bool(opts.get("debug")) if knob is None else knob
         return CPUOptions(**opts)
 
     def pipeline(self, stage: str, options: Any) -> Any:
@@ -145,6 +151,10 @@ class CPUBackend(BaseBackend):
         mod = llvm.parse_assembly(text)
         mod.verify()
         if not _llvm_opt_disabled():
+            from .outline import instruction_count, outline_loops
+            limit = cpu_knobs.outline_threshold
+            if 0 < limit < instruction_count(text):
+                mod = outline_loops(mod, tm)
             pto = llvm.create_pipeline_tuning_options(speed_level=min(cpu_knobs.opt_level, 3))
             pto.loop_vectorization = True
             pto.slp_vectorization = True

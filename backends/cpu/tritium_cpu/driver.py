@@ -181,6 +181,9 @@ class CPUDriver(DriverBase):
             raise RuntimeError(f"kernel `{kernel.name}`: symbol {symbol}_launch not found in its object file")
         names = _runtime_arg_names(kernel)
         _describe_for_occupancy(kernel)
+        if kernel.metadata_dict.get("bounds_check"):
+            from .checked import CheckedLauncher
+            return CheckedLauncher(kernel, engine, address, names)
         return CPULauncher(kernel, engine, address, names)
 
     def get_benchmarker(self) -> Callable[..., Any]:

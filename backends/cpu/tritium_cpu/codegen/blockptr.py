@@ -169,6 +169,7 @@ class BlockPtrMixin:
         self.work += 2 * numel(shape)
         node = Load(addr, mask, other, bp.elem, volatile)
         node.root = root
+        node.site = self.access_site(res.owner, "load", root, mask is not None, bp.elem)
         self.set(res, Tile(node))
 
     def store_block_ptr(self, op: Any, ptr_value: Any, value: Any) -> None:
@@ -176,9 +177,10 @@ class BlockPtrMixin:
         val = self.consume(value)
         checked = list(ir.DenseI32ArrayAttr(op.attributes["boundary_check"])) \
             if "boundary_check" in op.attributes else []
-        self._store_block(bp, bp.offsets, val, checked, pointer_root(ptr_value))
+        self._store_block(bp, bp.offsets, val, checked, pointer_root(ptr_value), op)
 
-    def _store_block(self, bp: Composite, offsets: list, val: Any, checked: list[int], root: Any = UNKNOWN) -> None:
+    def _store_block(self, bp: Composite, offsets: list, val: Any, checked: list[int], root: Any = UNKNOWN,
+                     op: Any = None) -> None:
         self.flush_pending(consumed=(val, ) if isinstance(val, Tile) else ())
         shape = bp.block
         addr, mask = self._block_nodes(bp, offsets, checked, shape)
@@ -188,13 +190,14 @@ class BlockPtrMixin:
         fn = self.fn
         ty = bp.elem
         self.work += 2 * numel(shape)
+        site = self.access_site(op, "store", root, mask is not None, ty) if op is not None else None
 
         def body(idx: list[str]) -> None:
             ev = Evaluator(fn)
             p = ev.value(addr, idx, address=True)
             v = ev.value(vn, idx)
             m = ev.value(mask, idx) if mask is not None else None
-            self._guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {p}, align {SIZES[ty]}"))
+            self._guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {self.checked(p, site)}, align {SIZES[ty]}"))
 
         loop_nest(fn, shape, body)
         self._drop_consumed((val, ))
@@ -212,7 +215,7 @@ class BlockPtrMixin:
         d = self.consume(parts["desc"][0])
         val = self.consume(parts["src"][0])
         idx = [self.consume(v) for v in parts["indices"]]
-        self._store_block(d, idx, val, list(range(len(d.block))), pointer_root(parts["desc"][0]))
+        self._store_block(d, idx, val, list(range(len(d.block))), pointer_root(parts["desc"][0]), op)
 
     def op_descriptor_reduce(self, op: Any) -> None:
         from .memory import _RMW
@@ -226,13 +229,15 @@ class BlockPtrMixin:
         addr, mask = self._block_nodes(d, idx, list(range(len(shape))), shape)
         vn = self.as_node(val, shape)
         fn, ty = self.fn, d.elem
+        site = self.access_site(op, f"descriptor_reduce({kind})", pointer_root(parts["desc"][0]), True, ty)
 
         def body(ix: list[str]) -> None:
             ev = Evaluator(fn)
             p = ev.value(addr, ix, address=True)
             v = ev.value(vn, ix)
             m = ev.value(mask, ix) if mask is not None else None
-            self._guarded(m, lambda: fn.emit(f"atomicrmw {kind} ptr {p}, {ty} {v} monotonic, align {SIZES[ty]}"))
+            self._guarded(m, lambda: fn.emit(f"atomicrmw {kind} ptr {self.checked(p, site)}, {ty} {v} monotonic, "
+                                             f"align {SIZES[ty]}"))
 
         loop_nest(fn, shape, body)
         self._drop_consumed((val, ))
@@ -266,7 +271,9 @@ class BlockPtrMixin:
         col = self.consume(op.operands[2])
         shape = type_info(op.results[0].type)[0]
         addr, mask = self._gather_nodes(d, rows, col, shape)
-        self.set(op.results[0], Tile(Load(addr, mask, self._padding(d, d.padding, shape), d.elem)))
+        node = Load(addr, mask, self._padding(d, d.padding, shape), d.elem)
+        node.site = self.access_site(op, "load", pointer_root(op.operands[0]), True, d.elem)
+        self.set(op.results[0], Tile(node))
 
     def op_descriptor_scatter(self, op: Any) -> None:
         d = self.consume(op.operands[0])
@@ -277,13 +284,14 @@ class BlockPtrMixin:
         shape = val.shape
         addr, mask = self._gather_nodes(d, rows, col, shape)
         fn, ty, vn = self.fn, d.elem, val.node
+        site = self.access_site(op, "store", pointer_root(op.operands[0]), True, ty)
 
         def body(idx: list[str]) -> None:
             ev = Evaluator(fn)
             p = ev.value(addr, idx, address=True)
             v = ev.value(vn, idx)
             m = ev.value(mask, idx)
-            self._guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {p}, align {SIZES[ty]}"))
+            self._guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {self.checked(p, site)}, align {SIZES[ty]}"))
 
         loop_nest(fn, shape, body)
         self._drop_consumed((val, rows))

@@ -14,6 +14,8 @@ from .tiles import Buf, Evaluator, Load, Node, Tile, loop_nest
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic", "": "seq_cst"}
 _RMW = {"add": "add", "fadd": "fadd", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg", "max": "max",
         "min": "min", "umax": "umax", "umin": "umin", "fmax": "fmax", "fmin": "fmin"}
+#: the tl.atomic_* function an op kind comes from, for messages
+_USER_RMW = {"fadd": "add", "umax": "max", "umin": "min", "fmax": "max", "fmin": "min"}
 
 
 def segments(op: Any, n_groups: int) -> list[int]:
@@ -63,12 +65,14 @@ class MemoryMixin:
             self.flush_pending()
             node = Load(_ScalarNode(ptr.value, "ptr"), _ScalarNode(mask.value, "i1") if mask else None,
                         _ScalarNode(other.value, lt) if other else None, lt, volatile)
+            node.site = self.access_site(op, "load", pointer_root(ptr_v), mask is not None, lt)
             from .lower import Scalar
             self.values[res] = Scalar(Evaluator(self.fn).value(node, []), lt)
             return
         node = Load(self.as_node(ptr, shape), self.as_node(mask, shape) if mask else None,
                     self.as_node(other, shape) if other else None, lt, volatile)
         node.root = pointer_root(ptr_v)
+        node.site = self.access_site(op, "load", node.root, mask is not None, lt)
         if not volatile:
             self.prefetch_next(node.ptr, shape, lt)
         self.work += 2 * _n(shape)
@@ -88,9 +92,11 @@ class MemoryMixin:
         vty = type_info(parts["value"][0].type)[1]
         self.flush_pending(consumed=tuple(x for x in (ptr, val, mask) if isinstance(x, Tile)))
         fn = self.fn
+        site = self.access_site(op, "store", pointer_root(parts["ptr"][0]), mask is not None, vty)
         if shape is None:
             self._guarded(mask.value if mask else None,
-                          lambda: fn.emit(f"store {vty} {val.value}, ptr {ptr.value}, align {SIZES[vty]}"))
+                          lambda: fn.emit(f"store {vty} {val.value}, ptr {self.checked(ptr.value, site)}, "
+                                          f"align {SIZES[vty]}"))
             return
         pn, vn = self.as_node(ptr, shape), self.as_node(val, shape)
         if isinstance(val, Tile) and must_stage(vn, pn, pointer_root(parts["ptr"][0])):
@@ -104,8 +110,9 @@ class MemoryMixin:
                 p = ev.value(pn, idx, address=True)
                 v = ev.value(vn, idx)
                 m = ev.value(mn, idx) if mn is not None and not masks_true else None
-                self._guarded(m, lambda: fn.emit(f"store {vty} {v}, ptr {p}, align {SIZES[vty]}"))
-            if masks_true or mn is None:
+                self._guarded(m, lambda: fn.emit(f"store {vty} {v}, ptr {self.checked(p, site)}, "
+                                                 f"align {SIZES[vty]}"))
+            if (masks_true or mn is None) and site is None:
                 self.stream_store(shape, pn, vn, vty, masks_true, lambda: loop_nest(fn, shape, body))
             else:
                 loop_nest(fn, shape, body)
@@ -113,6 +120,15 @@ class MemoryMixin:
         masks = load_masks(vn) + load_masks(pn) + ([mn] if mn is not None else [])
         with_mask_fast_path(fn, shape, masks, emit_loop, select_conditions(vn))
         self._drop_consumed((ptr, val, mask))
+
+    def access_site(self, op: Any, kind: str, root: Any, masked: bool, ty: str) -> Optional[int]:
+        """The access's site in the bounds checker; None when the kernel is compiled without checks."""
+        checker = self.bounds
+        return None if checker is None else checker.site(op, kind, root, masked, SIZES.get(ty, 8))
+
+    def checked(self, ptr: str, site: Optional[int]) -> str:
+        """The pointer a lane accesses, after its bounds check (emitted here, on the lanes that execute)."""
+        return ptr if site is None else self.bounds.guard(self.fn, ptr, site)
 
     def _drop_consumed(self, items: tuple) -> None:
         for t in items:
@@ -140,11 +156,19 @@ class MemoryMixin:
         res = op.results[0]
         shape, lt, _ = type_info(res.type)
         fn = self.fn
+        kind = "atomic_" + (_USER_RMW.get(_str_attr(op, "op"), _str_attr(op, "op")) if op.name == "tt.atomic_rmw"
+                            else "cas")
+        site = self.access_site(op, kind, pointer_root(parts["ptr"][0]), "mask" in vals and vals["mask"] is not None,
+                                lt)
+
+        def checked_emit(args: dict) -> str:
+            return emit(dict(args, ptr=self.checked(args["ptr"], site)))
+
         if shape is None:
             m = vals.get("mask")
             self.values[res] = Scalar(self._masked_value(m.value if m else None, lt,
-                                                         lambda: emit({k: (v.value if v else None)
-                                                                       for k, v in vals.items()})), lt)
+                                                         lambda: checked_emit({k: (v.value if v else None)
+                                                                               for k, v in vals.items()})), lt)
             return
         nodes = {k: (self.as_node(v, shape) if v is not None else None) for k, v in vals.items()}
         out = self.buffer(shape, lt)
@@ -153,7 +177,7 @@ class MemoryMixin:
         def body(idx: list[str]) -> None:
             ev = Evaluator(fn)
             args = {k: (ev.value(n, idx, address=(k == "ptr")) if n is not None else None) for k, n in nodes.items()}
-            r = self._masked_value(args.get("mask"), lt, lambda: emit(args))
+            r = self._masked_value(args.get("mask"), lt, lambda: checked_emit(args))
             fn.emit(f"store {lt} {r}, ptr {ev.element_ptr(dst, idx)}, align {SIZES[lt]}")
 
         loop_nest(fn, shape, body)

@@ -149,24 +149,34 @@ class Load(Node):
         self.ptr, self.mask, self.other, self.ty, self.shape = ptr, mask, other, ty, ptr.shape
         self.volatile = volatile
 
+    #: the access's index in the kernel's bounds checker (codegen/oob.py), None when unchecked
+    site: Optional[int] = None
+
+    def _read(self, fn: Function, p: str) -> str:
+        checker = getattr(fn, "bounds", None)
+        if checker is not None and self.site is not None:
+            p = checker.guard(fn, p, self.site)   # on the lanes that execute the load only
+        vol = "volatile " if self.volatile else ""
+        return fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
+
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
         fn = ev.fn
         p = ev.value(self.ptr, idx, address=True)
-        vol = "volatile " if self.volatile else ""
         if self.mask is None or ev.masks_true:
-            return fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
+            return self._read(fn, p)
         o = ev.value(self.other, idx) if self.other is not None else const(self.ty, 0)
         m = ev.value(self.mask, idx)
         if m == "true":
-            return fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
+            return self._read(fn, p)
         do, join = fn.label("ld"), fn.label("ldj")
         before = fn.current
         fn.cond_br(m, do, join)
         fn.start_block(do)
-        v = fn.inst(f"load {vol}{self.ty}, ptr {p}, align {SIZES[self.ty]}")
+        v = self._read(fn, p)
+        end = fn.current   # the check, when on, ends the block the load began in
         fn.br(join)
         fn.start_block(join)
-        return fn.inst(f"phi {self.ty} [{v}, %{do}], [{o}, %{before}]")
+        return fn.inst(f"phi {self.ty} [{v}, %{end}], [{o}, %{before}]")
 
     def children(self) -> list[Node]:
         return [c for c in (self.ptr, self.mask, self.other) if c is not None]
