@@ -6,12 +6,11 @@ from typing import Any
 from tritium._mlir import walk_children
 
 from . import softfloat
-from .frame import grid_arena
 from .irtext import Function, Module
 from .lower import NO_LIBCALLS, KernelLowering, LoweringError
 from .scalar import MathLibrary
 
-TASK = "{ ptr, i32, i32, i32, i64, i64, ptr }"   # args, grid, chunk [start, end), cancel flag
+TASK = "{ ptr, i32, i32, i32, i64, i64 }"
 
 
 def _kernel_func(module: Any) -> Any:
@@ -25,10 +24,7 @@ def _kernel_func(module: Any) -> Any:
 
 def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, datalayout: str,
                   vector_bits: int) -> tuple[str, dict]:
-    """LLVM IR text defining ``<symbol>_launch(args, n0, n1, n2, nthreads, cancel)`` and its metadata.
-
-    ``cancel`` points to an i32 that the launcher sets to stop the launch (checked between programs and at
-    the kernel's loop back-edges, see frame.py)."""
+    """LLVM IR text defining ``<symbol>_launch(args, n0, n1, n2, nthreads)`` and its metadata."""
     module = Module(triple, datalayout)
     math = MathLibrary()
     kernel = _kernel_func(mlir_module)
@@ -36,7 +32,7 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     module.functions.append(lowering.lower())
     checker = lowering.bounds
     module.functions += _grid_and_launch(module, symbol, lowering.streams and triple,
-                                         checker.state if checker is not None else "", lowering.frame.heap_bytes)
+                                         checker.state if checker is not None else "")
     lib = math.ir()
     if lib:
         module.extra.append(lib)
@@ -44,33 +40,17 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     if softfloat.needed(text):
         module.extra.append(softfloat.library_ir())
     meta = {"cpu_work": max(1, lowering.work), "has_print": lowering.has_print, "has_assert": lowering.has_assert,
-            "arg_types": lowering.arg_types, "symbol": symbol, "cpu_heap_bytes": lowering.frame.heap_bytes,
-            "cpu_may_loop": _may_loop(kernel)}
+            "arg_types": lowering.arg_types, "symbol": symbol}
     if checker is not None:
         meta.update(checker.metadata())
     return module.text(), meta
 
 
-def _may_loop(kernel: Any) -> bool:
-    """Whether a program may run for an unknown time: a while loop, or a for loop with bounds not constant."""
-    def visit(op: Any) -> bool:
-        if op.name == "scf.while":
-            return True
-        if op.name == "scf.for" and any(getattr(v.owner, "name", "") != "arith.constant" for v in list(op.operands)[:3]):
-            return True
-        return any(visit(o) for o in walk_children(op))
-    return visit(kernel)
-
-
-def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str = "",
-                     heap_bytes: int = 0) -> list[Function]:
+def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str = "") -> list[Function]:
     grid = Function(f"{s}_grid", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
-                                          ("i64", "%start"), ("i64", "%end"), ("ptr", "%cancel")],
-                    attrs=f"nounwind {NO_LIBCALLS}")
+                                          ("i64", "%start"), ("i64", "%end")], attrs=f"nounwind {NO_LIBCALLS}")
     g = grid
-    nomem = grid_arena(module, g, s, heap_bytes)
-    g.emit("%empty0 = icmp uge i64 %start, %end")
-    g.emit(f"%empty = or i1 %empty0, {nomem}")
+    g.emit("%empty = icmp uge i64 %start, %end")
     g.emit("br i1 %empty, label %done, label %loop")
     g.start_block("loop")
     g.emit("%lin = phi i64 [%start, %entry], [%next, %loop]")
@@ -83,14 +63,9 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     g.emit("%p0 = trunc i64 %p0w to i32")
     g.emit("%p1 = trunc i64 %p1w to i32")
     g.emit("%p2 = trunc i64 %p2w to i32")
-    arena = "%arena" if heap_bytes else "null"
-    g.emit(f"call void @{s}_program(ptr %args, i32 %p0, i32 %p1, i32 %p2, i32 %n0, i32 %n1, i32 %n2, ptr %cancel, "
-           f"ptr {arena})")
+    g.emit(f"call void @{s}_program(ptr %args, i32 %p0, i32 %p1, i32 %p2, i32 %n0, i32 %n1, i32 %n2)")
     g.emit("%next = add nuw i64 %lin, 1")
     more = g.inst("icmp ult i64 %next, %end")
-    # the launcher asks to stop (Ctrl-C): no further program starts
-    go = g.inst(f"icmp eq i32 {g.inst('load atomic i32, ptr %cancel monotonic, align 4')}, 0")
-    more = g.inst(f"and i1 {more}, {go}")
     if oob_state:
         from .oob import grid_stop
         stop = grid_stop(g, oob_state)
@@ -105,24 +80,22 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
             g.emit("call void @llvm.x86.sse.sfence()")
         else:
             g.emit("fence seq_cst")
-    if heap_bytes:
-        g.emit("call void @free(ptr %arena)")
     g.emit("ret void")
 
     thread = Function(f"{s}_thread", "ptr", [("ptr", "%task")], attrs="nounwind", linkage="internal")
     t = thread
     fields = []
-    for k, ty in enumerate(["ptr", "i32", "i32", "i32", "i64", "i64", "ptr"]):
+    for k, ty in enumerate(["ptr", "i32", "i32", "i32", "i64", "i64"]):
         p = t.inst(f"getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
         fields.append(t.inst(f"load {ty}, ptr {p}"))
     t.emit(f"call void @{s}_grid(ptr {fields[0]}, i32 {fields[1]}, i32 {fields[2]}, i32 {fields[3]}, "
-           f"i64 {fields[4]}, i64 {fields[5]}, ptr {fields[6]})")
+           f"i64 {fields[4]}, i64 {fields[5]})")
     t.emit("ret ptr null")
 
     module.declare("pthread_create", "declare i32 @pthread_create(ptr, ptr, ptr, ptr)")
     module.declare("pthread_join", "declare i32 @pthread_join(i64, ptr)")
     launch = Function(f"{s}_launch", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
-                                              ("i32", "%nthreads"), ("ptr", "%cancel")], attrs="nounwind")
+                                              ("i32", "%nthreads")], attrs="nounwind")
     L = launch
     L.emit("%a = zext i32 %n0 to i64")
     L.emit("%b = zext i32 %n1 to i64")
@@ -135,7 +108,7 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     L.emit("%serial = or i1 %few, %one")
     L.emit("br i1 %serial, label %serial_run, label %par")
     L.start_block("serial_run")
-    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %total, ptr %cancel)")
+    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %total)")
     L.emit("ret void")
     L.start_block("par")
     L.emit("%ntc = call i64 @llvm.umin.i64(i64 %nt, i64 %total)")
@@ -154,7 +127,7 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     L.emit("%en = call i64 @llvm.umin.i64(i64 %en0, i64 %total)")
     L.emit(f"%task = getelementptr inbounds {TASK}, ptr %tasks, i64 %t")
     for k, (ty, v) in enumerate([("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"), ("i64", "%st"),
-                                 ("i64", "%en"), ("ptr", "%cancel")]):
+                                 ("i64", "%en")]):
         L.emit(f"%f{k} = getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
         L.emit(f"store {ty} {v}, ptr %f{k}")
     L.emit("%tid = getelementptr inbounds i64, ptr %tids, i64 %t")
@@ -172,7 +145,7 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     L.emit("br i1 %more, label %spawn, label %own")
     L.start_block("own")
     L.emit("%own_end = call i64 @llvm.umin.i64(i64 %chunk, i64 %total)")
-    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %own_end, ptr %cancel)")
+    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %own_end)")
     L.emit("br label %join")
     L.start_block("join")
     L.emit("%j = phi i64 [1, %own], [%jn, %joined]")
