@@ -505,3 +505,15 @@ def test_concurrent_processes_compile_one_kernel(tmp_path):
         key = os.path.basename(entries[0])
         with knobs.cache.scope():
             assert KernelCache(str(root)).get(key) is not None
+
+
+def test_intact_entry_with_unusable_metadata_is_recompiled(cache):
+    """A checksum-valid entry whose metadata this version cannot use (another writer's format) is replaced."""
+    k = compile_()
+    entry = KernelCache().get(k.hash)
+    metadata = dict(entry.metadata)
+    del metadata["target"]
+    KernelCache().invalidate(k.hash)
+    KernelCache().put(k.hash, entry.files, metadata)
+    np.testing.assert_array_equal(run(compile_()), expect(X + Y))
+    assert "target" in KernelCache().get(k.hash).metadata

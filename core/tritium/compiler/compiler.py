@@ -157,9 +157,13 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
     if not knobs.compilation.always_compile:
         entry = cache.get(key)
         if entry is not None:
-            kernel = CompiledKernel.from_cache(src, entry, key, backend)
-            _notify(kernel)
-            return kernel
+            try:
+                kernel = CompiledKernel.from_cache(src, entry, key, backend)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                cache.invalidate(key)   # intact but unusable (another writer's format): compile it again
+            else:
+                _notify(kernel)
+                return kernel
     stages = build_stages(backend, opts, src.language)
     if src.ext not in stages:
         raise ValueError(f"cannot start compiling at stage {src.ext!r}: this backend's stages are "
