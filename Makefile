@@ -1,6 +1,7 @@
 # tritium developer commands (the same ones Triton's README names).
 #   make dev-install   install core, every in-repo backend and plugin (editable) and the test tools
-#   make test          run every test; GPU tests skip with a reason when no GPU is present
+#   make test          run every test; GPU tests skip with a reason when no GPU is present; the CPU backend's
+#                      tests again for each lower x86-64 level the host can execute (test-isa-lower)
 #   make test-nogpu    run the tests that need no GPU
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
@@ -11,16 +12,35 @@ CONFORMANCE := $(PYTHON) -m pytest -q -n 2 --pyargs tritium.testing.conformance
 ACTIVE_BACKENDS = $(shell $(PYTHON) -c "from tritium.backends import backends; \
 	print(' '.join(n for n, b in backends().items() if b.driver.is_active()))" 2>/dev/null || echo cpu)
 
-.PHONY: dev-install test test-nogpu test-ir test-conformance
+.PHONY: dev-install test test-isa-lower test-nogpu test-ir test-conformance
 
 dev-install:
 	$(PIP) install --upgrade pip setuptools wheel
 	$(PIP) install -r requirements-test.txt
 	$(PIP) install $(foreach p,$(PARTS),-e ./$(p))
 
+# The CPU backend's ISA matrix (tritium_cpu/isa.py): the host's own level runs everything; each lower x86-64
+# level it can execute (AVX2, SSE2 baseline) runs the CPU tests, the differential test and the conformance
+# suite again, compiled for that level through TRITIUM_CPU_TARGET / TRITIUM_CPU_FEATURES.
+ISA := $(PYTHON) -m tritium_cpu.isa
+ISA_TESTS := tests/cpu tests/interpreter/test_differential.py
+# ISA-independent and slow (cache file safety): run at the native level only
+ISA_SKIP := --ignore=tests/cpu/test_cache_safety.py
+
 test:
+	@echo "== cpu ISA level $$($(ISA) --native) (native: the host's CPU and all its features) =="
 	$(PYTEST) tests plugins
 	for b in $(ACTIVE_BACKENDS); do $(CONFORMANCE) --backend=$$b || exit 1; done
+	@$(MAKE) --no-print-directory test-isa-lower
+
+test-isa-lower:
+	@levels="$$($(ISA) --lower)" || exit 1; \
+	if [ -z "$$levels" ]; then echo "== cpu ISA: no lower level to run on this host =="; exit 0; fi; \
+	echo "$$levels" | while read -r name settings; do \
+		echo "== cpu ISA level $$name ($$settings) =="; \
+		env $$settings $(PYTEST) $(ISA_SKIP) $(ISA_TESTS) || exit 1; \
+		env $$settings $(CONFORMANCE) --backend=cpu || exit 1; \
+	done
 
 test-nogpu:
 	$(PYTEST) -m "not gpu" tests plugins
