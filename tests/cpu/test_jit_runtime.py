@@ -232,7 +232,7 @@ def test_bad_launches_name_kernel_or_argument():
 
 def test_grid_errors():
     x = np.zeros(16, dtype=np.float32)
-    with pytest.raises(ValueError, match="grid of axpy has a negative size"):
+    with pytest.raises(ValueError, match="grid of kernel `axpy` has a negative size"):
         axpy[(-1, )](x, x, 16)
     with pytest.raises(ValueError, match="1 to 3 dimensions"):
         axpy[(1, 1, 1, 1)](x, x, 16)

@@ -178,6 +178,8 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
     file_name = src.name[:150]
     metadata: dict[str, Any] = {"name": src.name, "hash": key, "target": list(_target_tuple(target)),
                                 "tritium_version": __version__, **_options_dict(opts)}
+    from .written import written_args_metadata
+    metadata.update(written_args_metadata(module))  # launches refuse read-only arrays among these
     files: dict[str, Any] = {}
     if isinstance(src, IRSource):
         files[f"{file_name}.{src.ext}"] = src.src

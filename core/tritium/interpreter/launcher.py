@@ -29,11 +29,12 @@ from .. import knobs
 from ..language import core as tl
 from ..language.core import CompileTimeError, _ambient_semantic
 from ..language.dtypes import str_to_ty, tuple_type
+from ..runtime.safety import UnsafeArgumentError, check_array, is_read_only
 from .args import classify, host_copies, make_binder, region_for
 from .builder import NumpyBuilder
 from .errors import (DeviceAssertionError, OutOfBoundsError, current_location, location_in_traceback,
                      out_of_bounds_message)
-from .memory import Memory, OutOfBounds
+from .memory import Memory, OutOfBounds, ReadOnlyStore
 from .rewrite import python_function
 from .runtime import RT, Divergence, returned
 from .semantic import InterpreterOptions, InterpreterSemantic
@@ -114,7 +115,10 @@ class Launch:
                 raise CompilationError(self.fn.__name__, None, None, f"argument `{name}`: {exc}") from None
         if ty.startswith("*"):
             elt = str_to_ty(ty)
+            # the compiled path's refusals (runtime/safety.py); read-only memory is refused at the first store
+            check_array(self.fn.__name__, name, v, written=False)
             region = region_for(self.memory, name, v)
+            region.readonly = is_read_only(v)
             return tl.tensor(V(np.array([region.vdata], np.int64), elt, region), elt)
         dt = str_to_ty(ty)
         return tl.tensor(V(np.array([v], storage(dt)), dt), dt)
@@ -193,6 +197,8 @@ class Launch:
                 self._flush_prints()
                 if isinstance(exc, OutOfBounds):
                     self._raise_out_of_bounds(exc)
+                if isinstance(exc, ReadOnlyStore):
+                    self._raise_read_only(exc)
                 raise
         finally:
             _ambient_semantic.reset(token)
@@ -210,6 +216,8 @@ class Launch:
             self._set_programs(progs)
             if isinstance(failed, OutOfBounds):
                 self._raise_out_of_bounds(failed)
+            if isinstance(failed, ReadOnlyStore):
+                self._raise_read_only(failed)
             raise failed
         key = divergence.key.reshape(progs.size, -1)
         _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
@@ -249,6 +257,12 @@ class Launch:
         at = f" at {where}" if where is not None else ""
         raise DeviceAssertionError(f"device_assert failed in kernel `{self.fn.__name__}`{at}: {msg} (program id "
                                    f"{self.pid_of(b)}, element {element})")
+
+    def _raise_read_only(self, exc: ReadOnlyStore) -> None:
+        from ..runtime.safety import read_only_message
+        where = location_in_traceback(exc.__traceback__)
+        at = None if where is None else f"{where.filename}:{where.lineno}:{(where.col or 0) + 1}"
+        raise UnsafeArgumentError(read_only_message(self.fn.__name__, exc.region.name, at)) from None
 
     def _raise_out_of_bounds(self, exc: OutOfBounds) -> None:
         per = int(np.prod(exc.shape[1:])) if len(exc.shape) > 1 else 1
@@ -307,7 +321,7 @@ def run_interpreted(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool)
                 launch.run(kargs)
             except _CONVERTED as exc:
                 from ..compiler.errors import CompilationError
-                if isinstance(exc, (OutOfBoundsError, DeviceAssertionError, CompilationError)):
+                if isinstance(exc, (OutOfBoundsError, DeviceAssertionError, CompilationError, UnsafeArgumentError)):
                     raise
                 raise _compilation_error(fn, exc) from exc
     if exit_hook is not None:

@@ -62,6 +62,7 @@ class Region:
         self.vstart = self.vdata + lo       # virtual address of the span's first byte
         self.data_off = -lo                 # where element 0 lies in the span
         self.desc = desc
+        self.readonly = False               # read-only memory: stores through it are refused (the launcher sets it)
         self.buf, self._views = _bytes_at(self.real_start, self.nbytes)
 
     def view(self, dt: np.dtype) -> np.ndarray:
@@ -84,6 +85,15 @@ class OutOfBounds(Exception):
         self.n_lanes = n_lanes      # lanes per program
         self.masked = masked
         self.shape: tuple[int, ...] = ()  # of the access: (batch, *tile)
+        super().__init__(kind)
+
+
+class ReadOnlyStore(Exception):
+    """Raised by a store or atomic through a pointer into a read-only argument (whatever its mask: the compiled
+    path refuses such a launch outright); the launcher names the kernel and the line."""
+
+    def __init__(self, kind: str, region: Region) -> None:
+        self.kind, self.region = kind, region
         super().__init__(kind)
 
 
@@ -158,6 +168,8 @@ class Memory:
         all lanes) groups, checking bounds. ``v`` and ``mask`` are flat."""
         if region is None:
             return self._locate_by_address(kind, v, mask, dt, elt)
+        if region.readonly and kind != "load":
+            raise ReadOnlyStore(kind, region)
         size = dt.itemsize
         off = v - region.vstart
         bad = (off < 0) | (off > region.nbytes - size)
@@ -237,6 +249,8 @@ class Memory:
     def store(self, v: np.ndarray, vals: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region],
               elt: str) -> None:
         dt = MEMORY[elt]
+        if region is not None and region.readonly:
+            raise ReadOnlyStore("store", region)
         fast = self._fast(v, mask, region, dt, True)
         if fast is not None:
             arr, idx = fast

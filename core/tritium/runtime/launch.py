@@ -49,12 +49,14 @@ class KernelState:
 
 class Entry:
     """A compiled kernel and what launching it needs."""
-    __slots__ = ("kernel", "launcher", "select", "with_arguments")
+    __slots__ = ("kernel", "launcher", "select", "with_arguments", "guard")
 
-    def __init__(self, kernel: Any, launcher: Callable, select: Optional[Callable]) -> None:
+    def __init__(self, kernel: Any, launcher: Callable, select: Optional[Callable],
+                 guard: Optional[Callable] = None) -> None:
         self.kernel = kernel
         self.launcher = launcher
         self.select = select
+        self.guard = guard  # refuses arrays the kernel cannot address safely (see safety.py)
         #: a launcher that also wants the bound arguments themselves (a bounds-checked one, for their buffers)
         self.with_arguments = bool(getattr(launcher, "needs_arguments", False))
 
@@ -129,6 +131,8 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
         g = (grid[0], 1, 1)
     else:
         g = grid3(fn.__name__, grid, state.max_grid)
+    if entry.guard is not None:
+        entry.guard(bound)
     if entry.select is not None:
         runtime = entry.select(runtime)
     enter, exit_hook = state.enter_hook, state.exit_hook
@@ -188,7 +192,8 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
     if post is not None:
         post(key=key, repr=repr(fn), fn=fn, compile=info, is_manual_warmup=warmup, already_compiled=False)
     n_runtime = sum(1 for p in fn.params if not p.is_constexpr)
-    return Entry(kernel, launcher, _selector(keep, n_runtime))
+    from .safety import make_guard
+    return Entry(kernel, launcher, _selector(keep, n_runtime), make_guard(fn, key, kernel))
 
 
 def _option_error(fn: Any, backend: Any, options: dict, exc: Exception) -> TypeError:
@@ -219,6 +224,7 @@ def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
         raise TypeError(f"kernel `{name}` takes {len(sig)} arguments ({', '.join(sig)}), or only its "
                         f"{len(runtime_names)} run-time ones ({', '.join(runtime_names)}); got {len(args)}")
     values = []
+    recorded = kernel.metadata_dict.get("written_args") if hasattr(kernel, "metadata_dict") else None
     for arg_name, a in zip(runtime_names or [f"#{i}" for i in range(len(args))], args):
         if type(a) in (int, float, bool):
             values.append(a)
@@ -228,6 +234,8 @@ def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
             if not _driver.active.accepts_device(k[2]):
                 raise TypeError(f"argument `{arg_name}` of kernel `{name}` lives on device '{k[2]}', which the "
                                 "active driver cannot reach")
+            from .safety import check_array
+            check_array(name, arg_name, a, recorded is None or len(values) in recorded)
         if k[0] in ("()", "TD"):
             from .structured import flatten_for_signature
             values.extend(flatten_for_signature(sig.get(arg_name), v))
