@@ -254,7 +254,9 @@ def temp_name_pid(name: str) -> tuple[bool, Optional[int]]:
 
 
 def pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
+    # os.kill(pid, 0) is a liveness probe on POSIX only (on Windows it would send CTRL_C_EVENT), and
+    # pid 0 would probe our own process group: when in doubt, the process is alive
+    if pid <= 0 or pid == os.getpid() or os.name != "posix":
         return True
     try:
         os.kill(pid, 0)
