@@ -6,7 +6,9 @@ folders, entry folders and files must be owned by the current user and writable 
 folder above the root must be owned by the user or by root and be writable by no one else unless it has
 the sticky bit (like /tmp), so that no other user can swap a folder of the path for one of theirs. A
 loaded object file is code that runs in the process: a file someone else could have written is never
-loaded.
+loaded. Where the root fails the rule: a root of ours loses the others' write permission; a sticky shared
+root (mode 1777) owned by us or root gets a private ``user-<uid>`` folder; anything else is not used and
+kernels compile in memory only. Each case warns once per process.
 """
 from __future__ import annotations
 
