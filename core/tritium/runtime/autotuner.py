@@ -11,6 +11,7 @@ import builtins
 import hashlib
 import json
 import os
+import threading
 import time
 from typing import Any, Callable, Optional, Sequence
 
@@ -129,7 +130,10 @@ class Autotuner(_Launchable):
         self.user_defined_post_hook = post_hook is not None
         self.pre_hook = pre_hook or self._default_pre_hook
         self.post_hook = post_hook or self._default_post_hook
-        self._restore_copies: dict[str, Any] = {}
+        # per thread: several threads may tune and launch one kernel at once (Triton keeps these on self)
+        self._local = threading.local()
+        self._locks: dict[Any, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
         prune = prune_configs_by or {}
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
@@ -138,11 +142,35 @@ class Autotuner(_Launchable):
         self.use_cuda_graph = use_cuda_graph
         self._do_bench = do_bench
         self.cache_results = cache_results
-        self.nargs: Optional[dict] = None
         self.best_config: Optional[Config] = None
         self.bench_time = 0.0
         self.configs_timings: dict[Config, Any] = {}
         self.__name__ = getattr(fn, "__name__", "kernel")
+
+    # -- state of the calling thread -------------------------------------------------------------
+    @property
+    def nargs(self) -> Optional[dict]:
+        """The positional arguments of the launch this thread is running (Triton's attribute)."""
+        return getattr(self._local, "nargs", None)
+
+    @nargs.setter
+    def nargs(self, value: Optional[dict]) -> None:
+        self._local.nargs = value
+
+    @property
+    def _restore_copies(self) -> dict:
+        return getattr(self._local, "restore", {})
+
+    @_restore_copies.setter
+    def _restore_copies(self, value: dict) -> None:
+        self._local.restore = value
+
+    def _key_lock(self, key: Any) -> threading.Lock:
+        with self._locks_lock:
+            lock = self._locks.get(key)
+            if lock is None:
+                lock = self._locks[key] = threading.Lock()
+            return lock
 
     # -- hooks ------------------------------------------------------------------------------------
     def _default_pre_hook(self, args: dict, reset_only: bool = False) -> None:
@@ -231,13 +259,19 @@ class Autotuner(_Launchable):
         key: Any = None
         if len(self.configs) > 1:
             key = self.tuning_key(args, kwargs)
-            if key not in self.cache:
-                tuned_now = True
-                configs = self.prune_configs(kwargs)
-                if not (self.cache_results or knobs.autotuning.cache) or knobs.runtime.interpret or \
-                        not self._load_timings(key, configs):
-                    self._benchmark(key, configs, args, kwargs)
-            config = self.cache[key]
+            config = self.cache.get(key)
+            if config is None:
+                # one thread times a key; the others wait for its choice instead of timing it again, which would
+                # also run their kernels while this thread's timing runs reset and restore the arguments
+                with self._key_lock(key):
+                    config = self.cache.get(key)
+                    if config is None:
+                        tuned_now = True
+                        configs = self.prune_configs(kwargs)
+                        if not (self.cache_results or knobs.autotuning.cache) or knobs.runtime.interpret or \
+                                not self._load_timings(key, configs):
+                            self._benchmark(key, configs, args, kwargs)
+                        config = self.cache[key]
         else:
             config = self.configs[0]
         self.best_config = config

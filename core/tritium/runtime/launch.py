@@ -8,6 +8,7 @@ see the compiled kernel) happens once per specialization.
 from __future__ import annotations
 
 import operator
+import threading
 from typing import Any, Callable, Optional
 
 from .. import knobs
@@ -19,7 +20,7 @@ from .specialize import array_locations, compile_inputs, make_binder
 class KernelState:
     """One JITFunction on one driver: its binder, its backend, and its compiled kernels by key."""
     __slots__ = ("driver", "target", "binder", "kernels", "backend", "generation", "settings", "enter_hook",
-                 "exit_hook", "max_grid", "max_x")
+                 "exit_hook", "max_grid", "max_x", "lock", "compiling")
 
     def __init__(self, fn: Any, drv: Any) -> None:
         self.driver = drv
@@ -33,6 +34,9 @@ class KernelState:
         self.exit_hook: Optional[Callable] = None
         self.max_grid = tuple(drv.max_grid())
         self.max_x = self.max_grid[0]
+        self.lock = threading.Lock()
+        #: key -> lock held while that key compiles: threads launching one new key compile it once
+        self.compiling: dict[Any, threading.Lock] = {}
 
     def refresh_settings(self) -> None:
         """The knob values set from Python that change compiled code (plugins' and core's compilation and
@@ -94,7 +98,7 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     drv = _driver._active or _driver.default
     state = fn.device_caches.get(drv)
     if state is None:
-        state = fn.device_caches[drv] = KernelState(fn, drv)
+        state = fn.device_caches.setdefault(drv, KernelState(fn, drv))  # one state even when threads race
     try:
         key, runtime, bound, options = state.binder(*args, **kwargs)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -116,10 +120,9 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
         full = repr(full)
         entry = state.kernels.get(full)
     if entry is None:
-        entry = _compile(fn, state, key, bound, options, debug, warmup)
+        entry = _compile_once(fn, state, full, key, bound, options, debug, warmup)
         if entry is None:
             return None
-        state.kernels[full] = entry
     if warmup:
         return entry.kernel
     if callable(grid):
@@ -153,6 +156,23 @@ def _launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
     if fn.launch_metadata is not None:
         md.update(fn.launch_metadata(g, kernel.metadata, args) or {})
     return md
+
+
+def _compile_once(fn: Any, state: KernelState, full: Any, key: tuple, bound: tuple, options: dict, debug: bool,
+                  warmup: bool) -> Optional[Entry]:
+    """Compile one key (and store it in the kernel cache) unless another thread did so meanwhile: threads
+    launching the same new specialization wait for the first one's compilation."""
+    with state.lock:
+        lock = state.compiling.get(full)
+        if lock is None:
+            lock = state.compiling[full] = threading.Lock()
+    with lock:
+        entry = state.kernels.get(full)
+        if entry is None:
+            entry = _compile(fn, state, key, bound, options, debug, warmup)
+            if entry is not None:
+                state.kernels[full] = entry
+    return entry
 
 
 def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dict, debug: bool,
