@@ -5,6 +5,7 @@ lifetimes do not overlap share bytes. It asked 428 KB when every loop's stages h
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 
@@ -64,6 +65,10 @@ def test_largest_tutorial_config_fits_in_shared_memory(nvidia_registry, causal):
           f"memory, {k.metadata.n_regs} registers")
     assert stages <= k.metadata.shared <= SM90_SHARED_LIMIT
     assert k.asm["cubin"][:4] == b"\x7fELF"
+    # P @ V reads P from registers (the accumulator fragments of Q @ K^T are wgmma's A fragments): one
+    # register-operand wgmma per 16 columns of P, per loop
+    register_a = re.findall(r"wgmma\.mma_async[^;]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;", ptx)
+    assert len(register_a) == (2 if causal else 1) * 128 // 16
 
 
 def test_causal_second_loop_reuses_the_first_loops_stages(nvidia_registry):

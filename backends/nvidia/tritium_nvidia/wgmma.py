@@ -84,20 +84,50 @@ def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
     return tile
 
 
+def _register_a(lo: Any, v: Any, M: int, K: int) -> Optional[dict]:
+    """A's registers by coordinate (register part) when this thread already holds A as wgmma's register
+    operand wants it: a 16-bit tile in the accumulator layout of an earlier wgmma of the same rows (P of
+    attention), whose fragments are exactly A's. None otherwise (A then goes through shared memory)."""
+    got = lo.values.get(v)
+    if isinstance(got, SharedTile) or wgmma_shape(M, K, lo.num_warps) is None:
+        return None
+    t = lo.tensor(v)
+    if t.ty not in ("half", "bfloat"):
+        return None
+    frag = acc_layout(M, K, lo.num_warps)
+    where = L.reg_map(t.layout, frag)
+    if where is None:
+        return None
+    return {frag.reg_coords(r): t.regs[s] for r, s in enumerate(where)}
+
+
+def _pack_a(lo: Any, regs: dict, row: int, col: int, ty: str) -> list[str]:
+    """The four 32-bit registers of A's fragment at (row, col): (0,0) (8,0) (0,8) (8,8), two columns each."""
+    fn = lo.fn
+    out = []
+    for dr, dc in ((0, 0), (8, 0), (0, 8), (8, 8)):
+        v = fn.inst(f"insertelement <2 x {ty}> poison, {ty} {regs[(row + dr, col + dc)]}, i32 0")
+        v = fn.inst(f"insertelement <2 x {ty}> {v}, {ty} {regs[(row + dr, col + dc + 1)]}, i32 1")
+        out.append(fn.inst(f"bitcast <2 x {ty}> {v} to i32"))
+    return out
+
+
 def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
     fn = lo.fn
     M, N = acc_lay.shape
     K = lo.values[op.operands[0]].shape[1] if hasattr(lo.values[op.operands[0]], "shape") else a_lay.shape[1]
     wg, n_inst = wgmma_shape(M, N, lo.num_warps)
     lo.wgmma_scratch_used = 0
-    a = _operand_tile(lo, op.operands[0], 1)
+    a_regs = _register_a(lo, op.operands[0], M, K)
+    a = None if a_regs is not None else _operand_tile(lo, op.operands[0], 1)
     b = _operand_tile(lo, op.operands[1], 0)
     if lo.wgmma_scratch_used:
         # registers written to shared memory by ordinary stores, read next by the tensor cores' async proxy
         fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
         lo.target.barrier(fn)
     c = lo.tensor_in(op.operands[2], acc_lay)
-    ty = "bf16" if a.ty == "bfloat" else "f16"
+    a_ty = lo.tensor(op.operands[0]).ty if a is None else a.ty
+    ty = "bf16" if a_ty == "bfloat" else "f16"
     cregs = list(c.regs)
     if c.ty != "float":
         cregs = [fn.inst(f"fpext {c.ty} {x} to float") for x in cregs]
@@ -105,7 +135,8 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
     wgi = fn.pinst(f"lshr i32 {lo.warp}, 2", "wg")
     row0 = lo.imul(wgi, 64)
     sp = lo.target.shared_ptr
-    a_addr0 = fn.inst(f"ptrtoint {sp} {a.base} to i32")
+    a_addr0 = fn.inst(f"ptrtoint {sp} {a.base} to i32") if a is not None else ""
+    a_live: list[str] = []      # A's registers, read by the tensor cores until the wait
     b_addr0 = fn.inst(f"ptrtoint {sp} {b.base} to i32")
     ci = {}
     for r in range(acc_lay.num_regs):
@@ -118,27 +149,38 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
             idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
             cur = [out[i] for i in idx]
             for k0 in range(0, K, 16):
-                da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
                 db = _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0)
-                trans_a = 0 if a.smem.fast == 1 else 1
                 trans_b = 0 if b.smem.fast == 0 else 1
                 outs = ", ".join(f"${i}" for i in range(nregs))
-                # scale-d is a predicate (1: accumulate into d)
-                asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 2}, 0; "
-                       f"wgmma.mma_async.sync.aligned.m64n{n_inst}k16.f32.{ty}.{ty} {{{outs}}}, ${nregs}, ${nregs + 1}, "
-                       f"p, 1, 1, {trans_a}, {trans_b}; }}")
-                cons = ",".join(["=f"] * nregs + ["l", "l", "r"] + [str(i) for i in range(nregs)])
                 st = "{ " + ", ".join(["float"] * nregs) + " }"
-                args = [f"i64 {da}", f"i64 {db}", "i32 1"] + [f"float {x}" for x in cur]
+                # scale-d is a predicate (1: accumulate into d)
+                if a is None:
+                    packed = _pack_a(lo, a_regs, m0, k0, a_ty)
+                    a_live += packed
+                    ins = ", ".join(f"${nregs + i}" for i in range(4))
+                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 5}, 0; "
+                           f"wgmma.mma_async.sync.aligned.m64n{n_inst}k16.f32.{ty}.{ty} {{{outs}}}, {{{ins}}}, "
+                           f"${nregs + 4}, p, 1, 1, {trans_b}; }}")
+                    cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(nregs)])
+                    args = [f"i32 {x}" for x in packed] + [f"i64 {db}", "i32 1"] + [f"float {x}" for x in cur]
+                else:
+                    da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
+                    trans_a = 0 if a.smem.fast == 1 else 1
+                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 2}, 0; "
+                           f"wgmma.mma_async.sync.aligned.m64n{n_inst}k16.f32.{ty}.{ty} {{{outs}}}, ${nregs}, "
+                           f"${nregs + 1}, p, 1, 1, {trans_a}, {trans_b}; }}")
+                    cons = ",".join(["=f"] * nregs + ["l", "l", "r"] + [str(i) for i in range(nregs)])
+                    args = [f"i64 {da}", f"i64 {db}", "i32 1"] + [f"float {x}" for x in cur]
                 res = fn.inst(f'call {st} asm sideeffect "{asm}", "{cons}"({", ".join(args)})')
                 cur = [fn.inst(f"extractvalue {st} {res}, {i}") for i in range(nregs)]
             for i, x in zip(idx, cur):
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
-    if op.results[0] not in getattr(lo, "deferred_dots", ()) or lo.wgmma_scratch_used:
+    if op.results[0] not in getattr(lo, "deferred_dots", ()) or lo.wgmma_scratch_used or a_live:
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
-        # (an operand in scratch memory is dead once this returns, so a dot reading one is never left in flight)
-        out = wait_group(fn, 0, out)
+        # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
+        # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)
+        out = wait_group(fn, 0, out, a_live)
     if lo.wgmma_scratch_used:
         lo.scratch_read_done()
     if c.ty != "float":
@@ -155,20 +197,25 @@ def _inst_offsets(n_inst: int) -> list[tuple[int, int]]:
     return out
 
 
-def wait_group(fn: Any, pending: int, regs: list[str]) -> list[str]:
+def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]] = None) -> list[str]:
     """``wgmma.wait_group pending``, passing the finished accumulators through so that nothing reads them
-    earlier."""
+    earlier; ``keep`` (i32 registers the dots read) are inputs of the wait, so they stay untouched until it."""
+    keep = keep or []
+    kcons = "".join(",r" for _ in keep)
+    kargs = [f"i32 {x}" for x in keep]
     if not regs:
-        fn.emit(f'call void asm sideeffect "wgmma.wait_group.sync.aligned {pending};", "~{{memory}}"()')
+        fn.emit(f'call void asm sideeffect "wgmma.wait_group.sync.aligned {pending};", '
+                f'"{kcons[1:]}{"," if keep else ""}~{{memory}}"({", ".join(kargs)})')
         return []
     out = []
     for i in range(0, len(regs), 32):
         chunk = regs[i:i + 32]
         n = len(chunk)
         st = "{ " + ", ".join(["float"] * n) + " }"
-        cons = ",".join(["=f"] * n + [str(k) for k in range(n)])
+        cons = ",".join(["=f"] * n + [str(k) for k in range(n)]) + (kcons if i == 0 else "")
         body = f"wgmma.wait_group.sync.aligned {pending};" if i == 0 else ""
-        r = fn.inst(f'call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(f"float {x}" for x in chunk)})')
+        args = [f"float {x}" for x in chunk] + (kargs if i == 0 else [])
+        r = fn.inst(f'call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(args)})')
         out += [fn.inst(f"extractvalue {st} {r}, {k}") for k in range(n)]
     return out
 
