@@ -153,7 +153,7 @@ def _fmt(t: str) -> str:
 
 def oob_message(kernel: Any, site: list, found: tuple, args: tuple, slots: Optional[list],
                 extents: list[int]) -> str:
-    kind, file, line, col, arg, masked, size, scalar = site
+    kind, file, line, col, roots, masked, size, scalar = site
     pid, first, lo, hi = found
     lines = [f"out-of-bounds {kind} in kernel `{kernel.name}` at {file}:{line}, program id {pid}:"]
     lines += _source(kernel, file, line, col)
@@ -162,31 +162,41 @@ def oob_message(kernel: Any, site: list, found: tuple, args: tuple, slots: Optio
     else:
         lanes = "lanes that the mask enables" if masked else "lanes (the access has no mask)"
     verb = "falls" if scalar else "fall"
-    if arg < 0 or slots is None:
+    if roots is None or slots is None:
         where = hex(lo) if lo == hi else f"{hex(lo)} to {hex(hi)} (first: {hex(first)})"
-        lines.append(f"the pointer could not be traced to one argument (it was selected, loaded from memory or made "
-                     f"from an integer) and {lanes} {'points' if scalar else 'point'} into no argument's buffer: "
-                     f"addresses {where}")
+        lines.append(f"the pointer does not come from an argument (it was loaded from memory or made from an "
+                     f"integer) and {lanes} {verb} in the null page: addresses {where}")
     else:
-        name, obj = slots[arg]
-        data = int(args[arg])
-        b_lo, b_hi = extents[2 * arg], extents[2 * arg + 1]
-        offs = [v - data for v in (lo, hi, first)]
-        aligned = all(o % size == 0 for o in offs) and (data - b_lo) % size == 0
-        unit = "element offsets" if aligned else "byte offsets"
-        shown = [o // size for o in offs] if aligned else offs
-        what = f"{shown[0]}" if shown[0] == shown[1] else f"{shown[0]} to {shown[1]} (first: {shown[2]})"
-        if aligned:
-            first_ok, last_ok = -((data - b_lo) // size), (b_hi - data) // size - 1
+        names = ", ".join(f"`{slots[k][0]}`" for k in roots)
+        if len(roots) == 1:
+            k = roots[0]
+            lines.append(f"the pointer was derived from argument {names} "
+                         f"({_describe(slots[k][1], extents[2 * k + 1] - extents[2 * k])}); {lanes} {verb} outside "
+                         "its buffer")
         else:
-            first_ok, last_ok = b_lo - data, b_hi - data - size
-        valid = f"{first_ok} to {last_ok}" if b_hi - b_lo >= size else "none: the buffer is empty"
-        lines.append(f"the pointer was derived from argument `{name}` ({_describe(obj, b_hi - b_lo)}); {lanes} "
-                     f"{verb} outside its buffer")
-        lines.append(f"{unit} from the argument's first element: {what} (valid: {valid})")
+            lines.append(f"the pointer was derived from one of the arguments {names} (chosen at run time); {lanes} "
+                         f"{verb} outside all of their buffers")
+        for k in roots:
+            whose = "the argument's" if len(roots) == 1 else f"`{slots[k][0]}`'s"
+            lines.append(_offsets(int(args[k]), extents[2 * k], extents[2 * k + 1], size, (lo, hi, first), whose))
     lines.append("Fix the offsets, or mask the access (e.g. mask=offs < n); masked-off lanes are never checked. "
                  "The access was not made. TRITIUM_CPU_BOUNDS_CHECK=0 turns the check off.")
     return "\n".join(lines)
+
+
+def _offsets(data: int, b_lo: int, b_hi: int, size: int, found: tuple, whose: str) -> str:
+    """The offending offsets (lowest to highest, first) and the valid ones, from the argument's first element."""
+    offs = [v - data for v in found]
+    aligned = all(o % size == 0 for o in offs) and (data - b_lo) % size == 0
+    unit = "element offsets" if aligned else "byte offsets"
+    shown = [o // size for o in offs] if aligned else offs
+    what = f"{shown[0]}" if shown[0] == shown[1] else f"{shown[0]} to {shown[1]} (first: {shown[2]})"
+    if aligned:
+        first_ok, last_ok = -((data - b_lo) // size), (b_hi - data) // size - 1
+    else:
+        first_ok, last_ok = b_lo - data, b_hi - data - size
+    valid = f"{first_ok} to {last_ok}" if b_hi - b_lo >= size else "none: the buffer is empty"
+    return f"{unit} from {whose} first element: {what} (valid: {valid})"
 
 
 def _source(kernel: Any, file: str, line: int, col: int) -> list[str]:

@@ -169,7 +169,7 @@ class BlockPtrMixin:
         self.work += 2 * numel(shape)
         node = Load(addr, mask, other, bp.elem, volatile)
         node.root = root
-        node.site = self.access_site(res.owner, "load", root, mask is not None, bp.elem)
+        node.site = self.access_site(res.owner, "load", mask is not None, bp.elem)
         self.set(res, Tile(node))
 
     def store_block_ptr(self, op: Any, ptr_value: Any, value: Any) -> None:
@@ -190,7 +190,7 @@ class BlockPtrMixin:
         fn = self.fn
         ty = bp.elem
         self.work += 2 * numel(shape)
-        site = self.access_site(op, "store", root, mask is not None, ty) if op is not None else None
+        site = self.access_site(op, "store", mask is not None, ty) if op is not None else None
 
         def body(idx: list[str]) -> None:
             ev = Evaluator(fn)
@@ -229,7 +229,7 @@ class BlockPtrMixin:
         addr, mask = self._block_nodes(d, idx, list(range(len(shape))), shape)
         vn = self.as_node(val, shape)
         fn, ty = self.fn, d.elem
-        site = self.access_site(op, f"descriptor_reduce({kind})", pointer_root(parts["desc"][0]), True, ty)
+        site = self.access_site(op, f"descriptor_reduce({kind})", True, ty)
 
         def body(ix: list[str]) -> None:
             ev = Evaluator(fn)
@@ -272,7 +272,7 @@ class BlockPtrMixin:
         shape = type_info(op.results[0].type)[0]
         addr, mask = self._gather_nodes(d, rows, col, shape)
         node = Load(addr, mask, self._padding(d, d.padding, shape), d.elem)
-        node.site = self.access_site(op, "load", pointer_root(op.operands[0]), True, d.elem)
+        node.site = self.access_site(op, "load", True, d.elem)
         self.set(op.results[0], Tile(node))
 
     def op_descriptor_scatter(self, op: Any) -> None:
@@ -284,7 +284,7 @@ class BlockPtrMixin:
         shape = val.shape
         addr, mask = self._gather_nodes(d, rows, col, shape)
         fn, ty, vn = self.fn, d.elem, val.node
-        site = self.access_site(op, "store", pointer_root(op.operands[0]), True, ty)
+        site = self.access_site(op, "store", True, ty)
 
         def body(idx: list[str]) -> None:
             ev = Evaluator(fn)

@@ -79,7 +79,6 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
             from .oob import BoundsChecker
             args = list(kernel.regions[0].blocks[0].arguments)
             self.bounds = self.fn.bounds = BoundsChecker(module, self.fn, name, len(args))
-            self.bounds.pointer_args = [i for i, a in enumerate(args) if type_info(a.type)[1] == "ptr"]
 
     # -- values ----------------------------------------------------------------------------------
     def set(self, value: Any, v: Any) -> None:

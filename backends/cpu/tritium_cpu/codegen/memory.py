@@ -65,14 +65,14 @@ class MemoryMixin:
             self.flush_pending()
             node = Load(_ScalarNode(ptr.value, "ptr"), _ScalarNode(mask.value, "i1") if mask else None,
                         _ScalarNode(other.value, lt) if other else None, lt, volatile)
-            node.site = self.access_site(op, "load", pointer_root(ptr_v), mask is not None, lt)
+            node.site = self.access_site(op, "load", mask is not None, lt)
             from .lower import Scalar
             self.values[res] = Scalar(Evaluator(self.fn).value(node, []), lt)
             return
         node = Load(self.as_node(ptr, shape), self.as_node(mask, shape) if mask else None,
                     self.as_node(other, shape) if other else None, lt, volatile)
         node.root = pointer_root(ptr_v)
-        node.site = self.access_site(op, "load", node.root, mask is not None, lt)
+        node.site = self.access_site(op, "load", mask is not None, lt)
         if not volatile:
             self.prefetch_next(node.ptr, shape, lt)
         self.work += 2 * _n(shape)
@@ -92,7 +92,7 @@ class MemoryMixin:
         vty = type_info(parts["value"][0].type)[1]
         self.flush_pending(consumed=tuple(x for x in (ptr, val, mask) if isinstance(x, Tile)))
         fn = self.fn
-        site = self.access_site(op, "store", pointer_root(parts["ptr"][0]), mask is not None, vty)
+        site = self.access_site(op, "store", mask is not None, vty)
         if shape is None:
             self._guarded(mask.value if mask else None,
                           lambda: fn.emit(f"store {vty} {val.value}, ptr {self.checked(ptr.value, site)}, "
@@ -121,10 +121,11 @@ class MemoryMixin:
         with_mask_fast_path(fn, shape, masks, emit_loop, select_conditions(vn))
         self._drop_consumed((ptr, val, mask))
 
-    def access_site(self, op: Any, kind: str, root: Any, masked: bool, ty: str) -> Optional[int]:
-        """The access's site in the bounds checker; None when the kernel is compiled without checks."""
+    def access_site(self, op: Any, kind: str, masked: bool, ty: str) -> Optional[int]:
+        """The site in the bounds checker of an access through ``op``'s first operand; None when the kernel is
+        compiled without checks."""
         checker = self.bounds
-        return None if checker is None else checker.site(op, kind, root, masked, SIZES.get(ty, 8))
+        return None if checker is None else checker.site(op, kind, masked, SIZES.get(ty, 8))
 
     def checked(self, ptr: str, site: Optional[int]) -> str:
         """The pointer a lane accesses, after its bounds check (emitted here, on the lanes that execute)."""
@@ -158,8 +159,7 @@ class MemoryMixin:
         fn = self.fn
         kind = "atomic_" + (_USER_RMW.get(_str_attr(op, "op"), _str_attr(op, "op")) if op.name == "tt.atomic_rmw"
                             else "cas")
-        site = self.access_site(op, kind, pointer_root(parts["ptr"][0]), "mask" in vals and vals["mask"] is not None,
-                                lt)
+        site = self.access_site(op, kind, vals.get("mask") is not None, lt)
 
         def checked_emit(args: dict) -> str:
             return emit(dict(args, ptr=self.checked(args["ptr"], site)))

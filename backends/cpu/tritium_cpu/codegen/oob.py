@@ -7,19 +7,68 @@ the argument's buffer owns; 0 and 2**64-1 where it cannot tell). A lane outside 
 (cold, out of line), which keeps the first violation of the lowest-numbered program in ``<kernel>_oob_state``,
 and then touches a private dummy instead of the bad address, so nothing is read or written out of bounds. The
 grid loop stops starting programs past a program that failed; the launcher turns the state into the error.
-A pointer whose argument the compiler cannot trace (selected, loaded from memory, made from an integer) must
-lie in some argument's extent.
+A pointer selected between arguments (``tl.where``, ``if``) must lie in one of theirs. A pointer the compiler
+cannot trace to arguments (loaded from memory, made from an integer: grouped GEMM's pointer arrays) may point
+anywhere the host gave it, so only the null page is refused for it: a check must not reject correct kernels.
 """
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from .irtext import Function, Module
 
 #: { lock, failed, site, pid0, pid1, pid2, linear program id, first address, lowest, highest }
 STATE = "{ i32, i32, i32, i32, i32, i32, i64, i64, i64, i64 }"
-_NO_ARG = -1
+#: addresses below this are a null pointer plus an offset, never memory a kernel was given
+NULL_PAGE = 4096
+#: ops whose result points into the memory of their first operand
+_DERIVED = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.advance",
+            "tt.make_block_ptr", "tt.make_tensor_descriptor", "tt.bitcast")
+
+
+def pointer_roots(value: Any) -> Optional[list[int]]:
+    """The kernel arguments a pointer (block pointer, descriptor) may derive from, following offsets, shape ops,
+    selects, ``if`` results and loop-carried updates; None when some path leads elsewhere (memory, integers)."""
+    from tritium._mlir import ir
+    found: set[int] = set()
+    seen: set[Any] = set()
+    work = [value]
+    while work:
+        v = work.pop().maybe_downcast()
+        if v in seen:
+            continue
+        seen.add(v)
+        if len(seen) > 256:
+            return None
+        if isinstance(v, ir.BlockArgument):
+            parent = v.owner.owner
+            name = parent.operation.name if parent is not None else ""
+            if name == "func.func":
+                found.add(v.arg_number)
+            elif name == "scf.for" and v.arg_number >= 1:
+                k = v.arg_number - 1
+                work.append(parent.operands[3 + k])                                       # initial value
+                work.append(list(parent.regions[0].blocks[0].operations)[-1].operands[k])  # next iteration's
+            else:
+                return None
+            continue
+        owner = v.owner
+        name = owner.operation.name
+        if name in _DERIVED:
+            work.append(owner.operands[0])
+        elif name == "arith.select":
+            work += [owner.operands[1], owner.operands[2]]
+        elif name == "scf.if":
+            k = v.result_number
+            for region in owner.regions:
+                blocks = list(region.blocks)
+                if not blocks:
+                    return None
+                work.append(list(blocks[0].operations)[-1].operands[k])
+        else:
+            return None
+    return sorted(found)
 
 
 def source_location(op: Any) -> tuple[str, int, int]:
@@ -38,7 +87,6 @@ class BoundsChecker:
         self.state = f"@{symbol}_oob_state"
         self.dummy = f"@{symbol}_oob_dummy"
         self.report = f"@{symbol}_oob"
-        self.pointer_args: list[int] = []
         module.globals.append(f"{self.state} = global {STATE} zeroinitializer, align 8")
         # large enough for any element a lane touches; what a redirected store writes here is never read
         module.globals.append(f"{self.dummy} = internal global [64 x i8] zeroinitializer, align 64")
@@ -46,13 +94,13 @@ class BoundsChecker:
         for op in ("umin", "umax"):
             module.declare(f"llvm.{op}.i64", f"declare i64 @llvm.{op}.i64(i64, i64)")
 
-    def site(self, op: Any, kind: str, root: Any, masked: bool, size: int) -> int:
-        """Register an access; ``root`` is ("arg", k) when the pointer derives from argument k."""
+    def site(self, op: Any, kind: str, masked: bool, size: int) -> int:
+        """Register an access through ``op``'s first operand (a pointer, block pointer or descriptor)."""
         file, line, col = source_location(op)
-        arg = root[1] if isinstance(root, tuple) and root and root[0] == "arg" else _NO_ARG
+        roots = pointer_roots(op.operands[0])
         ptr_type = str(op.operands[0].type)
         scalar = ptr_type.startswith("!tt.ptr<") and not ptr_type.startswith("!tt.ptr<tensor")
-        self.sites.append([kind, file, line, col, arg, bool(masked), int(size), scalar])
+        self.sites.append([kind, file, line, col, roots, bool(masked), int(size), scalar])
         return len(self.sites) - 1
 
     def _extent(self, k: int) -> tuple[str, str]:
@@ -80,13 +128,13 @@ class BoundsChecker:
     def guard(self, fn: Function, ptr: str, site: int) -> str:
         """Emit the check of one lane's access at ``ptr`` (where it executes) and return the pointer to use."""
         size = self.sites[site][6]
-        arg = self.sites[site][4]
+        roots = self.sites[site][4]
         addr = fn.inst(f"ptrtoint ptr {ptr} to i64")
-        if arg != _NO_ARG:
-            ok = self._inside(addr, arg, size)
+        if roots is None:
+            ok = fn.inst(f"icmp uge i64 {addr}, {NULL_PAGE}")
         else:
             ok = "false"
-            for k in self.pointer_args:
+            for k in roots:
                 inside = self._inside(addr, k, size)
                 ok = inside if ok == "false" else fn.inst(f"or i1 {ok}, {inside}")
         bad, cont = fn.label("oob"), fn.label("inb")
