@@ -81,7 +81,8 @@ def _choose(rng: random.Random, targets: list) -> list:
 
 def fuzz(seed: int, budget: float, out: str, backends: Optional[list] = None, jobs: int = 1,
          log: Callable[[str], None] = print, shrink_budget: float = 180.0, timeout: float = 300.0,
-         targets: Optional[list] = None, max_kernels: Optional[int] = None) -> Stats:
+         targets: Optional[list] = None, max_kernels: Optional[int] = None,
+         kernel_seeds: Optional[list] = None) -> Stats:
     """Fuzz for ``budget`` seconds; reproducers of every mismatch go to ``out``."""
     os.makedirs(out, exist_ok=True)
     targets = discover(backends) if targets is None else targets
@@ -106,7 +107,9 @@ def fuzz(seed: int, budget: float, out: str, backends: Optional[list] = None, jo
                     i = next(counter)
                     if max_kernels is not None and i >= max_kernels:
                         return
-                kseed = seed * 1_000_003 + i
+                    if kernel_seeds is not None and i >= len(kernel_seeds):
+                        return
+                kseed = seed * 1_000_003 + i if kernel_seeds is None else kernel_seeds[i]
                 rng = random.Random(kseed)
                 chosen = _choose(rng, targets)
                 feats = frozenset.intersection(*[t.features for t in chosen]) if chosen else gen.DEFAULT_FEATURES

@@ -76,16 +76,29 @@ class Gen:
             s.tmpl = other
         return self.add(s)
 
-    def operand(self, shape: tuple, pred: Callable[[T.DType], bool] = lambda d: True, fresh: float = 0.25) -> Stmt:
+    def operand(self, shape: tuple, pred: Callable[[T.DType], bool] = lambda d: True, fresh: float = 0.15) -> Stmt:
+        """A value of ``shape`` whose type satisfies ``pred``: an earlier one (converted if need be, so that
+        chains get deep) or a new load."""
         s = None
+        choices = [d for d in self.dtypes() if pred(d)]
         if self.rng.random() > fresh:
             s = self.pick(lambda x: x.shape == shape and pred(T.get(x.dtype)))
+            if s is None and self.rng.random() < 0.6:
+                src = self.pick(lambda x: x.shape == shape)
+                if src is not None:
+                    from .ops_elementwise import convert
+                    try:
+                        s = convert(self, src, self.rng.choice(choices))
+                    except Skip:
+                        s = None
         if s is None:
-            choices = [d for d in self.dtypes() if pred(d)]
             s = self.load(shape, self.rng.choice(choices))
         return s
 
     def shape(self) -> tuple:
+        have = [s.shape for s in self.stmts if s.tol == "exact" and s.shape]
+        if have and self.rng.random() < 0.7:
+            return self.rng.choice(have)
         return self.rng.choice([("M", "N")] * 4 + [("M",), ("N",), ("N", "M")])
 
     # -- the kernel -----------------------------------------------------------------------------------
@@ -106,7 +119,7 @@ class Gen:
         out = []
         st = {s.out: s for s in self.stmts}
         for s in self.stmts:
-            if s.tol != "exact":
+            if s.tol not in ("exact", "aux"):
                 out.append(Sink(s.out))
                 if s.scale:
                     out.append(Sink(s.scale, kind="aux"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import types as T
 from .gen import Gen, Skip
+from .program import Stmt
 
 MATH = {"exp": "ulp_exp", "exp2": "ulp_exp", "log": "ulp_log", "log2": "ulp_log", "sin": "ulp_trig",
         "cos": "ulp_trig", "sqrt": "ulp_sqrt", "rsqrt": "ulp_rsqrt", "erf": "ulp_erf"}
@@ -89,11 +90,9 @@ def g_binary(g: Gen) -> None:
 def g_unary(g: Gen) -> None:
     rng = g.rng
     shape = g.shape()
-    a = g.operand(shape)
-    d = T.get(a.dtype)
-    if d.is_float and rng.random() < 0.6:
-        if d.name not in ("float32", "float64"):
-            raise Skip
+    if rng.random() < 0.5:
+        a = g.operand(shape, lambda d: d.name in ("float32", "float64"))
+        d = T.get(a.dtype)
         fn = rng.choice(list(MATH) + list(EXACT_MATH))
         if fn == "sqrt_rn":
             if d.name != "float32":
@@ -109,6 +108,8 @@ def g_unary(g: Gen) -> None:
         else:
             g.emit(d.name, shape, fn, f"{{out}} = tl.{fn}({{0}})", [a.out], tol=MATH[fn])
         return
+    a = g.operand(shape)
+    d = T.get(a.dtype)
     if d.kind == "b":
         g.emit("int1", shape, "not", "{out} = ~{0}", [a.out])
         return
@@ -128,14 +129,14 @@ def g_where(g: Gen) -> None:
     g.emit(r.name, shape, "where", "{out} = tl.where({0}, {1}, {2})", [c.out, a.out, b.out])
 
 
-def g_cast(g: Gen) -> None:
-    rng = g.rng
-    shape = g.shape()
-    a = g.operand(shape)
+def convert(g: Gen, a: Stmt, dst: T.DType) -> Stmt:
+    """``a`` converted to ``dst`` in a way Triton defines (floats clamped and NaN replaced before an integer)."""
     d = T.get(a.dtype)
-    dst = rng.choice(g.dtypes())
+    shape = a.shape
     if dst.name == "bfloat16" and d.is_int and d.bits > 16:
         raise Skip   # known, documented: the CPU backend converts wide integers to bf16 through fp32
+    if d.is_float and dst.kind == "b":
+        return g.emit("int1", shape, "cast", "{out} = {0}.to(tl.int1)", [a.out])
     if d.is_float and dst.is_int:
         lo, hi = T.int_range(dst)
         mx = T.finfo(d)[0]
@@ -143,18 +144,18 @@ def g_cast(g: Gen) -> None:
         # literal may become one before it is converted)
         hi_f = T.round_down_to(T.get("float32"), T.round_down_to(d, min(float(hi), mx)))
         lo_f = 0.0 if dst.kind == "u" else max(float(lo), -mx)
-        if dst.kind == "b":
-            g.emit("int1", shape, "cast", "{out} = {0}.to(tl.int1)", [a.out])
-            return
-        g.emit(dst.name, shape, "f2i",
-               f"{{out}} = tl.where({{0}} == {{0}}, tl.minimum(tl.maximum({{0}}, {lo_f!r}), {hi_f!r}), 0)"
-               f".to(tl.{dst.name})", [a.out])
-        return
-    if d.is_float and dst.is_float and dst.bits < d.bits and rng.random() < 0.5 and d.name != "float16":
-        g.emit(dst.name, shape, "cast_rtz", f"{{out}} = {{0}}.to(tl.{dst.name}, fp_downcast_rounding=\"rtz\")",
-               [a.out])
-        return
-    g.emit(dst.name, shape, "cast", f"{{out}} = {{0}}.to(tl.{dst.name})", [a.out])
+        return g.emit(dst.name, shape, "f2i",
+                      f"{{out}} = tl.where({{0}} == {{0}}, tl.minimum(tl.maximum({{0}}, {lo_f!r}), {hi_f!r}), 0)"
+                      f".to(tl.{dst.name})", [a.out])
+    if d.is_float and dst.is_float and dst.bits < d.bits and g.rng.random() < 0.5 and d.name != "float16":
+        return g.emit(dst.name, shape, "cast_rtz",
+                      f"{{out}} = {{0}}.to(tl.{dst.name}, fp_downcast_rounding=\"rtz\")", [a.out])
+    return g.emit(dst.name, shape, "cast", f"{{out}} = {{0}}.to(tl.{dst.name})", [a.out])
+
+
+def g_cast(g: Gen) -> None:
+    a = g.operand(g.shape())
+    convert(g, a, g.rng.choice(g.dtypes()))
 
 
 def g_bitcast(g: Gen) -> None:

@@ -59,6 +59,8 @@ def _sink_sets(p: Program) -> Iterator[Program]:
 
 def _statements(p: Program) -> Iterator[Program]:
     for s in reversed(p.stmts):
+        if s.tol == "aux":
+            continue   # a scale must stay the magnitude of what it bounds
         if s.op == "load":
             if s.args:
                 q = p.clone()
