@@ -123,7 +123,7 @@ def _reference(x, w, b, dy, eps):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
-@pytest.mark.parametrize("M,N,fwd_block,group", [(37, 200, 64, 8), (16, 64, 64, 4), (9, 1000, 256, 16)])
+@pytest.mark.parametrize("M,N,fwd_block,group", [(37, 200, 64, 8), (9, 1000, 256, 16)])
 def test_layer_norm_fwd_bwd(backend, rng, dtype, M, N, fwd_block, group):
     eps = 1e-5
     x = (rng.standard_normal((M, N)) * 2 + 0.5).astype(dtype)
