@@ -89,8 +89,16 @@ def test_shift_mixed_types(backend, rng, a, b):
     np.testing.assert_array_equal(shr, want_shr, err_msg=f"{a} >> {b}")
 
 
+@triton.jit
+def _shift_then_widen(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    r = tl.load(x_ptr + offs) >> tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, r.to(tl.float32))        # an unsigned value: widened without its sign
+    tl.store(out_ptr + N + offs, (r // 2).to(tl.float32))
+
+
 def test_shift_example_from_the_report(backend):
-    """int8 -17 >> uint8 6: computed in uint8, but the sign is shifted in."""
+    """int8 -17 >> uint8 6: computed in uint8, but the sign is shifted in; the result is then a uint8."""
     x = np.full(N, -17, np.int8)
     y = np.full(N, 6, np.uint8)
     shl = np.zeros(N, np.uint8)
@@ -98,6 +106,9 @@ def test_shift_example_from_the_report(backend):
     _shifts[(1, )](x, y, shl, shr, N, "uint8")
     assert (shr == 255).all(), shr
     assert (shl == np.uint8(0xEF << 6 & 0xFF)).all(), shl
+    out = np.zeros(2 * N, np.float32)
+    _shift_then_widen[(1, )](x, y, out, N)
+    np.testing.assert_array_equal(out, np.repeat([255.0, 127.0], N))
 
 
 @pytest.mark.parametrize("c,b", [(-64, "int8"), (-64, "int32"), (-(1 << 40), "int64"), (200, "uint8"),
