@@ -117,6 +117,22 @@ def test_views_may_reach_their_whole_buffer_but_not_beyond(checked):
         _put[(1, )](big[200:], np.zeros(128, np.float32), 0, BLOCK=128)
 
 
+def test_strided_views_and_arrays_over_bytes_reach_their_whole_buffer(checked):
+    big = np.arange(64, dtype=np.float32)
+    strided = np.lib.stride_tricks.as_strided(big[8:], shape=(4, ), strides=(8, ))
+    out = np.zeros(32, np.float32)
+    _put[(1, )](strided, out, 0, BLOCK=32)     # past the strided view's own span, inside big
+    np.testing.assert_array_equal(out, big[8:40])
+    raw = bytes(range(64))
+    view = np.frombuffer(raw, np.uint8)[16:24]
+    got = np.zeros(32, np.uint8)
+    _put[(1, )](view, got, 0, BLOCK=32)
+    np.testing.assert_array_equal(got, np.arange(16, 48, dtype=np.uint8))
+    with pytest.raises(OutOfBoundsError, match=r"`x_ptr` \(uint8\[8\], in a buffer of 64 bytes\)(?s:.*): 48 to 63 "
+                                               r"\(first: 48\) \(valid: -16 to 47\)"):
+        _put[(1, )](view, np.zeros(64, np.uint8), 0, BLOCK=64)
+
+
 def test_torch_tensors_are_checked_against_their_storage(checked):
     torch = pytest.importorskip("torch")
     base = torch.arange(64, dtype=torch.float32)

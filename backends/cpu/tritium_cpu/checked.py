@@ -49,8 +49,13 @@ def buffer_extent(obj: Any) -> tuple[int, int]:
     np = sys.modules.get("numpy")
     if np is not None and isinstance(obj, np.ndarray):
         root = obj
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        while True:
+            if isinstance(root.base, np.ndarray):
+                root = root.base
+            elif isinstance(getattr(root.base, "base", None), np.ndarray):
+                root = root.base.base   # as_strided's interface holder keeps the array it views
+            else:
+                break
         lo, hi = _numpy_span(root)
         if root.base is not None:
             try:   # an array over bytes, an mmap, a bytearray...: the whole of that buffer
