@@ -68,13 +68,12 @@ def _softmax_ref(x: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("n_rows,n_cols,programs,stages", [(37, 100, 4, 2), (5, 781, 2, 4), (16, 17, 16, 3)])
 def test_fused_softmax(backend, rng, n_rows, n_cols, programs, stages):
-    # rows of a wider buffer: the row stride differs from the row length
-    x = (rng.standard_normal((n_rows, n_cols + 3)) * 4).astype(np.float32)[:, :n_cols]
+    # rows of wider buffers: the row strides differ from the row length and from each other
+    x = (rng.standard_normal((n_rows, n_cols + 3)) * 4).astype(np.float32)
     y = np.full((n_rows, n_cols + 5), np.float32(-7.0))
     block = triton.next_power_of_2(n_cols)
-    _softmax[(programs, )](y, x, x.strides[0] // 4, y.strides[0] // 4, n_rows, n_cols, BLOCK_SIZE=block,
-                           num_stages=stages)
-    np.testing.assert_allclose(y[:, :n_cols], _softmax_ref(x), rtol=1e-5, atol=1e-7)
+    _softmax[(programs, )](y, x, n_cols + 3, n_cols + 5, n_rows, n_cols, BLOCK_SIZE=block, num_stages=stages)
+    np.testing.assert_allclose(y[:, :n_cols], _softmax_ref(x[:, :n_cols]), rtol=1e-5, atol=1e-7)
     assert (y[:, n_cols:] == -7.0).all()
 
 
