@@ -151,6 +151,10 @@ class CPUBackend(BaseBackend):
         mod = llvm.parse_assembly(text)
         mod.verify()
         if not _llvm_opt_disabled():
+            from .outline import instruction_count, outline_loops
+            limit = cpu_knobs.outline_threshold
+            if 0 < limit < instruction_count(text):
+                mod = outline_loops(mod, tm)
             pto = llvm.create_pipeline_tuning_options(speed_level=min(cpu_knobs.opt_level, 3))
             pto.loop_vectorization = True
             pto.slp_vectorization = True

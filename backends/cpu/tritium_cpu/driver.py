@@ -15,10 +15,12 @@ from tritium import knobs
 from tritium.backends.compiler import GPUTarget
 from tritium.backends.driver import DriverBase
 
+from . import interrupt
 from .knobs import cpu as cpu_knobs
 
 # No argtypes: ctypes then converts only what it is given (bytes -> char*, int -> int), which costs a third
-# of a typed call; the launcher is ``void launch(void *args, i32 n0, i32 n1, i32 n2, i32 nthreads)``.
+# of a typed call; the launcher is
+# ``void launch(void *args, i32 n0, i32 n1, i32 n2, i32 nthreads, i32 *cancel)``.
 _LAUNCH = ctypes.CFUNCTYPE(None)
 #: struct format of one 8-byte argument slot, by the LLVM type the kernel reads from it
 _SLOT_FORMATS = {"ptr": "Q", "float": "f4x", "double": "d", "half": "e6x"}
@@ -63,6 +65,12 @@ class CPULauncher:
             addr = engine.get_global_value_address(f"{md['symbol']}_assert_state")
             self.assert_state = _AssertState.from_address(addr)
         self.cores = cpu_count()
+        # launches that may run long go through interrupt.py, so that Ctrl-C stops them
+        self.may_loop = bool(md.get("cpu_may_loop", True))
+        self.nomem = None
+        if md.get("cpu_heap_bytes"):
+            self.heap_bytes = int(md["cpu_heap_bytes"])
+            self.nomem = ctypes.c_int32.from_address(engine.get_global_value_address(f"{md['symbol']}_nomem"))
 
     def __call__(self, grid: tuple[int, int, int], args: tuple) -> None:
         n0, n1, n2 = grid
@@ -77,11 +85,17 @@ class CPULauncher:
             nthreads = knobs.runtime.num_threads or self.cores
             if total * self.work < cpu_knobs.parallel_threshold:
                 nthreads = 1
+        may_block = self.may_loop or total * self.work >= cpu_knobs.parallel_threshold
         try:
             packed = self.pack(*args)
-            self.fn(packed, n0, n1, n2, nthreads)
+            interrupt.launch(self.fn, (packed, n0, n1, n2, nthreads), may_block)
         except (struct.error, ctypes.ArgumentError, TypeError):
             self._checked_call(grid, args, nthreads)
+        if self.nomem is not None and self.nomem.value:
+            self.nomem.value = 0
+            raise MemoryError(f"kernel `{self.kernel.name}` could not allocate its tiles' memory "
+                              f"({self.heap_bytes} bytes per thread); use smaller blocks or fewer threads "
+                              f"(TRITIUM_NUM_THREADS)")
         if self.has_print:
             _libc().fflush(None)
         if self.assert_state is not None and self.assert_state.failed:
@@ -110,7 +124,7 @@ class CPULauncher:
             n0, n1, n2 = (int(x) for x in grid)
         except (TypeError, ValueError):
             raise TypeError(f"kernel `{self.kernel.name}`: the grid must hold integers, got {grid!r}") from None
-        self.fn(struct.pack("<" + fmt, *values), n0, n1, n2, nthreads)
+        interrupt.launch(self.fn, (struct.pack("<" + fmt, *values), n0, n1, n2, nthreads), True)
 
     def _raise_assert(self) -> None:
         s = self.assert_state
@@ -247,8 +261,8 @@ def _engine() -> Any:
     return _engine_obj
 
 
-_PROCESS_SYMBOLS = ("pthread_create", "pthread_join", "printf", "fflush", "exp", "exp2", "log", "log2", "sin", "cos",
-                    "erf", "tanh", "pow", "powf", "fmod", "fmodf", "expf", "logf")
+_PROCESS_SYMBOLS = ("pthread_create", "pthread_join", "aligned_alloc", "free", "printf", "fflush", "exp", "exp2",
+                    "log", "log2", "sin", "cos", "erf", "tanh", "pow", "powf", "fmod", "fmodf", "expf", "logf")
 
 
 def _load_process_symbols() -> None:

@@ -20,6 +20,9 @@ class cpu_knobs(KnobGroup):
     opt_level = IntKnob("TRITIUM_CPU_OPT_LEVEL", 3, doc="LLVM optimization level (0-3)")
     parallel_threshold = IntKnob("TRITIUM_CPU_PARALLEL_THRESHOLD", 1 << 20,
                                  doc="Estimated element operations below which a launch stays on one thread")
+    outline_threshold = IntKnob("TRITIUM_CPU_OUTLINE_THRESHOLD", 6000,
+                                doc="LLVM instructions above which each loop of a kernel is optimized as a function "
+                                    "of its own (keeps compile time linear in kernel size); 0 turns it off")
     bounds_check = _FollowsDebug(
         "TRITIUM_CPU_BOUNDS_CHECK", None,  # type: ignore[arg-type]
         doc="Compile kernels that check every load, store and atomic against the argument's buffer and raise "

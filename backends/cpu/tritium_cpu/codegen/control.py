@@ -192,6 +192,7 @@ class ControlFlowMixin(StridedPointersMixin):
         self._write_carried(yielded, carried)
         # the launcher's choice of threads uses the work per program: count the loop's iterations
         self.work += (_trip_guess(lb.value, ub.value, step.value) - 1) * (self.work - work_before)
+        self.frame.cancel_point()   # Ctrl-C stops a long program here (frame.py)
         nxt = fn.inst(f"add {ity} {iv}, {step.value}")
         latch = fn.current
         fn.br(head)
@@ -347,6 +348,7 @@ class ControlFlowMixin(StridedPointersMixin):
         self.flush_pending()
         self._write_carried(yielded, carried)
         self.work += 15 * (self.work - work_before)    # an unknown number of iterations: guess 16
+        self.frame.cancel_point()
         latch = fn.current
         fn.br(head)
         for init, p, slot, y in zip(inits, phis, slots, yielded):

@@ -22,6 +22,7 @@ from .shapes import ShapeOpsMixin
 from .prefetch import PrefetchMixin
 from .streaming import StreamingMixin
 from .fastpath import load_masks, select_conditions, with_mask_fast_path
+from .frame import Frame
 from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Scalar, Select2, Splat, Tile, loop_nest, numel
 
 _type_cache: dict[str, tuple[Optional[tuple[int, ...]], str, str]] = {}
@@ -70,8 +71,10 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         self.work = 0  # a rough count of element operations per program, for the launcher's threading choice
         self.fn = Function(f"{name}_program", "void",
                            [("ptr", "%args"), ("i32", "%pid0"), ("i32", "%pid1"), ("i32", "%pid2"),
-                            ("i32", "%npid0"), ("i32", "%npid1"), ("i32", "%npid2")],
+                            ("i32", "%npid0"), ("i32", "%npid1"), ("i32", "%npid2"), ("ptr", "%cancel"),
+                            ("ptr", "%arena")],
                            attrs=f"alwaysinline nounwind {NO_LIBCALLS}", linkage="internal")
+        self.frame = Frame(self.fn)   # tile buffers on the stack or the heap; cancellation points
         self.arg_types: list[str] = []
         self.streaming_init(kernel)
         self.bounds = None
@@ -117,8 +120,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
 
     # -- materialization -------------------------------------------------------------------------
     def buffer(self, shape: tuple[int, ...], ty: str) -> str:
-        n = numel(shape)
-        return self.fn.alloca(ty, n, align=64 if n * 4 >= 64 else 16)
+        return self.frame.buffer(ty, numel(shape))
 
     def materialize(self, tile: Tile, into: Optional[str] = None) -> Buf:
         node = tile.node

@@ -6,11 +6,12 @@ from typing import Any
 from tritium._mlir import walk_children
 
 from . import softfloat
+from .frame import grid_arena
 from .irtext import Function, Module
 from .lower import NO_LIBCALLS, KernelLowering, LoweringError
 from .scalar import MathLibrary
 
-TASK = "{ ptr, i32, i32, i32, i64, i64 }"
+TASK = "{ ptr, i32, i32, i32, i64, i64, ptr }"   # args, grid, chunk [start, end), cancel flag
 
 
 def _kernel_func(module: Any) -> Any:
@@ -24,7 +25,10 @@ def _kernel_func(module: Any) -> Any:
 
 def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, datalayout: str,
                   vector_bits: int) -> tuple[str, dict]:
-    """LLVM IR text defining ``<symbol>_launch(args, n0, n1, n2, nthreads)`` and its metadata."""
+    """LLVM IR text defining ``<symbol>_launch(args, n0, n1, n2, nthreads, cancel)`` and its metadata.
+
+    ``cancel`` points to an i32 that the launcher sets to stop the launch (checked between programs and at
+    the kernel's loop back-edges, see frame.py)."""
     module = Module(triple, datalayout)
     math = MathLibrary()
     kernel = _kernel_func(mlir_module)
@@ -32,7 +36,8 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     module.functions.append(lowering.lower())
     checker = lowering.bounds
     module.functions += _grid_and_launch(module, symbol, lowering.streams and triple,
-                                         checker.state if checker is not None else "")
+                                         checker.state if checker is not None else "",
+                                         lowering.frame.heap_bytes)
     lib = math.ir()
     if lib:
         module.extra.append(lib)
@@ -40,17 +45,34 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     if softfloat.needed(text):
         module.extra.append(softfloat.library_ir())
     meta = {"cpu_work": max(1, lowering.work), "has_print": lowering.has_print, "has_assert": lowering.has_assert,
-            "arg_types": lowering.arg_types, "symbol": symbol}
+            "arg_types": lowering.arg_types, "symbol": symbol, "cpu_heap_bytes": lowering.frame.heap_bytes,
+            "cpu_may_loop": _may_loop(kernel)}
     if checker is not None:
         meta.update(checker.metadata())
     return module.text(), meta
 
 
-def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str = "") -> list[Function]:
+def _may_loop(kernel: Any) -> bool:
+    """Whether a program may run for an unknown time: a while loop, or a for loop with bounds not constant."""
+    def visit(op: Any) -> bool:
+        if op.name == "scf.while":
+            return True
+        if op.name == "scf.for" and any(getattr(v.owner, "name", "") != "arith.constant"
+                                        for v in list(op.operands)[:3]):
+            return True
+        return any(visit(o) for o in walk_children(op))
+    return visit(kernel)
+
+
+def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str = "",
+                     heap_bytes: int = 0) -> list[Function]:
     grid = Function(f"{s}_grid", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
-                                          ("i64", "%start"), ("i64", "%end")], attrs=f"nounwind {NO_LIBCALLS}")
+                                          ("i64", "%start"), ("i64", "%end"), ("ptr", "%cancel")],
+                    attrs=f"nounwind {NO_LIBCALLS}")
     g = grid
-    g.emit("%empty = icmp uge i64 %start, %end")
+    nomem = grid_arena(module, g, s, heap_bytes)
+    g.emit("%empty0 = icmp uge i64 %start, %end")
+    g.emit(f"%empty = or i1 %empty0, {nomem}")
     g.emit("br i1 %empty, label %done, label %loop")
     g.start_block("loop")
     g.emit("%lin = phi i64 [%start, %entry], [%next, %loop]")
@@ -63,9 +85,14 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     g.emit("%p0 = trunc i64 %p0w to i32")
     g.emit("%p1 = trunc i64 %p1w to i32")
     g.emit("%p2 = trunc i64 %p2w to i32")
-    g.emit(f"call void @{s}_program(ptr %args, i32 %p0, i32 %p1, i32 %p2, i32 %n0, i32 %n1, i32 %n2)")
+    arena = "%arena" if heap_bytes else "null"
+    g.emit(f"call void @{s}_program(ptr %args, i32 %p0, i32 %p1, i32 %p2, i32 %n0, i32 %n1, i32 %n2, "
+           f"ptr %cancel, ptr {arena})")
     g.emit("%next = add nuw i64 %lin, 1")
     more = g.inst("icmp ult i64 %next, %end")
+    # the launcher asks to stop (Ctrl-C): no further program starts
+    go = g.inst(f"icmp eq i32 {g.inst('load atomic i32, ptr %cancel monotonic, align 4')}, 0")
+    more = g.inst(f"and i1 {more}, {go}")
     if oob_state:
         from .oob import grid_stop
         stop = grid_stop(g, oob_state)
@@ -80,22 +107,24 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
             g.emit("call void @llvm.x86.sse.sfence()")
         else:
             g.emit("fence seq_cst")
+    if heap_bytes:
+        g.emit("call void @free(ptr %arena)")
     g.emit("ret void")
 
     thread = Function(f"{s}_thread", "ptr", [("ptr", "%task")], attrs="nounwind", linkage="internal")
     t = thread
     fields = []
-    for k, ty in enumerate(["ptr", "i32", "i32", "i32", "i64", "i64"]):
+    for k, ty in enumerate(["ptr", "i32", "i32", "i32", "i64", "i64", "ptr"]):
         p = t.inst(f"getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
         fields.append(t.inst(f"load {ty}, ptr {p}"))
     t.emit(f"call void @{s}_grid(ptr {fields[0]}, i32 {fields[1]}, i32 {fields[2]}, i32 {fields[3]}, "
-           f"i64 {fields[4]}, i64 {fields[5]})")
+           f"i64 {fields[4]}, i64 {fields[5]}, ptr {fields[6]})")
     t.emit("ret ptr null")
 
     module.declare("pthread_create", "declare i32 @pthread_create(ptr, ptr, ptr, ptr)")
     module.declare("pthread_join", "declare i32 @pthread_join(i64, ptr)")
     launch = Function(f"{s}_launch", "void", [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"),
-                                              ("i32", "%nthreads")], attrs="nounwind")
+                                              ("i32", "%nthreads"), ("ptr", "%cancel")], attrs="nounwind")
     L = launch
     L.emit("%a = zext i32 %n0 to i64")
     L.emit("%b = zext i32 %n1 to i64")
@@ -108,7 +137,7 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     L.emit("%serial = or i1 %few, %one")
     L.emit("br i1 %serial, label %serial_run, label %par")
     L.start_block("serial_run")
-    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %total)")
+    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %total, ptr %cancel)")
     L.emit("ret void")
     L.start_block("par")
     L.emit("%ntc = call i64 @llvm.umin.i64(i64 %nt, i64 %total)")
@@ -127,7 +156,7 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     L.emit("%en = call i64 @llvm.umin.i64(i64 %en0, i64 %total)")
     L.emit(f"%task = getelementptr inbounds {TASK}, ptr %tasks, i64 %t")
     for k, (ty, v) in enumerate([("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"), ("i64", "%st"),
-                                 ("i64", "%en")]):
+                                 ("i64", "%en"), ("ptr", "%cancel")]):
         L.emit(f"%f{k} = getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
         L.emit(f"store {ty} {v}, ptr %f{k}")
     L.emit("%tid = getelementptr inbounds i64, ptr %tids, i64 %t")
@@ -145,7 +174,7 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     L.emit("br i1 %more, label %spawn, label %own")
     L.start_block("own")
     L.emit("%own_end = call i64 @llvm.umin.i64(i64 %chunk, i64 %total)")
-    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %own_end)")
+    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %own_end, ptr %cancel)")
     L.emit("br label %join")
     L.start_block("join")
     L.emit("%j = phi i64 [1, %own], [%jn, %joined]")
