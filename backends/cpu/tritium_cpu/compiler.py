@@ -46,16 +46,32 @@ class CPUOptions:
 
 
 @functools.lru_cache(maxsize=None)
-def host_target(cpu: str, features: str, opt: int) -> Any:
+def host_target(cpu: str, features: str, opt: int, triple: str = "") -> Any:
     import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
-    target = llvm.Target.from_default_triple()
+    target = llvm.Target.from_triple(triple) if triple else llvm.Target.from_default_triple()
     return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="pic", codemodel="default")
+
+
+def target_triple() -> str:
+    """The triple compiled for: the host's unless TRITIUM_CPU_TRIPLE names another (cross-compiling)."""
+    import llvmlite.binding as llvm
+    return cpu_knobs.target_triple or llvm.get_default_triple()
+
+
+def is_cross(triple: str) -> bool:
+    import llvmlite.binding as llvm
+    return triple.split("-")[0] != llvm.get_default_triple().split("-")[0]
 
 
 def host_cpu() -> tuple[str, str]:
     import llvmlite.binding as llvm
+    if is_cross(target_triple()):     # the host's CPU name and features mean nothing to another architecture
+        cpu = cpu_knobs.target_cpu or "generic"
+        features = cpu_knobs.target_features
+        from .isa import check_features
+        return cpu, check_features(features) if features else ""
     cpu = cpu_knobs.target_cpu or llvm.get_host_cpu_name()
     features = cpu_knobs.target_features
     if features is None:
@@ -87,6 +103,7 @@ class CPUBackend(BaseBackend):
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
         self.cpu, self.features = host_cpu()
+        self.triple = target_triple()
         self.capability = self.cpu
 
     def hash(self) -> str:
@@ -94,7 +111,7 @@ class CPUBackend(BaseBackend):
         from tritium.cache import package_fingerprint
         from . import __version__
         key = (f"{__version__}-{package_fingerprint('tritium_cpu')}-{llvmlite.__version__}-{self.cpu}-"
-               f"{self.features}-{cpu_knobs.opt_level}")
+               f"{self.features}-{cpu_knobs.opt_level}-{self.triple}")
         return hashlib.sha256(key.encode()).hexdigest()
 
     def parse_options(self, options: dict) -> CPUOptions:
@@ -137,14 +154,15 @@ class CPUBackend(BaseBackend):
     def make_llir(self, module: Any, metadata: dict, options: CPUOptions) -> str:
         from .codegen import lower_to_llvm
         import llvmlite.binding as llvm
-        tm = host_target(self.cpu, self.features, cpu_knobs.opt_level)
+        tm = host_target(self.cpu, self.features, cpu_knobs.opt_level, self.triple)
         # symbols live in one process-wide JIT engine: make them unique per compiled IR, so that a
         # recompilation (TRITON_ALWAYS_COMPILE, an override) never resolves to an older kernel
         digest = hashlib.sha256((metadata["hash"] + str(module)).encode()).hexdigest()[:16]
         symbol = f"{metadata['name']}_{digest}"
-        text, meta = lower_to_llvm(module, symbol, options, llvm.get_default_triple(), str(tm.target_data),
+        text, meta = lower_to_llvm(module, symbol, options, self.triple, str(tm.target_data),
                                    vector_bits(self.features))
         metadata.update(meta)
+        metadata["cpu_triple"] = self.triple
         dump = knobs.compilation.llvm_ir_dump
         if dump:
             print(f"// -----// LLVM IR before optimization ({metadata['name']}) //----- //\n{text}", file=sys.stderr)
@@ -167,7 +185,7 @@ class CPUBackend(BaseBackend):
 
     def make_obj(self, src: str, metadata: dict, options: CPUOptions) -> bytes:
         import llvmlite.binding as llvm
-        tm = host_target(self.cpu, self.features, cpu_knobs.opt_level)
+        tm = host_target(self.cpu, self.features, cpu_knobs.opt_level, self.triple)
         return tm.emit_object(llvm.parse_assembly(src))
 
 

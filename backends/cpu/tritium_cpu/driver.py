@@ -183,6 +183,9 @@ class CPUDriver(DriverBase):
 
     def make_launcher(self, kernel: Any) -> CPULauncher:
         import llvmlite.binding as llvm
+        from .crosscompile import no_run_launcher
+        if (launcher := no_run_launcher(kernel)) is not None:   # compile-only, or code for another triple
+            return launcher
         symbol = kernel.metadata_dict["symbol"]
         with _engine_lock:
             engine = _engine()

@@ -17,6 +17,11 @@ class cpu_knobs(KnobGroup):
     group_name = "cpu"
     target_cpu = StrKnob("TRITIUM_CPU_TARGET", doc="LLVM CPU name to compile for; default: the host's")
     target_features = StrKnob("TRITIUM_CPU_FEATURES", doc="LLVM target features; default: the host's")
+    target_triple = StrKnob("TRITIUM_CPU_TRIPLE", doc="LLVM target triple to compile for (e.g. "
+                            "aarch64-unknown-linux-gnu); default: the host's. Code for another triple is compiled "
+                            "and cached but cannot run here: set TRITIUM_CPU_COMPILE_ONLY=1")
+    compile_only = BoolKnob("TRITIUM_CPU_COMPILE_ONLY", False, doc="Launches compile (and cache) their kernel but "
+                            "run nothing: for cross-compiling, and for checking that every kernel compiles")
     opt_level = IntKnob("TRITIUM_CPU_OPT_LEVEL", 3, doc="LLVM optimization level (0-3)")
     parallel_threshold = IntKnob("TRITIUM_CPU_PARALLEL_THRESHOLD", 1 << 20,
                                  doc="Estimated element operations below which a launch stays on one thread")
