@@ -16,7 +16,7 @@ import tritium.language as tl
 @triton.jit
 def _attn_fwd_inner(acc, l_i, m_i, q, K, V, stride_tok, start_m, qk_scale, BLOCK_M: tl.constexpr,
                     HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr, offs_m: tl.constexpr,
-                    offs_n: tl.constexpr, N_CTX):
+                    offs_n: tl.constexpr, N_CTX, BLOCK_PTR: tl.constexpr):
     # STAGE 1: the key blocks strictly left of the diagonal; 2: the diagonal block (masked); 3: all keys
     if STAGE == 1:
         lo, hi = 0, start_m * BLOCK_M
@@ -26,11 +26,17 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K, V, stride_tok, start_m, qk_scale, BLOCK
     else:
         lo, hi = 0, N_CTX
     offs_d = tl.arange(0, HEAD_DIM)
+    if BLOCK_PTR:
+        K = tl.advance(K, (0, lo))
+        V = tl.advance(V, (lo, 0))
     for start_n in range(lo, hi, BLOCK_N):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         cols = start_n + offs_n
         # k is read transposed (HEAD_DIM x BLOCK_N); keys past N_CTX read zeros and are masked below
-        k = tl.load(K + cols[None, :] * stride_tok + offs_d[:, None], mask=cols[None, :] < N_CTX, other=0.0)
+        if BLOCK_PTR:
+            k = tl.load(K, boundary_check=(1, ), padding_option="zero")
+        else:
+            k = tl.load(K + cols[None, :] * stride_tok + offs_d[:, None], mask=cols[None, :] < N_CTX, other=0.0)
         qk = tl.dot(q, k)
         if STAGE == 2:
             mask = offs_m[:, None] >= (start_n + offs_n[None, :])
@@ -47,7 +53,12 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K, V, stride_tok, start_m, qk_scale, BLOCK
         alpha = tl.math.exp2(m_i - m_ij)
         l_i = l_i * alpha + l_ij
         acc = acc * alpha[:, None]
-        v = tl.load(V + cols[:, None] * stride_tok + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
+        if BLOCK_PTR:
+            v = tl.load(V, boundary_check=(0, ), padding_option="zero")
+            K = tl.advance(K, (0, BLOCK_N))
+            V = tl.advance(V, (BLOCK_N, 0))
+        else:
+            v = tl.load(V + cols[:, None] * stride_tok + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
         acc = tl.dot(p.to(tl.float16), v, acc)
         m_i = m_ij
     return acc, l_i, m_i
@@ -55,7 +66,7 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K, V, stride_tok, start_m, qk_scale, BLOCK
 
 @triton.jit
 def _attn_fwd(Q, K, V, sm_scale, M, Out, stride_z, stride_h, stride_tok, H, N_CTX, HEAD_DIM: tl.constexpr,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr, BLOCK_PTR: tl.constexpr):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     off_z = off_hz // H
@@ -74,20 +85,32 @@ def _attn_fwd(Q, K, V, sm_scale, M, Out, stride_z, stride_h, stride_tok, H, N_CT
     qk_scale = sm_scale
     qk_scale *= 1.44269504  # 1/log(2): exp(x) = exp2(x / log 2)
     row_ok = offs_m[:, None] < N_CTX
-    q = tl.load(Q + offs_m[:, None] * stride_tok + offs_d[None, :], mask=row_ok, other=0.0)
+    if BLOCK_PTR:
+        # the tutorial's block pointers: K is walked as its transpose (column-major order)
+        q = tl.load(tl.make_block_ptr(Q, (N_CTX, HEAD_DIM), (stride_tok, 1), (start_m * BLOCK_M, 0),
+                                      (BLOCK_M, HEAD_DIM), (1, 0)), boundary_check=(0, ), padding_option="zero")
+        K = tl.make_block_ptr(K, (HEAD_DIM, N_CTX), (1, stride_tok), (0, 0), (HEAD_DIM, BLOCK_N), (0, 1))
+        V = tl.make_block_ptr(V, (N_CTX, HEAD_DIM), (stride_tok, 1), (0, 0), (BLOCK_N, HEAD_DIM), (1, 0))
+    else:
+        q = tl.load(Q + offs_m[:, None] * stride_tok + offs_d[None, :], mask=row_ok, other=0.0)
     # causal: STAGE = 3 runs the off-band blocks (inner stage 1), then the diagonal (inner stage 2);
     # not causal: STAGE = 1 runs every block unmasked (inner stage 3)
     if STAGE & 1:
         acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K, V, stride_tok, start_m, qk_scale, BLOCK_M, HEAD_DIM,
-                                        BLOCK_N, 4 - STAGE, offs_m, offs_n, N_CTX)
+                                        BLOCK_N, 4 - STAGE, offs_m, offs_n, N_CTX, BLOCK_PTR)
     if STAGE & 2:
         acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K, V, stride_tok, start_m, qk_scale, BLOCK_M, HEAD_DIM,
-                                        BLOCK_N, 2, offs_m, offs_n, N_CTX)
+                                        BLOCK_N, 2, offs_m, offs_n, N_CTX, BLOCK_PTR)
     # the log-sum-exp in base 2, kept for the backward
     m_i += tl.math.log2(l_i)
     acc = acc / l_i[:, None]
     tl.store(M + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
-    tl.store(Out + offs_m[:, None] * stride_tok + offs_d[None, :], acc.to(Out.type.element_ty), mask=row_ok)
+    if BLOCK_PTR:
+        o_block = tl.make_block_ptr(Out, (N_CTX, HEAD_DIM), (stride_tok, 1), (start_m * BLOCK_M, 0),
+                                    (BLOCK_M, HEAD_DIM), (1, 0))
+        tl.store(o_block, acc.to(Out.type.element_ty), boundary_check=(0, ))
+    else:
+        tl.store(Out + offs_m[:, None] * stride_tok + offs_d[None, :], acc.to(Out.type.element_ty), mask=row_ok)
 
 
 @triton.jit
@@ -259,27 +282,29 @@ def _reference(q, k, v, do, causal, sm_scale):
     return o, lse2, ds @ k * sm_scale, ds.swapaxes(-1, -2) @ q * sm_scale, dv
 
 
-def _forward(q, k, v, causal, sm_scale, BLOCK_M, BLOCK_N):
+def _forward(q, k, v, causal, sm_scale, BLOCK_M, BLOCK_N, block_ptr=False):
     Z, H, N, D = q.shape
     o = np.full_like(q, np.float16(np.nan))
     m = np.zeros((Z, H, N), np.float32)
     st = [s // q.itemsize for s in q.strides]
     _attn_fwd[(triton.cdiv(N, BLOCK_M), Z * H)](q, k, v, sm_scale, m, o, st[0], st[1], st[2], H, N, HEAD_DIM=D,
-                                               BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGE=3 if causal else 1)
+                                               BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGE=3 if causal else 1,
+                                               BLOCK_PTR=block_ptr)
     return o, m
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("Z,H,N,D,BLOCK_M,BLOCK_N", [
-    (1, 2, 128, 16, 32, 32),
-    (1, 2, 128, 32, 64, 32),     # two key blocks per diagonal block
-    (2, 1, 100, 64, 64, 32),     # N not a multiple of the blocks: masked query rows and keys
+@pytest.mark.parametrize("Z,H,N,D,BLOCK_M,BLOCK_N,block_ptr", [
+    (1, 2, 128, 16, 32, 32, False),
+    (1, 2, 128, 32, 64, 32, False),     # two key blocks per diagonal block
+    (2, 1, 100, 64, 64, 32, False),     # N not a multiple of the blocks: masked query rows and keys
+    (2, 1, 100, 32, 64, 32, True),      # the same through block pointers (boundary checks, zero padding)
 ])
-def test_attention_fwd(backend, rng, causal, Z, H, N, D, BLOCK_M, BLOCK_N):
+def test_attention_fwd(backend, rng, causal, Z, H, N, D, BLOCK_M, BLOCK_N, block_ptr):
     backend.require("dot-fp16")
     sm_scale = 0.5
     q, k, v, do = _inputs(rng, Z, H, N, D)
-    o, m = _forward(q, k, v, causal, sm_scale, BLOCK_M, BLOCK_N)
+    o, m = _forward(q, k, v, causal, sm_scale, BLOCK_M, BLOCK_N, block_ptr)
     o_ref, lse2_ref, *_ = _reference(q, k, v, do, causal, sm_scale)
     # p is rounded to fp16 before the dot with v, as in the tutorial
     np.testing.assert_allclose(o.astype(np.float64), o_ref, rtol=0, atol=1e-2)
