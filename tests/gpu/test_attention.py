@@ -133,7 +133,9 @@ def test_emulated_pipelined_loops_share_shared_memory(emulator):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("N,D,BM,BN,warps,stages", [(256, 64, 64, 64, 4, 1), (256, 64, 128, 64, 4, 3),
                                                      (256, 128, 128, 128, 8, 3), (1024, 128, 128, 64, 8, 3),
-                                                     (1024, 64, 64, 32, 4, 3)])
+                                                     (1024, 64, 64, 32, 4, 3),
+                                                     # tiles wgmma cannot take (2 warps; 32 rows): mma.sync
+                                                     (256, 64, 64, 64, 2, 3), (512, 128, 32, 32, 4, 3)])
 def test_cuda_attention_forward(cuda, kind, causal, N, D, BM, BN, warps, stages):
     err, _ = _attention(_Torch(), 2, 3, N, D, causal, BM, BN, warps, stages, seed=N + D, kind=kind)
     assert err < 1e-2

@@ -75,3 +75,18 @@ def test_causal_second_loop_reuses_the_first_loops_stages(nvidia_registry):
     sizes = [_compile(nvidia_registry, A.attn_fwd_ptr, causal, 256, 64, 64, 64, 4, 3).metadata.shared
              for causal in (False, True)]
     assert sizes[1] == sizes[0], sizes
+
+
+def test_loop_writes_no_shared_memory_of_its_own(nvidia_registry):
+    """In the loop, K and V arrive by asynchronous copies; Q (computed before the loop) is written to shared
+    memory once, before it; P stays in registers (wgmma's register operand). So the loop body stores nothing
+    to shared memory itself."""
+    llir = _compile(nvidia_registry, A.attn_fwd_ptr, False, 1024, 128, 128, 128, 8, 3).asm["llir"]
+    lines = llir.splitlines()
+    body = next(i for i, ln in enumerate(lines) if ln.startswith("pforbody"))
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("pforexit"))
+    assert body < end
+    stores = [ln for ln in lines[body:end] if ln.strip().startswith("store") and "addrspace(3)" in ln]
+    assert not stores, stores[:3]
+    assert any("addrspace(3)" in ln and ln.strip().startswith("store") for ln in lines[:body])   # Q, once
+

@@ -77,6 +77,9 @@ def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
     if not _compatible(smem):
         smem = SmemLayout(t.layout.shape, k_dim, smem.eb)
     nbytes = (smem.nbytes + 1023) // 1024 * 1024
+    frame = lo.invariant_loop(v) if isinstance(got, Tensor) else None
+    if frame is not None:
+        return _loop_invariant_tile(lo, frame, v, t, smem, nbytes)
     base = lo.scratch(lo.wgmma_scratch_used + nbytes, 1024)     # descriptors address whole swizzle atoms
     tile = SharedTile(lo.smem_ptr(base, str(lo.wgmma_scratch_used)), smem, lo.storage_type(t.ty))
     lo.wgmma_scratch_used += nbytes
@@ -110,6 +113,27 @@ def _pack_a(lo: Any, regs: dict, row: int, col: int, ty: str) -> list[str]:
         v = fn.inst(f"insertelement <2 x {ty}> {v}, {ty} {regs[(row + dr, col + dc + 1)]}, i32 1")
         out.append(fn.inst(f"bitcast <2 x {ty}> {v} to i32"))
     return out
+
+
+def _loop_invariant_tile(lo: Any, frame: Any, v: Any, t: Tensor, smem: SmemLayout, nbytes: int) -> SharedTile:
+    """An operand computed outside the loop (Q of attention): written once, before the loop, to a buffer live
+    through the loop, rather than to scratch memory in every iteration."""
+    key = ("wgmma-operand", v, smem)
+    tile = frame.memo.get(key)
+    if tile is not None:
+        return tile
+    fn = lo.fn
+    tile = SharedTile(lo.loop_buffer(frame, nbytes, 1024), smem, lo.storage_type(t.ty))
+
+    def write() -> None:
+        lo.target.barrier(fn)           # the bytes may have been another buffer's before the loop
+        lo.write_tile(t, tile)
+        fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
+        lo.target.barrier(fn)
+
+    lo.hoist(frame, write)
+    frame.memo[key] = tile
+    return tile
 
 
 def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:

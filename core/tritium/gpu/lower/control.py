@@ -72,6 +72,7 @@ class ControlMixin:
         args = list(block.arguments)
         inits = [self._carried(v, a) for v, a in zip(operands[3:], args[1:])]
         self.scratch_dirty = True
+        frame = self.enter_loop(op, True)
         pre = fn.current
         head, body, exit_ = fn.label("for"), fn.label("forbody"), fn.label("forexit")
         fn.br(head)
@@ -94,9 +95,13 @@ class ControlMixin:
         self.scratch_dirty = True
         latch = fn.current
         fn.br(head)
+        pre = frame.pre                         # code hoisted out of the body may have added blocks
         fn.fill(iv_slot, f"{iv} = phi {lb.ty} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
         self._fill_phis(phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
         fn.start_block(exit_)
+        # the last iteration's reads of shared memory are ordered before later writes by the barrier the next
+        # writer emits (scratch_dirty is set)
+        self.exit_loop()
         for r, p in zip(op.results, phis):
             self.values[r] = p
 
@@ -145,6 +150,7 @@ class ControlMixin:
         fn.br(head)
         fn.start_block(head)
         phis, slots = self._phis(bargs, inits)
+        self.enter_loop(op, False)
         self.push_scope()
         for a, p in zip(bargs, phis):
             self.values[a] = p
@@ -168,5 +174,6 @@ class ControlMixin:
         fn.br(head)
         self._fill_phis(phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
         fn.start_block(exit_)
+        self.exit_loop()
         for r, v in zip(op.results, forwarded):
             self.values[r] = v

@@ -213,6 +213,7 @@ class PipelineMixin:
             ops_s, state = self.eval_slice(op, plan, iv_s, state, depth)
             self.issue_copies(plan, ops_s, bases, str(s), valid)
         self.scratch_dirty = True
+        frame = self.enter_loop(op, True)
         pre = fn.current
         head, body, exit_ = fn.label("pfor"), fn.label("pforbody"), fn.label("pforexit")
         fn.br(head)
@@ -274,6 +275,7 @@ class PipelineMixin:
         self.scratch_dirty = True
         latch = fn.current
         fn.br(head)
+        pre = frame.pre                         # code hoisted out of the body may have added blocks
         fn.fill(iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
         fn.fill(rd_slot, f"{rd} = phi i32 [0, %{pre}], [{rdw}, %{latch}]")
         fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
@@ -291,6 +293,7 @@ class PipelineMixin:
         self.target.barrier(fn)
         for k in buffers:
             self.smem.close(k)
+        self.exit_loop()
 
 
 _unused = (BYTES, Tensor)

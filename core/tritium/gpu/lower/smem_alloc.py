@@ -42,9 +42,10 @@ class SharedAllocator:
         self.buffers: list[Buffer] = []
         self.clock = 0
 
-    def open(self, size: int, align: int) -> int:
+    def open(self, size: int, align: int, start: Optional[int] = None) -> int:
+        """A buffer live from now (or from the earlier point ``start``, a past value of ``clock``)."""
         self.clock += 1
-        self.buffers.append(Buffer(size, align, self.clock))
+        self.buffers.append(Buffer(size, align, self.clock if start is None else start))
         return len(self.buffers) - 1
 
     def grow(self, k: int, size: int, align: int) -> None:
