@@ -1,9 +1,11 @@
 """Hopper's warpgroup matrix multiply (``wgmma.mma_async``, sm_90a) for fp16/bf16 dots.
 
-Four consecutive warps (a warpgroup) compute a 64 x N tile of the accumulator per instruction, reading A
-and B from shared memory through 64-bit descriptors. Warpgroups split M. The operands come from the
-software pipeline's shared stages when the loop was pipelined, else the registers are written to a
-scratch tile first. Shared tiles use :class:`~tritium.gpu.lower.shared.SmemLayout`, whose 128-byte panels
+Four consecutive warps (a warpgroup) compute a 64 x N tile of the accumulator per instruction, reading B
+(and usually A) from shared memory through 64-bit descriptors. Warpgroups split M. The operands come from
+the software pipeline's shared stages when the loop was pipelined; an A the threads already hold as wgmma's
+register fragments (a 16-bit tile in an earlier wgmma's accumulator layout: P of attention) is read from
+registers; an operand computed before the loop is written once, in the loop's preheader; anything else is
+written to a scratch tile first. Shared tiles use :class:`~tritium.gpu.lower.shared.SmemLayout`, whose 128-byte panels
 and XOR swizzle are the canonical layouts the descriptors name:
 
 - K-major (the K elements of a row contiguous): LBO unused, SBO = 8 rows of one panel;
