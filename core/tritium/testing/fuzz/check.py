@@ -19,6 +19,7 @@ class Outcome:
     kind: str                      # "ok", "mismatch", "error" (the target failed where the oracle did not)
     detail: str = ""
     sinks: list = field(default_factory=list)   # names of mismatching parameters
+    kinds: tuple = ()                           # "dtype:pattern" of each mismatching parameter
 
     @property
     def bad(self) -> bool:
@@ -69,10 +70,25 @@ def compare(p: Program, ref: dict, got: dict) -> list:
             if m.any():
                 i = int(np.flatnonzero(m.ravel())[0])
                 rv, gv = T.as_float_view(d, r.ravel()[i:i + 1])[0], T.as_float_view(d, g.ravel()[i:i + 1])[0]
-                bad.append((name, int(m.sum()), i, rv, gv))
+                bad.append((name, int(m.sum()), i, rv, gv, f"{s.dtype}:{pattern(d, r[m], g[m])}"))
     return bad
 
 
+def pattern(d: T.DType, ref: np.ndarray, got: np.ndarray) -> str:
+    """A coarse class of the differing elements, to recognise one bug seen again in another kernel."""
+    if not d.is_float:
+        return "value"
+    r, g = T.as_float_view(d, ref).astype(np.float64), T.as_float_view(d, got).astype(np.float64)
+    tiny = T.finfo(d)[1] if d.name != "bfloat16" else 2.0 ** -126
+    if np.all((np.abs(r) < tiny) & (r != 0) & (g == 0)) or np.all((np.abs(g) < tiny) & (g != 0) & (r == 0)):
+        return "subnormal-flushed"
+    if np.all((r == 0) & (g == 0)):
+        return "zero-sign"
+    if np.all(np.isnan(r) != np.isnan(g)):
+        return "nan"
+    return "value"
+
+
 def describe(bad: list) -> str:
-    return "; ".join(f"{n}: {c} elements differ, first at flat index {i}: interpreter {r!r}, target {g!r}"
-                     for n, c, i, r, g in bad)
+    return "; ".join(f"{n}: {c} elements differ ({kind}), first at flat index {i}: interpreter {r!r}, target {g!r}"
+                     for n, c, i, r, g, kind in bad)

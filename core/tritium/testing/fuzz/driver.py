@@ -24,6 +24,7 @@ class Finding:
     path: str
     stmts: int
     also: list = field(default_factory=list)     # other targets the reproducer fails on
+    repeats: int = 0                             # later kernels that failed the same way (not shrunk again)
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Stats:
     per_target: dict = field(default_factory=dict)      # name -> [kernels, seconds]
     findings: list = field(default_factory=list)
     reject_samples: list = field(default_factory=list)
+    seen: dict = field(default_factory=dict)           # fingerprint -> Finding, to recognise repeats
     elapsed: float = 0.0
 
 
@@ -66,7 +68,8 @@ class Lane:
             return chk.Outcome(target.name, "error", got["error"])
         bad = chk.compare(p, ref["arrays"], got["arrays"])
         if bad:
-            return chk.Outcome(target.name, "mismatch", chk.describe(bad), [b[0] for b in bad])
+            return chk.Outcome(target.name, "mismatch", chk.describe(bad), [b[0] for b in bad],
+                               tuple(sorted({b[5] for b in bad})))
         return chk.Outcome(target.name, "ok")
 
     def close(self) -> None:
@@ -153,6 +156,15 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
     while bad:
         t, o = bad.pop(0)
         sig = o.signature()
+        # a subnormal flush, a zero sign or a NaN difference already shrunk on this target: the same bug again
+        early = tuple(k for k in o.kinds if not k.endswith(":value"))
+        if early and len(early) == len(o.kinds):
+            key = (t.name, "pattern", early)
+            with lock:
+                if key in stats.seen:
+                    stats.seen[key].repeats += 1
+                    log(f"fuzz: {t.name}: kernel seed {p.seed}: same failure as {stats.seen[key].path}")
+                    continue
 
         def still_bad(q: Program, t: Target = t, sig: tuple = sig) -> bool:
             r = lane.outcome(t, q, workdir)
@@ -167,11 +179,24 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
             if uo.signature() == sig and r is not None and r.bad and r.signature() == sig:
                 also.append(u.name)
                 bad.remove((u, uo))
+        shape = (t.name, "ops", tuple(sorted({x.op for x in small.stmts if x.op not in ("load", "aux")})), sig)
+        with lock:
+            dup = stats.seen.get(shape)
+        if dup is not None:
+            dup.repeats += 1
+            log(f"fuzz: {t.name}: kernel seed {p.seed}: shrinks to the same operations as {dup.path}")
+            continue
         path = repro.write(small, t, final, out, tried, also)
         log(f"fuzz: {t.name}: shrunk to {len(small.stmts)} statements in {tried} tries"
             f"{' (also fails on ' + ', '.join(also) + ')' if also else ''}: {path}")
+        finding = Finding(t.name, p.seed, o.kind, final.detail, path, len(small.stmts), also)
         with lock:
-            stats.findings.append(Finding(t.name, p.seed, o.kind, final.detail, path, len(small.stmts), also))
+            stats.findings.append(finding)
+            stats.seen[shape] = finding
+            if early and len(early) == len(o.kinds):
+                stats.seen[(t.name, "pattern", early)] = finding
+                for u in also:
+                    stats.seen[(u, "pattern", early)] = finding
 
 
 def summary(stats: Stats) -> str:
@@ -185,6 +210,7 @@ def summary(stats: Stats) -> str:
         lines.append(f"  rejected kernel seed {seed}: {err}")
     for f in stats.findings:
         also = f", also {', '.join(f.also)}" if f.also else ""
+        also += f", seen again {f.repeats} times" if f.repeats else ""
         lines.append(f"  FINDING {f.target}{also} seed {f.seed} ({f.kind}, {f.stmts} statements): {f.path}\n"
                      f"    {f.detail[:400]}")
     return "\n".join(lines)
