@@ -240,3 +240,24 @@ def philox_uniform(seed: int, offsets: np.ndarray, n_rounds: int = 10) -> np.nda
     x = c0.astype(np.uint32).view(np.int32).astype(np.int64)
     x = np.where(x < 0, -x - 1, x)
     return x.astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+# -- arrays the suite's automatic device copies do not cover --------------------------------------------
+
+def to_backend(backend: Any, a: np.ndarray) -> Any:
+    """``a`` where the backend's kernels can address it: the array itself on a backend that reads host memory,
+    else a torch tensor on the active device. For what the suite's per-launch copies miss: arrays whose addresses
+    a kernel reads from memory, and launches of precompiled kernels."""
+    if backend.has("host-memory"):
+        return a
+    import torch
+    from tritium.runtime.driver import driver
+    return torch.from_numpy(np.ascontiguousarray(a)).to(driver.active.get_active_torch_device())
+
+
+def address(x: Any) -> int:
+    return x.ctypes.data if isinstance(x, np.ndarray) else x.data_ptr()
+
+
+def to_host(x: Any) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else x.cpu().numpy()

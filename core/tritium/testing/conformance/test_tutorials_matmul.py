@@ -9,6 +9,8 @@ import pytest
 import tritium as triton
 import tritium.language as tl
 
+from .reference import address, to_backend, to_host
+
 # -- 03 matrix multiplication ---------------------------------------------------------------------------
 
 
@@ -140,29 +142,6 @@ def _grouped_matmul(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gemm_sizes, 
         last_problem_end = last_problem_end + num_tiles
 
 
-class _Buffers:
-    """Arrays whose addresses a kernel reads from memory. The suite's automatic copies to a device cover only
-    arguments, so on a backend without host memory the arrays are put on the device here, by hand."""
-
-    def __init__(self, backend):
-        self.host = backend.has("host-memory")
-        self.kept = []
-
-    def put(self, a: np.ndarray):
-        if self.host:
-            self.kept.append(a)
-            return a, a.ctypes.data
-        import torch
-        from tritium.runtime.driver import driver
-        t = torch.from_numpy(np.ascontiguousarray(a)).to(driver.active.get_active_torch_device())
-        self.kept.append(t)
-        return t, t.data_ptr()
-
-    @staticmethod
-    def back(x) -> np.ndarray:
-        return x if isinstance(x, np.ndarray) else x.cpu().numpy()
-
-
 # A known gap, kept visible: the interpreter maps array arguments into a virtual address space, so a host address
 # (a.ctypes.data) loaded from a pointer array belongs to no argument and the access is refused.
 _INTERPRETER_POINTER_ARRAYS = ("interpreter: host addresses stored in a pointer array cannot be dereferenced "
@@ -200,23 +179,23 @@ def test_grouped_gemm(backend, rng, request, sizes, num_sm):
         request.applymarker(pytest.mark.xfail(strict=True, reason=_INTERPRETER_POINTER_ARRAYS))
     if not backend.has("host-memory"):
         pytest.importorskip("torch")
-    bufs = _Buffers(backend)
     a_addr, b_addr, c_addr, lds, outs, wants = [], [], [], [], [], []
+    kept = []                          # the kernel sees only addresses: keep the arrays alive through the launch
     for m, n, k in sizes:
-        a, b = _fp16(rng, (m, k)), _fp16(rng, (k, n))
-        c = np.full((m, n), np.float16(np.nan))
-        for arr, addrs in ((a, a_addr), (b, b_addr)):
-            addrs.append(bufs.put(arr)[1])
-        dev_c, addr = bufs.put(c)
-        c_addr.append(addr)
-        outs.append(dev_c)
+        a, b = (to_backend(backend, x) for x in (_fp16(rng, (m, k)), _fp16(rng, (k, n))))
+        c = to_backend(backend, np.full((m, n), np.float16(np.nan)))
+        kept += [a, b]
+        a_addr.append(address(a))
+        b_addr.append(address(b))
+        c_addr.append(address(c))
+        outs.append(c)
         lds += [k, n, n]
-        wants.append(a.astype(np.float64) @ b.astype(np.float64))
+        wants.append(to_host(a).astype(np.float64) @ to_host(b).astype(np.float64))
     g_sizes = np.array(sizes, np.int32).reshape(-1)
     _grouped_matmul[(num_sm, )](np.array(a_addr, np.int64), np.array(b_addr, np.int64), np.array(c_addr, np.int64),
                                 g_sizes, np.array(lds, np.int32), len(sizes), NUM_SM=num_sm, BLOCK_SIZE_M=32,
                                 BLOCK_SIZE_N=32, BLOCK_SIZE_K=16)
     for (m, n, k), out, want in zip(sizes, outs, wants):
-        got = _Buffers.back(out)
+        got = to_host(out)
         assert not np.isnan(got).any(), f"problem {(m, n, k)}: tiles never written"
         _assert_fp16_close(got, want, k)
