@@ -67,7 +67,9 @@ def g_binary(g: Gen) -> None:
     elif kind == "minmax":
         fn = rng.choice(["minimum", "maximum"])
         nan = rng.choice(["", ", propagate_nan=tl.PropagateNan.ALL"]) if r.is_float else ""
-        g.emit(r.name, shape, "minmax", f"{{out}} = tl.{fn}({{0}}, {{1}}{nan})", [a.out, b.out])
+        # maxnum/minnum may return either zero of a +0/-0 tie (PropagateNan.ALL orders -0 below +0)
+        zero = " + 0.0" if r.is_float and not nan else ""
+        g.emit(r.name, shape, "minmax", f"{{out}} = tl.{fn}({{0}}, {{1}}{nan}){zero}", [a.out, b.out])
     elif r.is_int:
         if da.signed != db.signed:
             raise Skip   # Triton refuses /, // and % on mixed signedness

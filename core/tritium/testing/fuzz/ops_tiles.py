@@ -10,6 +10,9 @@ from .program import Sink, block_shape
 # -- reductions and scans ---------------------------------------------------------------------------------
 COMBINE_INT = {"add": "a + b", "xor": "a ^ b", "max": "tl.maximum(a, b)", "min": "tl.minimum(a, b)",
                "or": "a | b"}
+# Triton's max/min of floats (maxnum/minnum) may return either zero of a +0/-0 tie, so a reduction's zero sign
+# depends on the order; adding 0.0 turns -0.0 into 0.0 and changes nothing else, so the value stays exact
+CANON_ZERO = " + 0.0"
 COMBINE_FLOAT = {"max": "tl.maximum(a, b)", "min": "tl.minimum(a, b)"}
 
 
@@ -60,8 +63,9 @@ def g_reduce(g: Gen, scan: bool = False) -> None:
         h = _helper(g, f"combine_{cname}", f"def combine_{cname}(a, b):\n    return {table[cname]}")
         call = "tl.associative_scan" if scan else "tl.reduce"
         extra = f", reverse={rng.choice(['True', 'False'])}" if scan and rng.random() < 0.3 else ""
-        g.emit(d.name, out_shape, "scan" if scan else "reduce", f"{{out}} = {call}({src}, {axis}, {h}{extra})",
-               [a.out], helpers=(h,))
+        zero = CANON_ZERO if d.is_float else ""
+        g.emit(d.name, out_shape, "scan" if scan else "reduce",
+               f"{{out}} = {call}({src}, {axis}, {h}{extra}){zero}", [a.out], helpers=(h,))
         return
     r = _reduce_dtype(d, fn)
     inexact = r.is_float and fn in ("sum", "cumsum", "cumprod")
@@ -71,6 +75,8 @@ def g_reduce(g: Gen, scan: bool = False) -> None:
         tmpl = f"{{out}} = tl.{fn}({src}, axis={axis}{rev})"
     else:
         tmpl = f"{{out}} = tl.{fn}({src}, axis={axis})"
+        if r.is_float and fn in ("max", "min"):
+            tmpl += CANON_ZERO
     if not inexact:
         g.emit(r.name, out_shape, "scan" if scan else "reduce", tmpl, [a.out])
         return

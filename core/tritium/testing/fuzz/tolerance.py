@@ -30,6 +30,11 @@ Every generated statement names a class from :data:`TABLE`; a stored result is c
   fp32's precision.
 - ``aux``: a scale itself: stored, never compared.
 
+Zero signs Triton leaves open are made definite in the kernel instead of compared loosely: ``tl.maximum`` /
+``tl.minimum`` with the default ``propagate_nan`` (LLVM's maxnum/minnum: either zero of a +0/-0 tie) and float
+max/min reductions are followed by ``+ 0.0``, which turns -0.0 into 0.0 and leaves every other value alone, so
+the result stays ``exact`` and may feed later operations.
+
 Kept out of the generated kernels by choice (documented limits, not Triton's semantics): ``tl.sin``/``tl.cos``
 of arguments of magnitude 2^21 or more (the CPU backend's mathlib has no Payne-Hanek reduction and documents
 "some value in [-1, 1]" there; libdevice reduces exactly), and integers wider than 16 bits converted straight
