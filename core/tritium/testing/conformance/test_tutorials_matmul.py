@@ -93,6 +93,32 @@ def test_matmul(backend, rng, M, N, K, blocks, group, activation):
     _assert_fp16_close(c, want, K)
 
 
+_CONFIGS = [
+    triton.Config({"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 2}, num_stages=3,
+                  num_warps=4),
+    triton.Config({"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 1}, num_stages=2,
+                  num_warps=2),
+]
+_matmul_tuned = triton.autotune(configs=_CONFIGS, key=["M", "N", "K"], warmup=1, rep=1)(_matmul)
+
+
+def test_matmul_autotuned(backend, rng):
+    """The tutorial's launch: the autotuner picks block sizes per (M, N, K), the grid reads them from META."""
+    backend.require("dot-fp16")
+    grid = lambda META: (triton.cdiv(META["M"], META["BLOCK_SIZE_M"]) *  # noqa: E731
+                         triton.cdiv(META["N"], META["BLOCK_SIZE_N"]), )
+    _matmul_tuned.cache.clear()
+    for M, N, K in [(70, 50, 40), (70, 50, 40), (33, 96, 20)]:
+        a, b = _fp16(rng, (M, K)), _fp16(rng, (K, N))
+        c = np.full((M, N), np.float16(np.nan))
+        _matmul_tuned[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, ACTIVATION="leaky_relu")
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        assert _matmul_tuned.best_config in _CONFIGS
+        assert not np.isnan(c).any()
+        _assert_fp16_close(c, np.where(want >= 0, want, 0.01 * want), K)
+    assert len(_matmul_tuned.cache) == 2, "one tuning per distinct key"
+
+
 # -- 08 grouped GEMM ------------------------------------------------------------------------------------
 
 
