@@ -132,8 +132,9 @@ class Autotuner(_Launchable):
         self.post_hook = post_hook or self._default_post_hook
         # per thread: several threads may tune and launch one kernel at once (Triton keeps these on self)
         self._local = threading.local()
-        self._locks: dict[Any, threading.Lock] = {}
-        self._locks_lock = threading.Lock()
+        self._renew_locks()
+        from .forksafe import renew_in_child
+        renew_in_child(self)
         prune = prune_configs_by or {}
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
@@ -164,6 +165,10 @@ class Autotuner(_Launchable):
     @_restore_copies.setter
     def _restore_copies(self, value: dict) -> None:
         self._local.restore = value
+
+    def _renew_locks(self) -> None:
+        self._locks: dict[Any, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
 
     def _key_lock(self, key: Any) -> threading.Lock:
         with self._locks_lock:

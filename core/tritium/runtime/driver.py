@@ -52,8 +52,13 @@ class DriverConfig:
         self._default: Optional[Any] = None
         self._key: Any = None
         self._active: Optional[Any] = None
-        self._lock = threading.Lock()
+        self._renew_locks()
         self.backend_name: Optional[str] = None
+        from .forksafe import renew_in_child
+        renew_in_child(self)
+
+    def _renew_locks(self) -> None:
+        self._lock = threading.Lock()
 
     @property
     def default(self) -> Any:

@@ -8,7 +8,6 @@ see the compiled kernel) happens once per specialization.
 from __future__ import annotations
 
 import operator
-import threading
 from typing import Any, Callable, Optional
 
 from .. import knobs
@@ -20,7 +19,7 @@ from .specialize import array_locations, compile_inputs, make_binder
 class KernelState:
     """One JITFunction on one driver: its binder, its backend, and its compiled kernels by key."""
     __slots__ = ("driver", "target", "binder", "kernels", "backend", "generation", "settings", "enter_hook",
-                 "exit_hook", "max_grid", "max_x", "lock", "compiling")
+                 "exit_hook", "max_grid", "max_x")
 
     def __init__(self, fn: Any, drv: Any) -> None:
         self.driver = drv
@@ -34,9 +33,6 @@ class KernelState:
         self.exit_hook: Optional[Callable] = None
         self.max_grid = tuple(drv.max_grid())
         self.max_x = self.max_grid[0]
-        self.lock = threading.Lock()
-        #: key -> lock held while that key compiles: threads launching one new key compile it once
-        self.compiling: dict[Any, threading.Lock] = {}
 
     def refresh_settings(self) -> None:
         """The knob values set from Python that change compiled code (plugins' and core's compilation and
@@ -161,12 +157,9 @@ def _launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
 def _compile_once(fn: Any, state: KernelState, full: Any, key: tuple, bound: tuple, options: dict, debug: bool,
                   warmup: bool) -> Optional[Entry]:
     """Compile one key (and store it in the kernel cache) unless another thread did so meanwhile: threads
-    launching the same new specialization wait for the first one's compilation."""
-    with state.lock:
-        lock = state.compiling.get(full)
-        if lock is None:
-            lock = state.compiling[full] = threading.Lock()
-    with lock:
+    launching the same new specialization wait for the first one's compilation (see forksafe.py)."""
+    from .forksafe import compile_lock
+    with compile_lock:
         entry = state.kernels.get(full)
         if entry is None:
             entry = _compile(fn, state, key, bound, options, debug, warmup)
