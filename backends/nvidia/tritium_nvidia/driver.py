@@ -120,6 +120,10 @@ class CudaLauncher:
         self.has_assert = bool(md.get("has_assert"))
         self.messages = list(md.get("assert_messages", []))
         self.lock = threading.Lock()
+        # what Triton's _init_handles reports, known from ptxas before any device loads the binary (Triton's
+        # tutorial 02 sizes its grid from them after warmup); load() replaces them with the device's figures
+        kernel.n_regs = int(md.get("n_regs", 0) or 0)
+        kernel.n_spills = int(md.get("n_spills", 0) or 0)
 
     # -- loading -----------------------------------------------------------------------------------------
     def meta_parameters(self) -> str:
