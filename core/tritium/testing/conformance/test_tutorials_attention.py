@@ -293,13 +293,17 @@ def _forward(q, k, v, causal, sm_scale, BLOCK_M, BLOCK_N, block_ptr=False):
     return o, m
 
 
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("Z,H,N,D,BLOCK_M,BLOCK_N,block_ptr", [
+_FWD = [
     (1, 2, 128, 16, 32, 32, False),
     (1, 2, 128, 32, 64, 32, False),     # two key blocks per diagonal block
     (2, 1, 100, 64, 64, 32, False),     # N not a multiple of the blocks: masked query rows and keys
-    (2, 1, 100, 32, 64, 32, True),      # the same through block pointers (boundary checks, zero padding)
-])
+]
+
+
+@pytest.mark.parametrize("causal,Z,H,N,D,BLOCK_M,BLOCK_N,block_ptr",
+                         [(c, *shape) for shape in _FWD for c in (False, True)]
+                         # through block pointers (boundary checks, zero padding), causal: both stages
+                         + [(True, 2, 1, 100, 32, 64, 32, True)])
 def test_attention_fwd(backend, rng, causal, Z, H, N, D, BLOCK_M, BLOCK_N, block_ptr):
     backend.require("dot-fp16")
     sm_scale = 0.5
@@ -311,8 +315,8 @@ def test_attention_fwd(backend, rng, causal, Z, H, N, D, BLOCK_M, BLOCK_N, block
     np.testing.assert_allclose(m, lse2_ref, rtol=1e-4, atol=1e-3)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("D,BLOCK_M,BLOCK_N", [(16, 32, 32), (32, 64, 32)])   # the forward's blocks: compiled above
+# the forward's blocks for each D, so that the forwards compiled above are reused
+@pytest.mark.parametrize("causal,D,BLOCK_M,BLOCK_N", [(False, 16, 32, 32), (True, 16, 32, 32), (True, 32, 64, 32)])
 def test_attention_bwd(backend, rng, causal, D, BLOCK_M, BLOCK_N):
     backend.require("dot-fp16")
     Z, H, N = 1, 2, 128
