@@ -139,8 +139,7 @@ def make_guard(fn: Any, key: tuple, kernel: Any) -> Optional[Callable[[tuple], N
         for step in path[1:]:
             expr = f"{expr}.base" if step == "base" else f"{expr}[{step}]"
         # the common case (a contiguous, writable ndarray) costs one flags lookup
-        ok = "f.writeable and (f.c_contiguous or f.f_contiguous)" if written else \
-            "f.c_contiguous or f.f_contiguous"
+        ok = "f.writeable and f.forc" if written else "f.forc"  # forc: C- or Fortran-contiguous
         lines += [f"    a = {expr}",
                   "    if type(a) is _nd:",
                   "        f = a.flags",
