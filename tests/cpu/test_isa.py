@@ -202,3 +202,50 @@ def test_matrix_listing():
     assert [ln[0] for ln in lines] == list(reversed(named[:-1]))
     for name, *env in lines:
         assert dict(e.split("=", 1) for e in env) == isa.runnable_levels()[name]
+
+
+@triton.jit
+def zero_ties(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    tl.store(o_ptr + tl.arange(0, M), tl.max(x, axis=1))
+    tl.store(o_ptr + M + tl.arange(0, M), tl.min(x, axis=1))
+    tl.store(o_ptr + 2 * M + tl.arange(0, N), tl.max(x, axis=0))
+    tl.store(o_ptr + 2 * M + N + tl.arange(0, N), tl.min(x, axis=0))
+    y = tl.load(x_ptr + N + tl.arange(0, N))
+    z = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(o_ptr + 2 * M + 2 * N + tl.arange(0, N), tl.maximum(z, y))
+    tl.store(o_ptr + 2 * M + 3 * N + tl.arange(0, N), tl.minimum(z, y))
+
+
+@pytest.mark.parametrize("lvl", LEVELS)
+@pytest.mark.parametrize("shape", [(4, 16), (8, 256), (2, 1024)])
+def test_max_min_order_zeros(lvl, shape):
+    """tl.max/tl.min/tl.maximum/tl.minimum order -0 below +0 (IEEE 754-2019 maximumNumber), on every path: short
+    loops, vector reductions of long rows, reductions across rows, elementwise."""
+    M, N = shape
+    rng = np.random.default_rng(N)
+    x = np.where(rng.random((M, N)) < 0.5, -0.0, 0.0).astype(np.float32)
+    x[0] = -0.0                       # a row of only -0
+    x[1, rng.integers(N)] = 0.0       # one +0 among -0
+    x[:, 3] = -1.0                    # negatives never win a max
+    x[M - 1] = np.where(np.arange(N) % 2, np.nan, 0.0)     # NaN lanes are ignored
+    out = np.zeros(2 * M + 4 * N, np.float32)
+    with level(lvl):
+        zero_ties[(1, )](x, out, M, N)
+    xs = np.where(np.isnan(x), -np.inf, x)
+    has_pos = ((x == 0) & ~np.signbit(x))
+    has_neg = ((x == 0) & np.signbit(x))
+    def ordered_max(axis):
+        m = np.max(xs, axis=axis)
+        return np.where(m == 0, np.where(has_pos.any(axis=axis), 0.0, -0.0), m)
+    def ordered_min(axis):
+        m = np.min(np.where(np.isnan(x), np.inf, x), axis=axis)
+        return np.where(m == 0, np.where(has_neg.any(axis=axis), -0.0, 0.0), m)
+    z, y = x[0], x.reshape(-1)[N:2 * N]
+    both = (z == 0) & (y == 0)
+    emax = np.where(both, np.where(np.signbit(z) & np.signbit(y), -0.0, 0.0), np.fmax(z, y))
+    emin = np.where(both, np.where(np.signbit(z) | np.signbit(y), -0.0, 0.0), np.fmin(z, y))
+    want = np.concatenate([ordered_max(1), ordered_min(1), ordered_max(0), ordered_min(0), emax, emin])
+    got = out.astype(np.float64)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -227,9 +227,7 @@ class NumpyBuilder(TileOps):
     def tt_clampf(self, o: dict, res: list, attrs: dict) -> V:
         x, lo, hi = o["x"], o["min"], o["max"]
         nan = bool(attrs.get("propagate_nan"))
-        up, down = (ew._maximum, ew._minimum) if nan else (ew._maxnum, ew._minnum)
-        if not nan and x.type.scalar.primitive_bitwidth == 16:
-            up, down = ew._maxnum16, ew._minnum16  # half precision keeps the second operand on ties
+        up, down = (ew._maximum, ew._minimum) if nan else (ew._maximumnum, ew._minimumnum)
         return V(down(up(x.a, lo.a), hi.a), res[0])
 
     def tt_bitcast(self, o: dict, res: list, attrs: dict) -> V:

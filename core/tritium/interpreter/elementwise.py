@@ -54,22 +54,22 @@ def _wide(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return run
 
 
-def _minnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # LLVM's minnum/maxnum on the host keep the first operand when the operands compare equal (+0 vs -0);
-    # numpy's fmin/fmax keep the second
-    return np.where(a == b, a, np.fmin(a, b))
+def zero_order(r: np.ndarray, a: np.ndarray, b: np.ndarray, up: bool) -> np.ndarray:
+    """``r`` (a max if ``up``, else a min, of ``a`` and ``b``) with IEEE 754-2019 zeros: -0 < +0."""
+    zeros = (a == 0) & (b == 0)
+    if not zeros.any():
+        return r
+    neg = (np.signbit(a) & np.signbit(b)) if up else (np.signbit(a) | np.signbit(b))
+    return np.where(zeros, np.where(neg, -np.abs(r), np.abs(r)), r)
 
 
-def _maxnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where(a == b, a, np.fmax(a, b))
+def _maximumnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # tl.maximum/tl.max (arith.maxnumf) compile to LLVM's maximumnum: NaN ignored, -0 < +0
+    return zero_order(np.fmax(a, b), a, b, True)
 
 
-def _minnum16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where(a == b, b, np.fmin(a, b))
-
-
-def _maxnum16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where(a == b, b, np.fmax(a, b))
+def _minimumnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return zero_order(np.fmin(a, b), a, b, False)
 
 
 def _minimum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -89,7 +89,8 @@ _FBIN: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.true_divide,
     "tt.precise_divf": np.true_divide, "arith.remf": np.fmod, "math.powf": _wide(np.power),
     "math.atan2": _wide(np.arctan2), "math.copysign": np.copysign,
-    "arith.minimumf": _minimum, "arith.maximumf": _maximum, "arith.minnumf": _minnum, "arith.maxnumf": _maxnum,
+    "arith.minimumf": _minimum, "arith.maximumf": _maximum, "arith.minnumf": _minimumnum,
+    "arith.maxnumf": _maximumnum,
 }
 _FUN: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "arith.negf": np.negative, "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
@@ -167,11 +168,6 @@ _ISPECIAL: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 def binary(name: str, x: V, y: V, ty: Any) -> V:
     elt = ty.scalar
     a, b = x.a, y.a
-    if elt.primitive_bitwidth == 16 and name in ("arith.minnumf", "arith.maxnumf"):
-        # the host's half-precision minnum/maxnum (promoted to float) keep the second operand on ties
-        fa, fb = fvalue(a, elt), fvalue(b, elt)
-        fn = np.fmin if name == "arith.minnumf" else np.fmax
-        return V(fround(np.where(fa == fb, fb, fn(fa, fb)), elt), ty)
     if name in _FBIN:
         return V(fround(_FBIN[name](fvalue(a, elt), fvalue(b, elt)), elt), ty)
     if name in _IBIN:

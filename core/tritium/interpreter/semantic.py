@@ -82,19 +82,12 @@ class InterpreterSemantic(Semantic):
             if kind == "scan":
                 a = np.flip(a, ax) if reverse else a
                 r = ufunc.accumulate(a, axis=ax, dtype=a.dtype)
+                if ufunc in (np.fmax, np.fmin):
+                    r = _zeros_ordered(r, a, ax, ufunc is np.fmax, scan=True)
                 res = [np.flip(r, ax) if reverse else r]
             elif ufunc in (np.fmax, np.fmin):
-                r = ufunc.reduce(a, axis=ax)
-                if (r == 0).any():
-                    # the compiled loop keeps its accumulator on ties (a zero result has the first zero's sign);
-                    # in half precision it takes the new value (the last zero's sign)
-                    if scalars[0].primitive_bitwidth == 16:
-                        n = a.shape[ax]
-                        first = np.expand_dims(n - 1 - np.argmax(np.flip(a, ax) == 0, axis=ax), ax)
-                    else:
-                        first = np.expand_dims(np.argmax(a == 0, axis=ax), ax)
-                    r = np.where(r == 0, np.squeeze(np.take_along_axis(a, first, axis=ax), ax), r)
-                res = [r]
+                # the compiled combine is maximumnum/minimumnum: -0 < +0 whatever the order
+                res = [_zeros_ordered(ufunc.reduce(a, axis=ax), a, ax, ufunc is np.fmax, scan=False)]
             elif scalars[0].is_floating():
                 # in order, rounding every step, as the compiled loop does
                 res = [np.take(ufunc.accumulate(a, axis=ax, dtype=a.dtype), -1, axis=ax)]
@@ -277,3 +270,14 @@ class InterpreterSemantic(Semantic):
         if not ok.all():
             self.launch.assertion_failed(ok, msg, shape_of(cond.type))
         return T(None, tl.void)
+
+
+def _zeros_ordered(r: np.ndarray, a: np.ndarray, ax: int, up: bool, scan: bool) -> np.ndarray:
+    """A max (``up``) or min reduction or scan ``r`` of ``a`` along ``ax`` whose zero results take IEEE 754-2019
+    order (-0 < +0): a zero max is +0 when a +0 was among the values, a zero min -0 when a -0 was."""
+    if not (r == 0).any():
+        return r
+    wanted = (a == 0) & (np.signbit(a) != up)      # +0 for a max, -0 for a min
+    seen = np.logical_or.accumulate(wanted, axis=ax) if scan else wanted.any(axis=ax)
+    positive = seen if up else ~seen
+    return np.where(r == 0, np.where(positive, np.abs(r), -np.abs(r)), r)

@@ -185,8 +185,8 @@ class ScalarEmitter:
             h = fn.inst(f"lshr {wide} {p}, {bits}")
             return fn.inst(f"trunc {wide} {h} to {t}")
         if name == "tt.clampf":
-            lo = intrinsic(self.module, f"llvm.maxnum.{suffix(t)}", t, [t, t])
-            hi = intrinsic(self.module, f"llvm.minnum.{suffix(t)}", t, [t, t])
+            lo = intrinsic(self.module, f"llvm.maximumnum.{suffix(t)}", t, [t, t])   # as tl.maximum (above)
+            hi = intrinsic(self.module, f"llvm.minimumnum.{suffix(t)}", t, [t, t])
             if attrs.get("propagate_nan"):
                 lo = intrinsic(self.module, f"llvm.maximum.{suffix(t)}", t, [t, t])
                 hi = intrinsic(self.module, f"llvm.minimum.{suffix(t)}", t, [t, t])

@@ -17,7 +17,7 @@ from .tiles import Buf, Evaluator, Node
 # combine op -> (vector instruction or intrinsic, horizontal reduction intrinsic, start value or None)
 _FLOAT = {
     "arith.addf": ("fadd reassoc", "fadd", "-0.0"), "arith.mulf": ("fmul reassoc", "fmul", "1.0"),
-    "arith.maxnumf": ("@llvm.maxnum", "fmax", None), "arith.minnumf": ("@llvm.minnum", "fmin", None),
+    "arith.maxnumf": ("@llvm.maximumnum", "fmax", None), "arith.minnumf": ("@llvm.minimumnum", "fmin", None),
     "arith.maximumf": ("@llvm.maximum", "fmaximum", None), "arith.minimumf": ("@llvm.minimum", "fminimum", None),
 }
 _INT = {
@@ -25,10 +25,11 @@ _INT = {
     "arith.ori": ("or", "or"), "arith.xori": ("xor", "xor"), "arith.maxsi": ("@llvm.smax", "smax"),
     "arith.minsi": ("@llvm.smin", "smin"), "arith.maxui": ("@llvm.umax", "umax"), "arith.minui": ("@llvm.umin", "umin"),
 }
-# maxnum/minnum (tl.max/tl.min: a NaN operand is ignored unless both are NaN) lower on x86 to three
-# instructions per vector (vmaxps + cmpunord + blendv). ``x > acc ? x : acc`` from a -inf start is one vmaxps
-# and never takes a NaN, so it equals maxnum whenever the row holds a value above -inf; a row whose result is
-# the start value (all -inf / NaN / empty of larger values) is reduced again with the exact maxnum loop.
+# tl.max/tl.min (a NaN operand is ignored unless both are NaN; -0 < +0, as in scalar.py) lower on x86 to
+# several instructions per vector (vmaxps + cmpunord + blendv and zero-sign fixes). ``x > acc ? x : acc`` from
+# a -inf start is one vmaxps and never takes a NaN, so it equals maximumnum whenever the row's result is above
+# -inf and not a zero; a row whose result is the start value (all -inf / NaN) or a zero (whose sign depends
+# on which zero the select kept) is reduced again with the exact loop.
 # op -> (fcmp predicate, start value as LLVM hex, horizontal reduction, sentinel test)
 _SELECT_FORM = {"arith.maxnumf": ("ogt", "-inf", "fmax"), "arith.minnumf": ("olt", "inf", "fmin")}
 _INF = {("float", "-inf"): "0xFFF0000000000000", ("float", "inf"): "0x7FF0000000000000",
@@ -75,6 +76,22 @@ def _vop(fn: Function, op_name: str, vt: str, a: str, b: str, select: bool = Fal
         n = vt.split(" x ")[0].lstrip("<")
         return fn.inst(f"call {vt} {ins}.v{n}{_SFX[elem]}({vt} {a}, {vt} {b})")
     return fn.inst(f"{ins} {vt} {a}, {b}")
+
+
+def _halving(fn: Function, op_name: str, ty: str, vl: int, acc: str) -> str:
+    """The horizontal maximumnum/minimumnum of ``acc`` by halving shuffles (llvm.vector.reduce.fmax/fmin leave
+    the sign of a zero result open)."""
+    ins = _FLOAT[op_name][0]
+    v, n = acc, vl
+    while n > 1:
+        h = n // 2
+        lo = fn.inst(f"shufflevector <{n} x {ty}> {v}, <{n} x {ty}> poison, <{h} x i32> "
+                     f"<{', '.join(f'i32 {i}' for i in range(h))}>")
+        hi = fn.inst(f"shufflevector <{n} x {ty}> {v}, <{n} x {ty}> poison, <{h} x i32> "
+                     f"<{', '.join(f'i32 {i}' for i in range(h, n))}>")
+        v = fn.inst(f"call <{h} x {ty}> {ins}.v{h}{_SFX[ty]}(<{h} x {ty}> {lo}, <{h} x {ty}> {hi})")
+        n = h
+    return fn.inst(f"extractelement <1 x {ty}> {v}, i64 0")
 
 
 def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], list[str]], length: int,
@@ -158,9 +175,11 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
             sfx = _SFX[ty]
             if start is not None:
                 return fn.inst(f"call reassoc {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({ty} {start}, {vt} {acc})")
-            # the select form's accumulators are never NaN
-            flags = "nnan " if select else ""
-            return fn.inst(f"call {flags}{ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({vt} {acc})")
+            if select:   # the accumulators are never NaN, and a zero result is recomputed exactly
+                return fn.inst(f"call nnan {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({vt} {acc})")
+            if op_name in _SELECT_FORM:
+                return _halving(fn, op_name, ty, vl, acc)
+            return fn.inst(f"call {ty} @llvm.vector.reduce.{red}.v{vl}{sfx}({vt} {acc})")
         red = _INT[op_name][1]
         return fn.inst(f"call {ty} @llvm.vector.reduce.{red}.v{vl}{_SFX[ty]}({vt} {acc})")
 
@@ -168,7 +187,9 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
         return whole(False)
     quick = whole(True)
     qend = fn.current
-    edge = fn.inst(f"fcmp oeq {ty} {quick}, {_INF[ty, _SELECT_FORM[op_name][1]]}")
+    start = fn.inst(f"fcmp oeq {ty} {quick}, {_INF[ty, _SELECT_FORM[op_name][1]]}")
+    zero = fn.inst(f"fcmp oeq {ty} {quick}, 0.0")
+    edge = fn.inst(f"or i1 {start}, {zero}")
     exact, done = fn.label("vrexact"), fn.label("vrjoin")
     fn.cond_br(edge, exact, done)
     fn.start_block(exact)
