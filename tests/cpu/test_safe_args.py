@@ -229,3 +229,30 @@ def test_read_only_memmap_output_is_refused_not_a_crash(tmp_path, interpret):
                           env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "refused"
+
+
+class _DLPackOnly:
+    """An array seen only through DLPack (as JAX's are), with an optional read-only flag."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_dlpack_producers_read_only_flag_and_strides_are_honoured():
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    copy[(1, )](_DLPackOnly(_read_only(x.copy())), y, 16, B=16)  # read-only input: fine
+    assert (y == x).all()
+    out = np.zeros(16, np.float32)
+    copy[(1, )](x, _DLPackOnly(out), 16, B=16)
+    assert (out == x).all()
+    with pytest.raises(UnsafeArgumentError, match="argument `y` of kernel `copy` is read-only"):
+        copy[(1, )](x, _DLPackOnly(_read_only(np.zeros(16, np.float32))), 16, B=16)
+    with pytest.raises(UnsafeArgumentError, match="argument `x` of kernel `copy`.*negative stride"):
+        copy[(1, )](_DLPackOnly(np.arange(32, dtype=np.float32)[::-2]), y, 16, B=16)

@@ -27,10 +27,19 @@ class _DLTensor(ctypes.Structure):
                 ("byte_offset", ctypes.c_uint64)]
 
 
+def _capsule(v: Any) -> Any:
+    """A versioned capsule where the producer offers one: only DLPack 1.0 can say that memory is read-only (and
+    numpy refuses to export read-only arrays without it)."""
+    try:
+        return v.__dlpack__(max_version=(1, 0))
+    except TypeError:  # a producer older than the max_version keyword
+        return v.__dlpack__()
+
+
 def dlpack_key(v: Any, align: bool) -> tuple[tuple, int]:
     """An object exporting DLPack (JAX, CuPy, ...): read its DLTensor without taking ownership. The capsule's
     memory stays valid while ``v`` lives, which covers the launch."""
-    capsule = v.__dlpack__()
+    capsule = _capsule(v)
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     # a DLManagedTensor (and its versioned successor after a version header) starts with the DLTensor
@@ -50,3 +59,25 @@ def dlpack_key(v: Any, align: bool) -> tuple[tuple, int]:
     device = _DLPACK_DEVICES.get(t.device.device_type, f"dlpack-device-{t.device.device_type}")
     addr = (t.data or 0) + t.byte_offset
     return ("*", kind, device, align and not addr & 15), addr
+
+
+def dlpack_layout(v: Any) -> tuple[tuple, bool]:
+    """(strides in bytes, read-only?) of an object exporting DLPack, for the launch's safety checks
+    (:mod:`.safety`). A producer that speaks DLPack 1.0 says whether its memory is read-only (JAX arrays are);
+    an older one cannot, and its memory counts as writable."""
+    capsule = _capsule(v)
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    versioned = ctypes.pythonapi.PyCapsule_IsValid(ctypes.py_object(capsule), b"dltensor_versioned")
+    ptr = get(capsule, b"dltensor_versioned" if versioned else b"dltensor")
+    readonly = False
+    if versioned:
+        # DLManagedTensorVersioned: version (8 bytes), manager_ctx, deleter, flags (bit 0: read-only), DLTensor
+        readonly = bool(ctypes.c_uint64.from_address(ptr + 24).value & 1)
+        ptr += 32
+    t = _DLTensor.from_address(ptr)
+    if not t.strides or t.ndim <= 0:
+        return (), readonly  # no strides: compact, row-major
+    itemsize = max(1, t.dtype.bits // 8)
+    strides = (ctypes.c_int64 * t.ndim).from_address(t.strides)
+    return tuple(int(s) * itemsize for s in strides), readonly

@@ -9,7 +9,8 @@ see :mod:`tritium.compiler.written`); an array the kernel only loads may be read
 
 Non-contiguous views with positive strides are accepted: as in Triton, the kernel takes the layout the user
 passes (its strides as arguments). Torch tensors cannot have negative strides and do not record being
-read-only, so they pass unchecked; so do objects seen only through DLPack.
+read-only, so they pass unchecked. Objects seen only through DLPack are checked when their producer speaks
+DLPack 1.0 (which carries a read-only flag); older producers' memory counts as writable.
 
 The check runs on every launch (the specialization key does not tell these arrays apart), as a function
 generated per compiled kernel that looks only at its numpy-like array arguments.
@@ -67,6 +68,9 @@ def _layout(obj: Any) -> tuple[tuple, bool]:
         return tuple(obj.strides), not flags.writeable
     iface = getattr(obj, "__array_interface__", None)
     if not isinstance(iface, dict):
+        if hasattr(obj, "__dlpack__"):
+            from .dlpack import dlpack_layout
+            return dlpack_layout(obj)
         return (), False
     data = iface.get("data")
     return tuple(iface.get("strides") or ()), bool(data[1]) if isinstance(data, tuple) and len(data) > 1 else False
