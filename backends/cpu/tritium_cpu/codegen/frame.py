@@ -30,6 +30,15 @@ class Frame:
         self.stack_bytes = 0
         self.heap_bytes = 0
         self._cancel_points = 0
+        #: the op being lowered, and how many ops with regions enclose it: buffers are reused only outside
+        #: every region (inside a loop, a buffer that looks dead may be read again by the next iteration)
+        self.op = None
+        self.nested = 0
+        #: counts the ops lowered: a buffer made while lowering the current op may be held in a handler's
+        #: local variable, out of sight of the liveness walk, so only buffers of earlier ops are reused
+        self.serial = 0
+        #: heap buffers made by materializations at the top level: (name, bytes, serial of the op)
+        self.recycled: list[tuple[str, int, int]] = []
 
     def buffer(self, ty: str, n: int) -> str:
         size = max(n, 1) * SIZES[ty]
@@ -42,6 +51,23 @@ class Frame:
         # computed in the entry block, like the allocas, so that it dominates every use
         self.fn.allocas.append(f"{name} = getelementptr inbounds i8, ptr %arena, i64 {offset}")
         return name
+
+    # -- reuse of dead heap buffers --------------------------------------------------------------------
+    def materialize_into(self, lowering, node) -> str:
+        """A buffer for materializing ``node``: a heap buffer that nothing live reads any more when there is
+        one (a sort's ~120 compare-and-swap stages then cycle through a few buffers), else a new one."""
+        size = max(1, _numel(node.shape)) * SIZES[node.ty]
+        top = self.nested == 0
+        if size >= HEAP_BUFFER_BYTES and top:
+            live = _live_buffers(lowering, node, self.op)
+            if live is not None:
+                for ptr, room, serial in self.recycled:
+                    if room >= size and serial < self.serial and ptr not in live:
+                        return ptr
+        ptr = self.buffer(node.ty, _numel(node.shape))
+        if size >= HEAP_BUFFER_BYTES and top and ptr.startswith("%heap"):
+            self.recycled.append((ptr, size, self.serial))
+        return ptr
 
     def cancel_point(self) -> None:
         """Return from the program if the launch was cancelled (call at a loop's back-edge)."""
@@ -69,3 +95,68 @@ def grid_arena(module, g: Function, s: str, heap_bytes: int) -> str:
     g.emit(f"%nomem_bits = zext i1 {failed} to i32")
     g.emit(f"%nomem_old = atomicrmw or ptr @{s}_nomem, i32 %nomem_bits monotonic")
     return failed
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _live_buffers(lowering, node, op) -> "set[str] | None":
+    """The buffers that ``node``, the current op's operands, or any tile value still to be used may read;
+    None when some value holds nodes this walk cannot see into (then nothing is reused)."""
+    from .tiles import Buf, Elem, Load, Range, Remap, Scalar, Select2, Splat, Tile
+    known = (Buf, Elem, Load, Range, Remap, Select2, Splat)
+    roots = [node]
+    for t in (lowering.pending, lowering.soon, [lowering.fusing] if lowering.fusing is not None else []):
+        roots += [x.node for x in t]
+    for v in (op.operands if op is not None else ()):
+        t = lowering.values.get(v)
+        if isinstance(t, Tile):
+            roots.append(t.node)
+    for t in lowering.values.values():
+        if isinstance(t, Tile):
+            if t.uses > 0:
+                roots.append(t.node)
+        elif not isinstance(t, Scalar):
+            # tuples, block pointers...: count every tile they hold as live
+            inner = _held(t)
+            if inner is None:
+                return None
+            roots += inner
+    live: set[str] = set()
+    seen: set[int] = set()
+    while roots:
+        n = roots.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, Buf):
+            live.add(n.ptr)
+        elif not isinstance(n, known) and type(n).__name__ != "Gather":   # Gather: children() are complete
+            return None
+        roots += n.children()
+    return live
+
+
+def _held(obj, depth: int = 0) -> "list | None":
+    """The nodes of the tiles inside a tuple, list or plain object (None if too deep to be sure)."""
+    from .tiles import Node, Scalar, Tile
+    if isinstance(obj, Tile):
+        return [obj.node]
+    if isinstance(obj, Node):
+        return [obj]
+    if isinstance(obj, (Scalar, str, int, float, bool, type(None))):
+        return []
+    if depth > 3:
+        return None
+    items = list(obj) if isinstance(obj, (list, tuple)) else list(getattr(obj, "__dict__", {}).values())
+    out: list = []
+    for x in items:
+        got = _held(x, depth + 1)
+        if got is None:
+            return None
+        out += got
+    return out

@@ -126,7 +126,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         node = tile.node
         if isinstance(node, Buf) and into is None:
             return node
-        buf = into or self.buffer(node.shape, node.ty)
+        buf = into or self.frame.materialize_into(self, node)
         self.store_node(node, Buf(buf, node.shape, node.ty))
         tile.node = Buf(buf, node.shape, node.ty)
         if tile in self.pending:
@@ -181,12 +181,21 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
             self.settle_soon(op)
         name = op.name
         handler = _HANDLERS.get(name)
-        if handler is not None:
-            handler(self, op)
-        elif is_elementwise(name):
-            self.elementwise(op)
-        else:
-            raise LoweringError(f"the CPU backend does not support {name} yet")
+        frame = self.frame
+        saved, frame.op = frame.op, op
+        frame.serial += 1
+        regions = len(op.regions)
+        frame.nested += regions   # inside a loop's body a dead-looking buffer may be read again next iteration
+        try:
+            if handler is not None:
+                handler(self, op)
+            elif is_elementwise(name):
+                self.elementwise(op)
+            else:
+                raise LoweringError(f"the CPU backend does not support {name} yet")
+        finally:
+            frame.nested -= regions
+            frame.op = saved
 
     # -- simple ops --------------------------------------------------------------------------------
     def elementwise(self, op: Any) -> None:
