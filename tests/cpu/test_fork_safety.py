@@ -42,6 +42,8 @@ def spin():  # compiles (and autotunes) without pause
         tuned[(1, )](x, y, 16 + i % 16)  # new keys: autotuning again and again
 
 knobs.compilation.always_compile = True
+# the forking thread has compiled too: its children inherit its MLIR context and the JIT engine
+make(-1)[(1, )](np.ones(16, np.float32), np.zeros(16, np.float32), 16, B=16)
 t = threading.Thread(target=spin, daemon=True)
 t.start()
 time.sleep(1.0)
