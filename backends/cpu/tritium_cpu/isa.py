@@ -57,7 +57,11 @@ def runnable_levels() -> dict[str, dict[str, str]]:
         if host is None or not host.issuperset(needs):
             break
         out[name] = level_settings(name)
-    out["native"] = {TARGET_ENV: llvm.get_host_cpu_name(), FEATURES_ENV: llvm.get_host_cpu_features().flatten()}
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:      # then the CPU name alone selects them
+        features = ""
+    out["native"] = {TARGET_ENV: llvm.get_host_cpu_name(), FEATURES_ENV: features}
     return out
 
 
@@ -92,4 +96,3 @@ def _main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     _main(sys.argv[1:])
-    sys.exit(0)
