@@ -32,6 +32,7 @@ next_power_of_2.__triton_constexpr_function__ = True  # type: ignore[attr-define
 _LAZY = {
     "compile": ("tritium.compiler", "compile"),
     "CompilationError": ("tritium.compiler.errors", "CompilationError"),
+    "TritonError": ("tritium.errors", "TritonError"),
     "OutOfResources": ("tritium.compiler.errors", "OutOfResources"),
     "autotune": ("tritium.runtime.autotuner", "autotune"),
     "heuristics": ("tritium.runtime.autotuner", "heuristics"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..errors import TritonError
+
 
 #: Python constructs kernels cannot use, with what to write instead: the compiler rejects them, and the
 #: interpreter raises the same error where one is reached
@@ -36,7 +38,7 @@ UNSUPPORTED_CONSTRUCTS = {
 }
 
 
-class CompilationError(Exception):
+class CompilationError(TritonError):
     """A kernel could not be compiled because of its source. ``str(err)`` is ready to show a user."""
 
     def __init__(self, kernel: str, src: Optional[str], node: Optional[ast.AST], message: str,
@@ -105,7 +107,7 @@ class CompileTimeAssertionFailure(CompilationError):
     """A ``static_assert`` failed."""
 
 
-class OutOfResources(Exception):
+class OutOfResources(TritonError):
     """A kernel needs more of a device resource than exists; the message names the meta-parameters to lower."""
 
     def __init__(self, required: int, limit: int, name: str, hint: str = "") -> None:

@@ -46,6 +46,7 @@ FIRST_BATCH = 64
 
 class _KernelState:
     def __init__(self, fn: Any) -> None:
+        self.src = fn.src  # _unsafe_update_src replaces it: the state is rebuilt then
         self.pyfn, self.debugger = python_function(fn, RT)
         self.binder = make_binder(fn)
         self.peak: dict[Any, int] = {}          # specialization -> largest tile (elements)
@@ -57,7 +58,7 @@ _STATES: "weakref.WeakKeyDictionary[Any, _KernelState]" = weakref.WeakKeyDiction
 
 def kernel_state(fn: Any) -> _KernelState:
     st = _STATES.get(fn)
-    if st is None:
+    if st is None or st.src is not fn.src:
         st = _STATES[fn] = _KernelState(fn)
     return st
 

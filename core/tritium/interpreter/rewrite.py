@@ -271,6 +271,10 @@ def _register(code: types.CodeType, fn: Any) -> None:
 
 def python_function(fn: Any, rt: Any) -> tuple[Callable[..., Any], bool]:
     """(the rewritten function, whether it calls a debugger) for JITFunction ``fn``."""
+    if fn.src is None:
+        # no source (exec()): run the function object as it is, as Triton's interpreter does; builtins find
+        # the interpreter through the ambient semantic, but Python's own `if`/`and` on tensors are not rewritten
+        return fn.fn, False
     tree = ast.parse(fn.src)
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):

@@ -400,19 +400,42 @@ SIGNATURE_TYPES: dict[str, dtype] = {
 }
 
 
-def str_to_ty(name: str) -> dtype:
-    """Parse a signature type string: ``i32``, ``fp16``, ``*fp32`` (pointer), ``*k fp32`` (const)."""
+def str_to_ty(name: Any, c: Any = None) -> dtype:
+    """Parse a signature type: ``i32``, ``fp16``, ``*fp32`` (pointer), ``*kfp32`` (const pointer), a tuple of
+    such strings (a tuple type; a named tuple keeps its field names), ``tensordesc<fp16[64, 64]>`` or
+    ``constexpr`` (whose value is ``c``, as in Triton's two-argument form)."""
+    if isinstance(name, tuple):
+        fields = type(name).__dict__.get("_fields", None)
+        return tuple_type([str_to_ty(x, c) for x in name], fields)
+    if not isinstance(name, str):
+        raise TypeError(f"a kernel signature type is a string or a tuple of strings, got {name!r}")
     if name.startswith("*"):
         rest = name[1:]
         const = rest.startswith("k")
         if const:
             rest = rest[1:]
         return pointer_type(str_to_ty(rest), const=const)
+    if name.startswith("tensordesc"):
+        return _descriptor_type(name)
+    if name.startswith("constexpr"):
+        return constexpr_type(c)
     try:
         return SIGNATURE_TYPES[name]
     except KeyError:
         raise TypeError(f"unknown type {name!r} in a kernel signature; expected one of "
-                        f"{', '.join(SIGNATURE_TYPES)} or *T for a pointer") from None
+                        f"{', '.join(SIGNATURE_TYPES)}, *T for a pointer, a tuple, tensordesc<T[shape]> or "
+                        "constexpr") from None
+
+
+def _descriptor_type(name: str) -> dtype:
+    import re
+    m = re.fullmatch(r"tensordesc<(\w+)\[([\d,]*)\](?:,.*)?>", name.replace(" ", ""))
+    if m is None:
+        raise TypeError(f"malformed tensor descriptor type {name!r}; expected e.g. 'tensordesc<fp16[64, 64]>'")
+    from .descriptor import tensor_descriptor_type  # descriptor.py builds on this module
+    shape = [int(x) for x in m.group(2).split(",") if x]
+    return tensor_descriptor_type(block_type(str_to_ty(m.group(1)), shape), tuple_type([int32] * len(shape)),
+                                  tuple_type([int64] * len(shape)))
 
 
 def ty_to_str(ty: dtype) -> str:

@@ -51,12 +51,16 @@ class JITFunction:
         self.launch_metadata = launch_metadata
         try:
             lines, start = inspect.getsourcelines(fn)
-            self.src = textwrap.dedent("".join(lines))
+            self._src: Optional[str] = textwrap.dedent("".join(lines))
             self.filename = inspect.getsourcefile(fn) or "<unknown>"
             self.first_line = start
-        except (OSError, TypeError) as exc:
-            raise ValueError(f"@jit needs the source code of {fn.__qualname__} (it was defined where Python "
-                             f"keeps no source, e.g. an interactive prompt): {exc}") from None
+        except (OSError, TypeError):
+            # defined by exec() or at a prompt: the interpreter runs the function object itself, and the
+            # compiler waits for _unsafe_update_src (Triton accepts such functions on the same terms)
+            self._src = None
+            code = getattr(fn, "__code__", None)
+            self.filename = getattr(code, "co_filename", "<unknown>")
+            self.first_line = getattr(code, "co_firstlineno", 1)
         self._tree: Optional[ast.Module] = None
         self._cache_key: Optional[str] = None
         #: driver -> KernelState (binder and compiled kernels); clearing it forgets the in-memory kernels
@@ -85,8 +89,37 @@ class JITFunction:
         return out
 
     # -- source and identity ---------------------------------------------------------------------
+    @property
+    def src(self) -> Optional[str]:
+        """The function's source (``None`` when Python kept none); replace it with ``_unsafe_update_src``."""
+        return self._src
+
+    @src.setter
+    def src(self, value: Any) -> None:
+        raise AttributeError(f"the source of @jit function {self.__name__} cannot be assigned: call "
+                             f"{self.__name__}._unsafe_update_src(new_src) (and reset the callers' caches)")
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Replace the source this function compiles from (Triton's name: nothing checks that it still matches
+        the Python function's signature). Forgets this function's parse, hash and compiled kernels; @jit
+        functions that call it keep theirs until their own caches are cleared, as in Triton."""
+        if not isinstance(new_src, str):
+            raise TypeError(f"_unsafe_update_src of {self.__name__} takes the new source as a str, "
+                            f"got {type(new_src).__name__}")
+        self._src = textwrap.dedent(new_src)
+        self._tree = None
+        self._cache_key = None
+        self.used_globals = []
+        self.device_caches.clear()
+
     def parse(self) -> ast.Module:
         if self._tree is None:
+            if self._src is None:
+                raise ValueError(f"@jit function {self.__name__} ({self.filename}:{self.first_line}) has no source "
+                                 "code: it was defined by exec() or at an interactive prompt. Define it in a file, "
+                                 "give its source with "
+                                 f"{self.__name__}._unsafe_update_src(source), or run it in the interpreter "
+                                 "(TRITON_INTERPRET=1)")
             tree = ast.parse(self.src)
             if not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
                 raise ValueError(f"@jit expects a function definition, got {self.src[:60]!r}")
@@ -134,6 +167,11 @@ class JITFunction:
 
     # -- use -------------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from ..language.core import _ambient_semantic
+        ambient = _ambient_semantic.get()
+        if ambient is not None and hasattr(ambient, "launch"):
+            # a kernel the interpreter runs unrewritten (no source) calls this device function directly
+            return ambient.launch.call_jit(self, args, kwargs)
         raise RuntimeError(f"{self.__name__} is a @jit function: launch it with {self.__name__}[grid](...) or "
                            "call it from another @jit function")
 

@@ -394,6 +394,23 @@ class TensorWrapper:
     def numel(self) -> int:
         return self.base.numel()
 
+    # torch-style helpers that keep the reinterpreted element type (Triton's tests copy wrapped tensors around)
+    def new_empty(self, sizes: Any) -> "TensorWrapper":
+        return TensorWrapper(self.base.new_empty(sizes), self.dtype)
+
+    def copy_(self, other: Any) -> "TensorWrapper":
+        self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
+        return self
+
+    def clone(self) -> "TensorWrapper":
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def to(self, device: Any) -> "TensorWrapper":
+        return TensorWrapper(self.base.to(device), self.dtype)
+
+    def cpu(self) -> "TensorWrapper":
+        return TensorWrapper(self.base.cpu(), self.dtype)
+
     def __str__(self) -> str:
         return f"TensorWrapper[{self.dtype}]({self.base})"
 
