@@ -67,6 +67,7 @@ class CPULauncher:
         self.cores = cpu_count()
         # launches that may run long go through interrupt.py, so that Ctrl-C stops them
         self.may_loop = bool(md.get("cpu_may_loop", True))
+        self.may_block_alone = self.may_loop or self.work >= cpu_knobs.parallel_threshold
         self.nomem = None
         if md.get("cpu_heap_bytes"):
             self.heap_bytes = int(md["cpu_heap_bytes"])
@@ -77,18 +78,23 @@ class CPULauncher:
         total = n0 * n1 * n2
         if total == 1:
             nthreads = 1
+            may_block = self.may_block_alone
         elif total <= 0:
             if total < 0 or n0 < 0 or n1 < 0 or n2 < 0:
                 raise ValueError(f"the grid of {self.kernel.name} has a negative size: {grid}")
             return
         else:
             nthreads = knobs.runtime.num_threads or self.cores
-            if total * self.work < cpu_knobs.parallel_threshold:
+            small = total * self.work < cpu_knobs.parallel_threshold
+            if small:
                 nthreads = 1
-        may_block = self.may_loop or total * self.work >= cpu_knobs.parallel_threshold
+            may_block = self.may_loop or not small
         try:
             packed = self.pack(*args)
-            interrupt.launch(self.fn, (packed, n0, n1, n2, nthreads), may_block)
+            if may_block and interrupt.on_main_thread() and cpu_knobs.interruptible:
+                interrupt.wait_interruptibly(self.fn, (packed, n0, n1, n2, nthreads))
+            else:
+                self.fn(packed, n0, n1, n2, nthreads, interrupt.NEVER_PTR)   # short, or no signal can come
         except (struct.error, ctypes.ArgumentError, TypeError):
             self._checked_call(grid, args, nthreads)
         if self.nomem is not None and self.nomem.value:

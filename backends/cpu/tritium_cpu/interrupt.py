@@ -79,12 +79,21 @@ _helper_lock = threading.Lock()
 _main_ident = threading.main_thread().ident
 
 
+def on_main_thread() -> bool:
+    return threading.get_ident() == _main_ident
+
+
 def launch(fn: Callable, args: tuple, may_block: bool) -> None:
     """Call ``fn(*args, cancel_flag)``; interruptible by Ctrl-C when ``may_block`` and on the main thread."""
-    global _helper
     if not may_block or threading.get_ident() != _main_ident:
         fn(*args, NEVER_PTR)
         return
+    wait_interruptibly(fn, args)
+
+
+def wait_interruptibly(fn: Callable, args: tuple) -> None:
+    """Call ``fn(*args, cancel_flag)`` on the helper thread (main thread only)."""
+    global _helper
     h = _helper
     if h is None:
         with _helper_lock:

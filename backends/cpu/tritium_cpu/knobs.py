@@ -28,6 +28,10 @@ class cpu_knobs(KnobGroup):
     outline_threshold = IntKnob("TRITIUM_CPU_OUTLINE_THRESHOLD", 6000,
                                 doc="LLVM instructions above which each loop of a kernel is optimized as a function "
                                     "of its own (keeps compile time linear in kernel size); 0 turns it off")
+    interruptible = BoolKnob("TRITIUM_CPU_INTERRUPTIBLE", True,
+                             doc="Launches that may run long (a loop with run-time bounds, a large grid) run on a "
+                                 "helper thread so that Ctrl-C stops them; costs ~5 us per such launch. 0: the "
+                                 "calling thread runs every launch (Ctrl-C waits for the kernel to finish)")
     bounds_check = _FollowsDebug(
         "TRITIUM_CPU_BOUNDS_CHECK", None,  # type: ignore[arg-type]
         doc="Compile kernels that check every load, store and atomic against the argument's buffer and raise "
