@@ -35,6 +35,7 @@ class Stats:
     findings: list = field(default_factory=list)
     reject_samples: list = field(default_factory=list)
     seen: dict = field(default_factory=dict)           # fingerprint -> Finding, to recognise repeats
+    flaky: int = 0                                     # worker crashes a fresh worker did not repeat
     elapsed: float = 0.0
 
 
@@ -156,6 +157,14 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
     while bad:
         t, o = bad.pop(0)
         sig = o.signature()
+        if o.kind == "error" and o.detail.startswith(("WorkerCrash", "Timeout")):
+            lane.workers[t.name].stop()   # a crash must happen again in a fresh worker to count
+            again = lane.outcome(t, p, workdir)
+            if again is None or again.signature() != sig:
+                log(f"fuzz: {t.name}: kernel seed {p.seed}: the crash did not happen again in a fresh worker")
+                with lock:
+                    stats.flaky += 1
+                continue
         # a subnormal flush, a zero sign or a NaN difference already shrunk on this target: the same bug again
         early = tuple(k for k in o.kinds if not k.endswith(":value"))
         if early and len(early) == len(o.kinds):
@@ -202,7 +211,8 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
 def summary(stats: Stats) -> str:
     mins = max(stats.elapsed, 1e-9) / 60
     lines = [f"fuzz: {stats.kernels} kernels in {stats.elapsed:.0f} s ({stats.kernels / mins:.1f} kernels/minute), "
-             f"{stats.rejected} rejected by the interpreter, {len(stats.findings)} findings"]
+             f"{stats.rejected} rejected by the interpreter, {len(stats.findings)} findings"
+             + (f", {stats.flaky} crashes not repeated in a fresh worker" if stats.flaky else "")]
     for name, (n, secs) in sorted(stats.per_target.items()):
         rate = n / (secs / 60) if secs else 0.0
         lines.append(f"  {name}: {n} kernels, {rate:.1f} kernels/minute of its own time")

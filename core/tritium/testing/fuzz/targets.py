@@ -107,9 +107,12 @@ class Worker:
         env["TRITIUM_HOME"] = self.home             # a private cache: nothing reused from other runs
         env.pop("TRITON_INTERPRET", None)
         env.pop("TRITIUM_INTERPRET", None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "tritium.testing.fuzz.worker", self.target.backend,
-                                      self.target.plugin], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
+        safe = "".join(c if c.isalnum() else "_" for c in self.target.name)
+        self.log = os.path.join(self.home, f"worker-{safe}.stderr")
+        with open(self.log, "ab") as err:   # what a crashing worker said last goes into the finding
+            self.proc = subprocess.Popen([sys.executable, "-m", "tritium.testing.fuzz.worker", self.target.backend,
+                                          self.target.plugin], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=err, env=env)
         self.jobs = 0
 
     def stop(self) -> None:
@@ -137,9 +140,24 @@ class Worker:
                 return {"ok": False, "error": f"Timeout: no answer within {timeout:.0f} s", "crash": True}
             return recv(self.proc.stdout)
         except (EOFError, BrokenPipeError, OSError) as exc:
-            code = self.proc.poll() if self.proc else None
+            code = None
+            if self.proc is not None:
+                try:
+                    code = self.proc.wait(timeout=10)   # a negative code names the signal
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
             self.proc = None
-            return {"ok": False, "error": f"WorkerCrash: the worker died (exit code {code}): {exc}", "crash": True}
+            return {"ok": False, "error": f"WorkerCrash: the worker died (exit code {code}): {exc}; its last words: "
+                    f"{self._tail()}", "crash": True}
+
+    def _tail(self) -> str:
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - 600))
+                return f.read().decode(errors="replace").strip().replace("\n", " | ")[-500:]
+        except OSError:
+            return "(no log)"
 
     def hello(self) -> dict:
         return self.call({"op": "hello"}, timeout=300)
