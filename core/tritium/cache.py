@@ -7,6 +7,8 @@ entry goes unnoticed: an entry that fails to parse, validate or verify is remove
 again, never trusted. Entries are written in a private temporary folder and renamed into place in one
 step, so concurrent processes never see half an entry. Who may have written an entry is checked too
 (``cache_safety``). A cache that cannot be written (read-only, full) costs one warning, not the launch.
+With ``TRITON_REMOTE_CACHE_BACKEND`` set, a local miss is looked up in a store shared by a fleet and every
+compiled entry is published there (``cache_remote``).
 """
 from __future__ import annotations
 
@@ -150,6 +152,18 @@ class KernelCache:
         return os.path.join(where or self.root, key[:2], key)
 
     def get(self, key: str) -> Optional[CacheEntry]:
+        """The entry from this cache, else from the remote cache (``cache_remote``; verified, then stored here)."""
+        entry = self._get_local(key)
+        if entry is None:
+            from .cache_remote import remote
+            tier = remote()
+            fetched = tier.fetch(key) if tier is not None else None
+            if fetched is not None:
+                self._put_local(key, *fetched)   # a cache that cannot be written still serves this process
+                entry = CacheEntry(*fetched)
+        return entry
+
+    def _get_local(self, key: str) -> Optional[CacheEntry]:
         try:
             where = self.location()
         except OSError:
@@ -182,6 +196,16 @@ class KernelCache:
         return None
 
     def put(self, key: str, files: dict[str, Artifact], metadata: dict) -> bool:
+        """Store an entry here and publish it to the remote cache, if there is one."""
+        stored = self._put_local(key, files, metadata)
+        from .cache_remote import remote
+        tier = remote()
+        if tier is not None:
+            raw = {name: _as_bytes(data) for name, data in files.items()}
+            tier.publish(key, raw, encode_manifest(key, {n: _sha(d) for n, d in raw.items()}, metadata), metadata)
+        return stored
+
+    def _put_local(self, key: str, files: dict[str, Artifact], metadata: dict) -> bool:
         """Store a whole entry at once (if another process stored it first, keep theirs). False when it
         could not be stored: the caller keeps its kernel in memory, after one warning per cache folder."""
         path = self.root
@@ -230,7 +254,7 @@ class KernelCache:
                     # taken: keep a valid entry another process stored first; replace a bad one (get drops it)
                     if not os.path.isdir(final) or attempt == 2:
                         raise
-                    if self.get(key) is not None:
+                    if self._get_local(key) is not None:
                         shutil.rmtree(tmp, ignore_errors=True)
                         return
                     self._drop(final)

@@ -15,6 +15,7 @@ module (``tritium.knobs.<group>``) once plugins are loaded.
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from typing import Any, Callable, Generic, Iterator, Optional, TypeVar
 
@@ -271,6 +272,34 @@ def _default_home() -> str:
     return os.path.expanduser("~")
 
 
+_CLASS_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+class ClassKnob(Knob[Any]):
+    """A class: set from Python as the class itself, or in the environment as ``"module:Class"`` (imported by
+    whoever uses it, not here: the module may be heavy or absent)."""
+    kind = "module:Class"
+
+    def __init__(self, env: str | tuple[str, ...] | None, doc: str = "") -> None:
+        super().__init__(env, None, doc)
+
+    def parse(self, text: str, var: str) -> Any:
+        text = text.strip()
+        if not text:
+            return None
+        if not _CLASS_SPEC.fullmatch(text):
+            raise KnobError(f"{var}={text!r}: expected module:Class, e.g. "
+                            "tritium.cache_redis:RedisRemoteCacheBackend")
+        return text
+
+    def check(self, value: Any) -> Any:
+        if value is None or isinstance(value, type):
+            return value
+        if isinstance(value, str):
+            return self.parse(value, self.name)
+        raise KnobError(f"knob {self.name} takes a class or a 'module:Class' string, got {value!r}")
+
+
 class cache_knobs(KnobGroup):
     group_name = "cache"
     home_dir = Knob("TRITON_HOME", None,  # type: ignore[arg-type]
@@ -284,6 +313,12 @@ class cache_knobs(KnobGroup):
                             "writers are all trusted); new entries then follow the umask instead of being "
                             "private")
 
+    remote_manager_class = ClassKnob("TRITON_REMOTE_CACHE_BACKEND",
+                                     doc="Remote kernel cache shared by a fleet (module:Class of a "
+                                     "RemoteCacheBackend, e.g. tritium.cache_redis:RedisRemoteCacheBackend); "
+                                     "whoever can write to it can run code in your process: opt in only for a "
+                                     "store your fleet alone writes")
+
     def tritium_home(self) -> str:
         return os.path.join(self.home_dir or _default_home(), ".tritium")
 
@@ -295,6 +330,16 @@ class cache_knobs(KnobGroup):
 
     def override_path(self) -> str:
         return self.override_dir or os.path.join(self.tritium_home(), "override")
+
+
+class redis_knobs(KnobGroup):
+    group_name = "redis"
+    host = StrKnob("TRITON_REDIS_HOST", "localhost", doc="Redis server of the remote kernel cache")
+    port = IntKnob("TRITON_REDIS_PORT", 6379, doc="Port of that Redis server")
+    key_format = StrKnob("TRITON_REDIS_KEY_FORMAT", "tritium:{key}:{filename}",
+                         doc="Redis key of a remote cache item, from {key} and {filename}")
+    timeout_ms = IntKnob("TRITIUM_REDIS_TIMEOUT_MS", 2000,
+                         doc="Connect and read timeout of the remote kernel cache; past it the local cache is used")
 
 
 class compilation_knobs(KnobGroup):
@@ -360,6 +405,7 @@ class interpreter_knobs(KnobGroup):
 
 
 cache = cache_knobs()
+redis = redis_knobs()
 compilation = compilation_knobs()
 runtime = runtime_knobs()
 language = language_knobs()
@@ -368,7 +414,7 @@ plugins = plugin_knobs()
 interpreter = interpreter_knobs()
 
 _groups: dict[str, KnobGroup] = {g.group_name: g for g in (cache, compilation, runtime, language, autotuning,
-                                                            plugins, interpreter)}
+                                                            plugins, interpreter, redis)}
 _group_owner: dict[str, str] = {name: "tritium" for name in _groups}
 
 

@@ -1,0 +1,337 @@
+"""The remote kernel cache shared by a fleet, against a real redis-server: two "machines" (two local cache
+folders, one Redis) share compiled kernels; corrupt, truncated or misplaced remote entries are ignored and the
+kernel compiled again; a server that is down costs one warning and no error; concurrent publishers are safe;
+entries record who produced them."""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import subprocess
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium import cache_redis, cache_remote, cache_safety, knobs
+from tritium.cache import CacheWarning, decode_manifest, encode_manifest
+from tritium.cache_remote import BLOBS, RECORD, RemoteTier, decode_record
+from tritium.compiler import ASTSource
+
+redis = pytest.importorskip("redis", reason="the redis client is not installed (pip install redis)")
+SPEC = "tritium.cache_redis:RedisRemoteCacheBackend"
+SIG = {"x": "*fp32", "y": "*fp32", "o": "*fp32", "n": "i32", "B": "constexpr"}
+X = np.arange(16, dtype=np.float32)
+Y = np.full(16, 2.5, dtype=np.float32)
+N = 10
+
+
+@tritium.jit
+def add_kernel(x, y, o, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    m = i < n
+    tl.store(o + i, tl.load(x + i, mask=m) + tl.load(y + i, mask=m), mask=m)
+
+
+@tritium.jit
+def sub_kernel(x, y, o, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    m = i < n
+    tl.store(o + i, tl.load(x + i, mask=m) - tl.load(y + i, mask=m), mask=m)
+
+
+COMPILES = []
+
+
+def count_compiles(self, stages, options, language, capability):
+    # the stage pipeline is built only when a kernel is really compiled, never for a cache hit
+    COMPILES.append(1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def redis_port():
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("no redis-server on PATH (Debian/Ubuntu: apt-get install redis-server)")
+    for _ in range(3):
+        port = _free_port()
+        proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                 "--appendonly", "no", "--daemonize", "no"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+        deadline = time.monotonic() + 20
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                client.ping()
+                break
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.05)
+        else:
+            proc.kill()
+            proc.wait()
+            continue   # the port was taken in the meantime, or the server is slow to start: another port
+        try:
+            yield port
+        finally:
+            client.close()
+            proc.terminate()
+            proc.wait(10)
+        return
+    pytest.skip("redis-server could not be started on a free loopback port")
+
+
+@pytest.fixture
+def fleet(tmp_path, redis_port):
+    """Remote cache on, an empty Redis, fresh warning and back-off state, and a way to switch machines."""
+    r = redis.Redis(host="127.0.0.1", port=redis_port)
+    r.flushall()
+    cache_safety._warned.clear()
+    cache_remote._tiers.clear()
+    COMPILES.clear()
+    with knobs.scope():
+        knobs.cache.remote_manager_class = SPEC
+        knobs.redis.host = "127.0.0.1"
+        knobs.redis.port = redis_port
+        knobs.runtime.add_stages_inspection_hook = count_compiles
+
+        def machine(name: str) -> None:
+            knobs.cache.dir = str(tmp_path / name)
+
+        yield r, machine
+    cache_safety._warned.clear()
+    cache_remote._tiers.clear()
+    r.close()
+
+
+def compile_(fn=add_kernel):
+    return tritium.compile(ASTSource(fn, SIG, {"B": 16}))
+
+
+def run(kernel) -> np.ndarray:
+    out = np.zeros(16, dtype=np.float32)
+    kernel[(1, )](X, Y, out, N, 16)
+    return out
+
+
+def expect(values: np.ndarray) -> np.ndarray:
+    return np.where(np.arange(16) < N, values, 0).astype(np.float32)
+
+
+def blob_keys(r) -> list[bytes]:
+    return sorted(r.keys(f"tritium:{BLOBS}:*"))
+
+
+def current_blobs(r, key: str) -> list[str]:
+    """Redis keys of the blobs the entry's record names, in file-name order."""
+    digests, _ = decode_manifest(decode_record(r.get(record_key(key)), key)[0], key)
+    return [f"tritium:{BLOBS}:{digests[n]}" for n in sorted(digests)]
+
+
+def record_key(key: str) -> str:
+    return f"tritium:{key}:{RECORD}"
+
+
+def remote_warnings(record) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, CacheWarning) and "remote" in str(w.message)]
+
+
+def test_machine_b_gets_the_kernel_from_redis_without_compiling(fleet):
+    r, machine = fleet
+    machine("a")
+    k = compile_()
+    assert len(COMPILES) == 1 and np.array_equal(run(k), expect(X + Y))
+    assert r.exists(record_key(k.hash)) and blob_keys(r)
+    machine("b")
+    kb = compile_()
+    assert len(COMPILES) == 1, "machine B compiled although the entry was in the remote cache"
+    assert kb.hash == k.hash and np.array_equal(run(kb), expect(X + Y))
+    # what came from Redis was verified and is now in B's local cache: Redis is not needed any more
+    r.flushall()
+    kb2 = compile_()
+    assert len(COMPILES) == 1 and np.array_equal(run(kb2), expect(X + Y))
+
+
+def test_corrupted_blob_is_ignored_and_recompiled(fleet):
+    r, machine = fleet
+    machine("a")
+    k = compile_()
+    files = current_blobs(r, k.hash)
+    for index in range(len(files)):   # flip one bit in each file of the entry in turn
+        name = current_blobs(r, k.hash)[index]   # the entry as last published (recompiles publish again)
+        data = bytearray(r.get(name))
+        data[len(data) // 2] ^= 0x01
+        r.set(name, bytes(data))
+        machine(f"b{index}")
+        before = len(COMPILES)
+        kb = compile_()
+        assert len(COMPILES) == before + 1, f"a corrupted blob {name!r} was used"
+        assert np.array_equal(run(kb), expect(X + Y))
+    # each recompile published the entry again: a fresh machine now gets it without compiling
+    machine("c")
+    before = len(COMPILES)
+    assert np.array_equal(run(compile_()), expect(X + Y)) and len(COMPILES) == before
+    assert k.hash
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing blob", "empty", "not json", "edited metadata"])
+def test_bad_remote_record_is_ignored_and_recompiled(fleet, damage):
+    r, machine = fleet
+    machine("a")
+    k = compile_()
+    key = record_key(k.hash)
+    raw = r.get(key)
+    if damage == "truncated":
+        r.set(key, raw[:len(raw) // 2])
+    elif damage == "missing blob":
+        r.delete(current_blobs(r, k.hash)[0])
+    elif damage == "empty":
+        r.set(key, b"")
+    elif damage == "not json":
+        r.set(key, b"\xff\xfe" * 100)
+    else:   # a well-formed record whose inner manifest's metadata was edited: only its checksum tells
+        body = json.loads(raw)
+        inner = json.loads(body.pop("digest") and body["manifest"])
+        inner["metadata"]["name"] = "other"
+        body["manifest"] = cache_remote._canonical(inner).decode()
+        body["digest"] = cache_remote._sha(cache_remote._canonical(body))
+        r.set(key, cache_remote._canonical(body))
+        assert r.get(key) != raw
+    machine("b")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        kb = compile_()
+    assert len(COMPILES) == 2 and np.array_equal(run(kb), expect(X + Y))
+    assert not remote_warnings(rec), "a bad entry is a miss, not a server failure"
+    assert r.get(key) != b"" and decode_record(r.get(key), k.hash)   # republished, valid again
+
+
+def test_an_entry_copied_under_another_key_is_refused(fleet):
+    r, machine = fleet
+    machine("a")
+    ka = compile_(add_kernel)
+    ks = compile_(sub_kernel)
+    r.set(record_key(ks.hash), r.get(record_key(ka.hash)))   # someone moves add's entry to sub's key
+    machine("b")
+    kb = compile_(sub_kernel)
+    assert len(COMPILES) == 3 and np.array_equal(run(kb), expect(X - Y))
+
+
+def test_a_down_server_warns_once_and_compiles_locally(fleet):
+    _, machine = fleet
+    knobs.redis.port = _free_port()   # nothing listens there
+    machine("a")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        ka = compile_(add_kernel)
+        ks = compile_(sub_kernel)
+        again = compile_(add_kernel)   # from the local cache
+    assert np.array_equal(run(ka), expect(X + Y)) and np.array_equal(run(ks), expect(X - Y))
+    assert np.array_equal(run(again), expect(X + Y))
+    assert len(COMPILES) == 2
+    msgs = remote_warnings(rec)
+    assert len(msgs) == 1, msgs
+    assert "local cache only" in msgs[0] and "TRITON_REDIS_PORT" in msgs[0]
+    assert rec[[str(w.message) for w in rec].index(msgs[0])].filename == __file__, "points at the caller"
+
+
+def test_a_backend_that_cannot_be_loaded_warns_once(fleet):
+    _, machine = fleet
+    knobs.cache.remote_manager_class = "tritium_no_such_module:Backend"
+    machine("a")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        assert np.array_equal(run(compile_(add_kernel)), expect(X + Y))
+        assert np.array_equal(run(compile_(sub_kernel)), expect(X - Y))
+    msgs = remote_warnings(rec) + [str(w.message) for w in rec if "cannot be loaded" in str(w.message)]
+    assert len(set(msgs)) == 1 and "tritium_no_such_module" in msgs[0]
+
+
+def test_malformed_backend_knob_is_an_error(monkeypatch):
+    monkeypatch.setenv("TRITON_REMOTE_CACHE_BACKEND", "not a class spec")
+    with knobs.cache.scope():
+        knobs.cache.reset()
+        with pytest.raises(knobs.KnobError, match="module:Class"):
+            _ = knobs.cache.remote_manager_class
+    monkeypatch.setenv("TRITON_REMOTE_CACHE_BACKEND", SPEC)
+    assert knobs.cache.remote_manager_class == SPEC
+
+
+def test_entries_record_the_producer(fleet):
+    r, machine = fleet
+    machine("a")
+    k = compile_()
+    _, who = decode_record(r.get(record_key(k.hash)), k.hash)
+    from tritium.plugins import registry
+    reg = registry()
+    backend = k.metadata.target.backend
+    info = reg.backends[backend][1]
+    assert who["tritium"] == tritium.__version__
+    assert who["backend"]["name"] == backend and who["backend"]["version"] == info.version
+    assert who["backend"]["distribution"] == info.distribution
+    assert set(who["plugins"]) == set(reg.order)
+    for name in reg.order:
+        assert who["plugins"][name] == f"{reg.infos[name].distribution} {reg.infos[name].version}"
+
+
+def _publisher(port: int, key: str, i: int, rounds: int) -> None:
+    with knobs.scope():
+        knobs.redis.host, knobs.redis.port = "127.0.0.1", port
+        tier = RemoteTier(SPEC)
+        for _ in range(rounds):
+            files = {"k.obj": bytes([i]) * 5000, "k.llir": f"v{i}".encode()}
+            meta = {"writer": i, "target": ["host", "x", 1]}
+            digests = {n: cache_remote._sha(d) for n, d in files.items()}
+            assert tier.publish(key, files, encode_manifest(key, digests, meta), meta)
+            got = tier.fetch(key)
+            assert got is not None
+            files_got, meta_got = got
+            # always one publisher's complete set, never a mix and never a record without its blobs
+            w = meta_got["writer"]
+            assert files_got == {"k.obj": bytes([w]) * 5000, "k.llir": f"v{w}".encode()}
+
+
+def test_concurrent_publishers_of_one_key(fleet, redis_port):
+    key = "7e" * 32
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_publisher, args=(redis_port, key, i, 25)) for i in range(3)]
+    for p in procs:
+        p.start()
+    _publisher(redis_port, key, 9, 25)   # this process reads and writes alongside them
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+
+
+class OrderCheckingRedis(cache_redis.RedisRemoteCacheBackend):
+    """The real Redis backend, which checks at every record write that the blobs it names are already there."""
+    records = 0
+
+    def put(self, filename: str, data: bytes) -> None:
+        if filename == RECORD:
+            digests, _ = decode_manifest(decode_record(data, self.key)[0], self.key)
+            missing = [d for d in digests.values() if not self._redis.exists(f"tritium:{BLOBS}:{d}")]
+            assert not missing, f"the record of {self.key} was written before its blobs {missing}"
+            OrderCheckingRedis.records += 1
+        super().put(filename, data)
+
+
+def test_blobs_are_written_before_the_record(fleet):
+    r, machine = fleet
+    knobs.cache.remote_manager_class = OrderCheckingRedis   # a class, set from Python
+    OrderCheckingRedis.records = 0
+    machine("a")
+    k = compile_()
+    assert OrderCheckingRedis.records == 1 and r.exists(record_key(k.hash))
+    machine("b")
+    assert np.array_equal(run(compile_()), expect(X + Y)) and len(COMPILES) == 1
