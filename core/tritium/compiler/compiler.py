@@ -98,6 +98,12 @@ def make_backend(target: GPUTarget) -> BaseBackend:
     return found[0].compiler(target)
 
 
+def triton_key() -> str:
+    """The compiler's identity (version and a hash of its source), under Triton's name: libraries such as
+    torch's inductor put it in their own cache keys."""
+    return f"{__version__}-{package_fingerprint('tritium')}"
+
+
 def cache_key(src: Any, backend: BaseBackend, options: Any) -> str:
     # the plugins' part: their identity (names, versions, source), tritium_cache_key and knob values
     plugin_key = registry().cache_key(options, backend)

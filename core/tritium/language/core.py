@@ -392,3 +392,14 @@ _py_min, _py_max = _py.min, _py.max
 
 # tl.range and tl.static_range live in iterators.py (they need constexpr, defined above)
 from .iterators import range, static_range  # noqa: E402,F401,A001
+
+
+def __getattr__(name: str) -> Any:
+    # Triton keeps every builtin in triton.language.core and libraries reach them there (torch's inductor
+    # inspects tl.core.view); tritium spreads them over sibling modules, all gathered in the package
+    import sys
+    package = sys.modules.get(__name__.rpartition(".")[0])
+    value = getattr(package, name, None) if package is not None and not name.startswith("__") else None
+    if value is not None and not isinstance(value, type(sys)):
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

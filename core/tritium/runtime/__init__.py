@@ -1,6 +1,7 @@
 """Runtime: @jit, launches, drivers, autotuning."""
 from .driver import driver  # noqa: F401
-from .jit import JITFunction, KernelParam, jit  # noqa: F401
+# `jit` stays the submodule, as in Triton (`triton.runtime.jit.JITFunction`); the decorator is tritium.jit
+from .jit import JITFunction, KernelParam, MockTensor, TensorWrapper, reinterpret  # noqa: F401
 
 _LAZY = {"Autotuner": "autotuner", "Config": "autotuner", "Heuristics": "autotuner", "autotune": "autotuner",
          "heuristics": "autotuner", "OutOfResources": "errors"}

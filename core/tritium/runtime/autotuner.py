@@ -16,9 +16,11 @@ import time
 from typing import Any, Callable, Optional, Sequence
 
 from .. import knobs
+from ..compiler.errors import OutOfResources  # noqa: F401  (Triton's code imports it from here)
+from ..errors import TritonError
 
 
-class AutotunerError(RuntimeError):
+class AutotunerError(TritonError, RuntimeError):
     pass
 
 

@@ -28,7 +28,19 @@ class KernelParam:
         self.has_default = param.default is not inspect.Parameter.empty
 
 
-class JITFunction:
+class KernelInterface:
+    """What can be launched as ``kernel[grid](*args)``: anything with ``run(*args, grid=, warmup=, **kwargs)``
+    (Triton's name; libraries derive their own launchers from it)."""
+
+    def run(self, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        run = self.run
+        return lambda *args, **kwargs: run(*args, grid=grid, warmup=False, **kwargs)
+
+
+class JITFunction(KernelInterface):
     """A Python function compiled for devices: a kernel (launched with ``fn[grid](...)``) or a device
     function (called from other @jit functions)."""
 

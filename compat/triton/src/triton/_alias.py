@@ -1,0 +1,87 @@
+"""``triton.X.Y`` IS the tritium module implementing it (the same object, so isinstance checks and module
+state are shared), through one table and a meta-path finder."""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from typing import Optional
+
+#: Triton module -> the module that implements it, where the name is not simply triton.* -> tritium.*
+TABLE = {
+    "triton.runtime.cache": "tritium.cache",
+    "triton.runtime.errors": "triton._runtime_errors",
+    "triton.runtime._allocation": "tritium.runtime._allocation",
+}
+#: modules of this package itself (found as files, never aliased)
+OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._runtime_errors"}
+
+
+def target_of(fullname: str) -> Optional[str]:
+    if fullname in TABLE:
+        return TABLE[fullname]
+    if fullname in OWN or not fullname.startswith("triton."):
+        return None
+    return "tritium." + fullname[len("triton."):]
+
+
+def triton_name(target: str) -> Optional[str]:
+    for k, v in TABLE.items():
+        if target == v:
+            return k
+    return "triton." + target[len("tritium."):] if target.startswith("tritium.") else None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec):  # type: ignore[override]
+        module = importlib.import_module(self.target)
+        # the import system stamps the alias's spec on whatever create_module returns: keep the real one
+        spec.loader_state = module.__spec__
+        return module
+
+    def exec_module(self, module) -> None:  # type: ignore[override]
+        module.__spec__ = module.__spec__.loader_state if module.__spec__.loader_state else module.__spec__
+        register_loaded_children(module.__name__)
+
+
+def register_loaded_children(target: str) -> None:
+    """Alias the submodules of ``target`` imported already: a package attribute may shadow one of them (
+    ``tritium.runtime.driver`` is the driver object, not the module) and an import through the finder would
+    overwrite that attribute with the module."""
+    prefix = target + "."
+    for name, mod in list(sys.modules.items()):
+        if name.startswith(prefix) and mod is not None:
+            alias = triton_name(name)
+            if alias is not None and alias not in sys.modules:
+                sys.modules[alias] = mod
+
+
+class TritonAliasFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):  # type: ignore[override]
+        real = target_of(fullname)
+        if real is None:
+            return None
+        if real.startswith("triton."):  # a module of this package under another name
+            spec = importlib.util.find_spec(real)
+            if spec is None:
+                return None
+            return importlib.util.spec_from_loader(fullname, _AliasLoader(real))
+        try:
+            found = importlib.util.find_spec(real)
+        except ModuleNotFoundError:
+            return None
+        if found is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(real),
+                                               is_package=found.submodule_search_locations is not None)
+
+
+def install() -> None:
+    if not any(isinstance(f, TritonAliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, TritonAliasFinder())
+    register_loaded_children("tritium")
