@@ -152,7 +152,8 @@ class KernelCache:
         return os.path.join(where or self.root, key[:2], key)
 
     def get(self, key: str) -> Optional[CacheEntry]:
-        """The entry from this cache, else from the remote cache (``cache_remote``; verified, then stored here)."""
+        """The entry from this cache, else from the remote cache (``cache_remote``): verified, then stored
+        here."""
         entry = self._get_local(key)
         if entry is None:
             from .cache_remote import remote
@@ -202,7 +203,8 @@ class KernelCache:
         tier = remote()
         if tier is not None:
             raw = {name: _as_bytes(data) for name, data in files.items()}
-            tier.publish(key, raw, encode_manifest(key, {n: _sha(d) for n, d in raw.items()}, metadata), metadata)
+            manifest = encode_manifest(key, {n: _sha(d) for n, d in raw.items()}, metadata)
+            tier.publish(key, raw, manifest, metadata)
         return stored
 
     def _put_local(self, key: str, files: dict[str, Artifact], metadata: dict) -> bool:

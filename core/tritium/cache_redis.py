@@ -34,6 +34,10 @@ class RedisRemoteCacheBackend(RemoteCacheBackend):
         self._format = knobs.redis.key_format or "tritium:{key}:{filename}"
         self._redis = _client(knobs.redis.host or "localhost", knobs.redis.port, knobs.redis.timeout_ms)
 
+    @staticmethod
+    def describe_location() -> str:
+        return f"redis://{knobs.redis.host or 'localhost'}:{knobs.redis.port}"
+
     def _name(self, filename: str) -> str:
         return self._format.format(key=self.key, filename=filename)
 

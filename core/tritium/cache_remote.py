@@ -134,23 +134,28 @@ class RemoteTier:
             return True
         except Exception as exc:   # the module, its imports (the redis client) or the name are missing
             self._down_until = float("inf")
-            warn_once(("remote-config", self.name), f"tritium: TRITON_REMOTE_CACHE_BACKEND={self.name} cannot be "
-                      f"loaded ({type(exc).__name__}: {exc}); kernels use the local cache only. Install what it "
-                      "needs (pip install redis for tritium.cache_redis:RedisRemoteCacheBackend) or fix the name")
+            warn_once(("remote-config", self.name),
+                      f"tritium: TRITON_REMOTE_CACHE_BACKEND={self.name} cannot be loaded "
+                      f"({type(exc).__name__}: {exc}); kernels use the local cache only. Install what "
+                      "it needs (pip install redis for tritium.cache_redis:RedisRemoteCacheBackend) or "
+                      "fix the name")
             return False
 
     def _failed(self, doing: str, exc: BaseException) -> None:
         self._down_until = time.monotonic() + RETRY_SECONDS
-        warn_once(("remote", self.name), f"tritium: the remote kernel cache {self.name} failed while {doing} "
-                  f"({type(exc).__name__}: {exc}); kernels use the local cache only (the store is tried again "
-                  f"after {RETRY_SECONDS:.0f} s). Check that the server is up and TRITON_REDIS_HOST/"
-                  "TRITON_REDIS_PORT, or unset TRITON_REMOTE_CACHE_BACKEND")
+        where = getattr(self._cls, "describe_location", None)
+        at = f" at {where()}" if callable(where) else ""
+        warn_once(("remote", self.name),
+                  f"tritium: the remote kernel cache {self.name}{at} failed while {doing} "
+                  f"({type(exc).__name__}: {exc}); kernels use the local cache only (the store is tried "
+                  f"again after {RETRY_SECONDS:.0f} s). Check that the server is up and reachable (Redis: "
+                  "TRITON_REDIS_HOST, TRITON_REDIS_PORT), or unset TRITON_REMOTE_CACHE_BACKEND")
 
     def available(self) -> bool:
         return time.monotonic() >= self._down_until and self._configured()
 
     def fetch(self, key: str) -> Optional[tuple[dict[str, bytes], dict]]:
-        """The verified files and metadata of ``key`` from the store, or None (absent, invalid, unreachable)."""
+        """The verified files and metadata of ``key`` from the store; None: absent, invalid, unreachable."""
         from .cache import decode_manifest
         if not self.available():
             return None

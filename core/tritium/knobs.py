@@ -316,8 +316,8 @@ class cache_knobs(KnobGroup):
     remote_manager_class = ClassKnob("TRITON_REMOTE_CACHE_BACKEND",
                                      doc="Remote kernel cache shared by a fleet (module:Class of a "
                                      "RemoteCacheBackend, e.g. tritium.cache_redis:RedisRemoteCacheBackend); "
-                                     "whoever can write to it can run code in your process: opt in only for a "
-                                     "store your fleet alone writes")
+                                     "whoever can write to it can run code in your process: opt in only "
+                                     "for a store your fleet alone writes")
 
     def tritium_home(self) -> str:
         return os.path.join(self.home_dir or _default_home(), ".tritium")
@@ -339,7 +339,8 @@ class redis_knobs(KnobGroup):
     key_format = StrKnob("TRITON_REDIS_KEY_FORMAT", "tritium:{key}:{filename}",
                          doc="Redis key of a remote cache item, from {key} and {filename}")
     timeout_ms = IntKnob("TRITIUM_REDIS_TIMEOUT_MS", 2000,
-                         doc="Connect and read timeout of the remote kernel cache; past it the local cache is used")
+                         doc="Connect and read timeout of the remote kernel cache; past it the local cache "
+                         "is used")
 
 
 class compilation_knobs(KnobGroup):

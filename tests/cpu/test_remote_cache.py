@@ -143,7 +143,8 @@ def record_key(key: str) -> str:
 
 
 def remote_warnings(record) -> list[str]:
-    return [str(w.message) for w in record if issubclass(w.category, CacheWarning) and "remote" in str(w.message)]
+    return [str(w.message) for w in record
+            if issubclass(w.category, CacheWarning) and "remote" in str(w.message)]
 
 
 def test_machine_b_gets_the_kernel_from_redis_without_compiling(fleet):
@@ -242,6 +243,7 @@ def test_a_down_server_warns_once_and_compiles_locally(fleet):
     msgs = remote_warnings(rec)
     assert len(msgs) == 1, msgs
     assert "local cache only" in msgs[0] and "TRITON_REDIS_PORT" in msgs[0]
+    assert f"redis://127.0.0.1:{knobs.redis.port}" in msgs[0]
     assert rec[[str(w.message) for w in rec].index(msgs[0])].filename == __file__, "points at the caller"
 
 
@@ -314,7 +316,7 @@ def test_concurrent_publishers_of_one_key(fleet, redis_port):
 
 
 class OrderCheckingRedis(cache_redis.RedisRemoteCacheBackend):
-    """The real Redis backend, which checks at every record write that the blobs it names are already there."""
+    """The real Redis backend, checking at every record write that the blobs it names are already there."""
     records = 0
 
     def put(self, filename: str, data: bytes) -> None:
