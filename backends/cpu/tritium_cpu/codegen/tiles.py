@@ -286,7 +286,8 @@ def loop_nest(fn: Function, shape: tuple[int, ...], body: Callable[[list[str]], 
         fn.br(head)
         fn.start_block(head)
         i = fn.tmp("i")
-        phi_at = len(fn.blocks[-1][1])
+        head_lines = fn.blocks[-1][1]
+        phi_at = len(head_lines)
         fn.emit("")  # placeholder for the phi, filled below once the latch's name is known
         idx[d] = i
         rec(k + 1)
@@ -297,10 +298,8 @@ def loop_nest(fn: Function, shape: tuple[int, ...], body: Callable[[list[str]], 
         innermost = all(shape[dd] == 1 for dd in dims[k + 1:])
         md = fn.loop_metadata("llvm.loop.unroll.disable") if keep_inner and innermost else ""
         fn.cond_br(c, head, exit_, md)
-        for label, lines in fn.blocks:
-            if label == head:
-                lines[phi_at] = f"{i} = phi i64 [0, %{pre}], [{nxt}, %{latch}]"
-                break
+        # (held by reference: finding the block by name made kernels of many loops quadratic to lower)
+        head_lines[phi_at] = f"{i} = phi i64 [0, %{pre}], [{nxt}, %{latch}]"
         fn.start_block(exit_)
 
     rec(0)
