@@ -181,7 +181,7 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
 
         small, tried = shrink.shrink(p, still_bad, deadline=shrink_budget)
         final = lane.outcome(t, small, workdir)
-        final = final if final is not None and final.bad else o
+        final = final if final is not None and final.bad and final.signature() == sig else o
         also = []
         for u, uo in list(bad):
             r = lane.outcome(u, small, workdir)
