@@ -37,7 +37,7 @@ FORMAT = 1
 MAX_RECORD_BYTES = 4 << 20
 MAX_ENTRY_BYTES = 1 << 30
 RETRY_SECONDS = 60.0
-_RECORD_KEYS = {"format", "key", "producer", "manifest", "digest"}
+_RECORD_KEYS = {"format", "key", "producer", "payload", "digest"}
 
 
 class RemoteCacheBackend:
@@ -81,14 +81,15 @@ def producer(metadata: dict) -> dict:
             "python": platform.python_version(), "machine": platform.machine(), "platform": sys.platform}
 
 
-def encode_record(key: str, manifest: bytes, who: dict) -> bytes:
-    body = {"format": FORMAT, "key": key, "producer": who, "manifest": manifest.decode("ascii")}
+def encode_record(key: str, payload: bytes, who: dict) -> bytes:
+    body = {"format": FORMAT, "key": key, "producer": who, "payload": payload.decode("ascii")}
     body["digest"] = _sha(_canonical(body))
     return _canonical(body)
 
 
 def decode_record(raw: bytes, key: str) -> tuple[bytes, dict]:
-    """(the local manifest's bytes, producer) of a record stored for ``key``; ValueError saying why not."""
+    """(payload, producer) of a record stored for ``key`` (the payload of a kernel entry is its local
+    manifest); ValueError saying why not."""
     if not isinstance(raw, bytes) or len(raw) > MAX_RECORD_BYTES:
         raise ValueError("record missing or too large")
     body = json.loads(raw)
@@ -99,9 +100,9 @@ def decode_record(raw: bytes, key: str) -> tuple[bytes, dict]:
         raise ValueError("record checksum mismatch")
     if body["format"] != FORMAT or body["key"] != key:
         raise ValueError("record of another format or key")
-    if not isinstance(body["manifest"], str) or not isinstance(body["producer"], dict):
-        raise ValueError("record without manifest or producer")
-    return body["manifest"].encode("ascii"), body["producer"]
+    if not isinstance(body["payload"], str) or not isinstance(body["producer"], dict):
+        raise ValueError("record without payload or producer")
+    return body["payload"].encode("ascii"), body["producer"]
 
 
 def _resolve(spec: Any) -> type:
@@ -193,6 +194,32 @@ class RemoteTier:
             for data in files.values():
                 blobs.put(_sha(data), data)
             self._backend(key).put(RECORD, record)
+            return True
+        except Exception as exc:
+            self._failed("writing", exc)
+            return False
+
+    # -- small documents (autotuning results): data that selects among the user's own choices, not code --
+    def fetch_document(self, namespace: str, name: str) -> Optional[bytes]:
+        """The checksummed payload stored by :meth:`publish_document`; None: absent, invalid, unreachable.
+        The caller still validates what the payload says."""
+        if not self.available():
+            return None
+        try:
+            raw = self._backend(namespace).get([name]).get(name)
+            return None if raw is None else decode_record(raw, f"{namespace}/{name}")[0]
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return None
+        except Exception as exc:
+            self._failed("reading", exc)
+            return None
+
+    def publish_document(self, namespace: str, name: str, payload: bytes) -> bool:
+        if not self.available():
+            return False
+        try:
+            record = encode_record(f"{namespace}/{name}", payload, producer({}))
+            self._backend(namespace).put(name, record)
             return True
         except Exception as exc:
             self._failed("writing", exc)

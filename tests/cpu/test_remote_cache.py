@@ -202,9 +202,9 @@ def test_bad_remote_record_is_ignored_and_recompiled(fleet, damage):
         r.set(key, b"\xff\xfe" * 100)
     else:   # a well-formed record whose inner manifest's metadata was edited: only its checksum tells
         body = json.loads(raw)
-        inner = json.loads(body.pop("digest") and body["manifest"])
+        inner = json.loads(body.pop("digest") and body["payload"])
         inner["metadata"]["name"] = "other"
-        body["manifest"] = cache_remote._canonical(inner).decode()
+        body["payload"] = cache_remote._canonical(inner).decode()
         body["digest"] = cache_remote._sha(cache_remote._canonical(body))
         r.set(key, cache_remote._canonical(body))
         assert r.get(key) != raw
@@ -337,3 +337,57 @@ def test_blobs_are_written_before_the_record(fleet):
     assert OrderCheckingRedis.records == 1 and r.exists(record_key(k.hash))
     machine("b")
     assert np.array_equal(run(compile_()), expect(X + Y)) and len(COMPILES) == 1
+
+
+# -- autotuning results shared through the remote cache (TRITON_CACHE_AUTOTUNING) -----------------------------
+
+TUNE_CONFIGS = [tritium.Config({"B": 16}), tritium.Config({"B": 32})]
+
+
+def tuner():
+    """A new autotuner over add_kernel (a fresh process's view: nothing tuned in memory)."""
+    return tritium.autotune(TUNE_CONFIGS, key=["n"], cache_results=True, warmup=1, rep=3)(add_kernel)
+
+
+def run_tuned(t) -> np.ndarray:
+    out = np.zeros(16, dtype=np.float32)
+    t[lambda meta: (tritium.cdiv(N, meta["B"]), )](X, Y, out, N)
+    return out
+
+
+def autotune_doc_keys(r) -> list[bytes]:
+    return r.keys("tritium:autotune:*")
+
+
+def test_machine_b_reuses_the_fleets_autotuning(fleet):
+    r, machine = fleet
+    machine("a")
+    ta = tuner()
+    assert np.array_equal(run_tuned(ta), expect(X + Y)) and ta.bench_time > 0
+    assert len(autotune_doc_keys(r)) == 1
+    machine("b")
+    tb = tuner()
+    assert np.array_equal(run_tuned(tb), expect(X + Y))
+    assert tb.bench_time == 0.0, "machine B timed the configs again"
+    assert tb.configs_timings == ta.configs_timings and tb.best_config == ta.best_config
+
+
+def test_remote_autotuning_naming_a_foreign_config_is_refused(fleet):
+    r, machine = fleet
+    machine("a")
+    ta = tuner()
+    run_tuned(ta)
+    (name, ) = autotune_doc_keys(r)
+    body = json.loads(r.get(name))
+    doc = json.loads(body.pop("digest") and body["payload"])
+    for pair in doc["configs_timings"]:
+        if pair[0]["kwargs"]["B"] == 32:
+            pair[0]["kwargs"]["B"] = 4096   # not a config of this kernel: would read far past the arrays
+    body["payload"] = json.dumps(doc)
+    body["digest"] = cache_remote._sha(cache_remote._canonical(body))
+    r.set(name, cache_remote._canonical(body))
+    machine("b")
+    tb = tuner()
+    assert np.array_equal(run_tuned(tb), expect(X + Y))
+    assert tb.bench_time > 0, "a result naming a config the kernel does not have was used"
+    assert {c.kwargs["B"] for c in tb.configs_timings} == {16, 32}

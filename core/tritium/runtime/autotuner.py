@@ -322,7 +322,10 @@ class Autotuner(_Launchable):
 
     def _load_timings(self, key: tuple, configs: list[Config]) -> bool:
         path = self._timings_path(key, configs)
-        if path is None or not os.path.exists(path):
+        if path is None:
+            return False
+        from .autotune_remote import fetch_timings   # the fleet's result, checked against these configs
+        if not os.path.exists(path) and not fetch_timings(path, [_config_dict(c) for c in configs]):
             return False
         try:
             with open(path) as f:
@@ -342,6 +345,8 @@ class Autotuner(_Launchable):
         from ..cache import atomic_write
         data = {"key": repr(key), "configs_timings": [(_config_dict(c), t) for c, t in timings.items()]}
         atomic_write(path, json.dumps(data))
+        from .autotune_remote import publish_timings
+        publish_timings(path, json.dumps(data))
 
     def warmup(self, *args: Any, **kwargs: Any) -> list[Any]:
         """Compile every (pruned) config without launching."""
