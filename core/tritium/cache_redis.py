@@ -1,4 +1,5 @@
-"""A Redis store for the remote kernel cache, on the ``redis`` client (PyPI ``redis``), imported on first use.
+"""A Redis store for the remote kernel cache, on the ``redis`` client (PyPI ``redis``). This module is imported
+only when ``TRITON_REMOTE_CACHE_BACKEND`` names it, so ``redis`` is needed only then.
 
 ``TRITON_REMOTE_CACHE_BACKEND=tritium.cache_redis:RedisRemoteCacheBackend`` with ``TRITON_REDIS_HOST``,
 ``TRITON_REDIS_PORT`` and ``TRITON_REDIS_KEY_FORMAT`` (Triton's names; default keys start with ``tritium:`` so
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import os
 from typing import Any
+
+import redis
 
 from . import knobs
 from .cache_remote import RemoteCacheBackend
@@ -21,7 +24,6 @@ def _client(host: str, port: int, timeout_ms: int) -> Any:
     ident = (host, port, timeout_ms, os.getpid())
     client = _clients.get(ident)
     if client is None:
-        import redis
         seconds = max(timeout_ms, 1) / 1000.0
         client = _clients[ident] = redis.Redis(host=host, port=port, socket_connect_timeout=seconds,
                                                socket_timeout=seconds)

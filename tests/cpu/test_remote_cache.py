@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import warnings
 
@@ -391,3 +392,16 @@ def test_remote_autotuning_naming_a_foreign_config_is_refused(fleet):
     assert np.array_equal(run_tuned(tb), expect(X + Y))
     assert tb.bench_time > 0, "a result naming a config the kernel does not have was used"
     assert {c.kwargs["B"] for c in tb.configs_timings} == {16, 32}
+
+
+def test_without_the_redis_client_the_backend_warns_once(fleet, monkeypatch):
+    _, machine = fleet
+    monkeypatch.setitem(sys.modules, "redis", None)   # what an environment without the client looks like
+    monkeypatch.delitem(sys.modules, "tritium.cache_redis")
+    machine("a")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        assert np.array_equal(run(compile_(add_kernel)), expect(X + Y))
+        assert np.array_equal(run(compile_(sub_kernel)), expect(X - Y))
+    msgs = [str(w.message) for w in rec if issubclass(w.category, CacheWarning)]
+    assert len(msgs) == 1 and "pip install redis" in msgs[0] and "cannot be loaded" in msgs[0], msgs
