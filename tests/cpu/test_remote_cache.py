@@ -405,3 +405,62 @@ def test_without_the_redis_client_the_backend_warns_once(fleet, monkeypatch):
         assert np.array_equal(run(compile_(sub_kernel)), expect(X - Y))
     msgs = [str(w.message) for w in rec if issubclass(w.category, CacheWarning)]
     assert len(msgs) == 1 and "pip install redis" in msgs[0] and "cannot be loaded" in msgs[0], msgs
+
+
+def test_a_machine_whose_local_cache_cannot_be_written_still_uses_the_remote_one(fleet, tmp_path):
+    _, machine = fleet
+    machine("a")
+    compile_()
+    (tmp_path / "a-file").write_text("not a folder")
+    knobs.cache.dir = str(tmp_path / "a-file" / "cache")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        kb = compile_()
+    assert len(COMPILES) == 1 and np.array_equal(run(kb), expect(X + Y))
+    msgs = [str(w.message) for w in rec if issubclass(w.category, CacheWarning)]
+    assert len(msgs) == 1 and "cannot write to the kernel cache" in msgs[0], msgs
+
+
+MACHINE = '''
+import json, sys
+import numpy as np
+import tritium
+import tritium.language as tl
+from tritium.compiler import ASTSource
+
+compiles = []
+
+
+def count(self, stages, options, language, capability):
+    compiles.append(1)
+
+
+@tritium.jit
+def mul_kernel(x, o, n, B: tl.constexpr):
+    i = tl.arange(0, B)
+    tl.store(o + i, tl.load(x + i, mask=i < n) * 3.0, mask=i < n)
+
+
+tritium.knobs.runtime.add_stages_inspection_hook = count
+k = tritium.compile(ASTSource(mul_kernel, {"x": "*fp32", "o": "*fp32", "n": "i32", "B": "constexpr"}, {"B": 16}))
+x = np.arange(16, dtype=np.float32)
+o = np.zeros(16, dtype=np.float32)
+k[(1, )](x, o, 16, 16)
+print(json.dumps({"compiles": len(compiles), "right": bool(np.array_equal(o, x * 3))}))
+'''
+
+
+def test_two_processes_configured_by_environment_variables(fleet, tmp_path, redis_port):
+    """Real separate processes, configured as a fleet would be: through the environment only."""
+    script = tmp_path / "machine.py"
+    script.write_text(MACHINE)
+    results = []
+    for name in ("a", "b"):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "TRITIUM_"))}
+        env.update(TRITON_REMOTE_CACHE_BACKEND=SPEC, TRITON_REDIS_HOST="127.0.0.1",
+                   TRITON_REDIS_PORT=str(redis_port), TRITON_CACHE_DIR=str(tmp_path / name),
+                   TRITIUM_HOME=str(tmp_path / "home"))
+        res = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        results.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    assert results == [{"compiles": 1, "right": True}, {"compiles": 0, "right": True}]
