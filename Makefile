@@ -18,6 +18,7 @@ dev-install:
 	$(PIP) install --upgrade pip setuptools wheel
 	$(PIP) install -r requirements-test.txt
 	$(PIP) install $(foreach p,$(PARTS),-e ./$(p))
+	$(PIP) install -e ./compat/triton  # opt-in "import triton" for development; never installed for users
 
 # The CPU backend's ISA matrix (tritium_cpu/isa.py): the host's own level runs everything; each lower x86-64
 # level it can execute (AVX2, SSE2 baseline) runs the CPU tests, the differential test and the conformance

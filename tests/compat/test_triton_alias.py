@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[2] / "compat" / "triton" / "src"
 
 
 def _python(code: str, extra_path: tuple[str, ...] = (), timeout: int = 600) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITIUM_INTERPRET")}
     env["PYTHONPATH"] = os.pathsep.join([*extra_path, str(SRC), env.get("PYTHONPATH", "")])
     with tempfile.TemporaryDirectory() as d:
         script = Path(d) / "script.py"  # a file, not -c: @jit reads kernels' source from it
@@ -125,3 +125,26 @@ def test_torch_still_imports_and_finds_a_usable_triton():
         print(has_triton_package(), triton_compat.HAS_TRITON, len(triton_compat.triton_key()) > 0)
     ''')
     assert out.split() == ["True", "True", "True"]
+
+
+def test_internal_testing_helpers_for_triton_suite():
+    pytest.importorskip("torch")
+    out = _ok('''
+        import numpy as np
+        import tritium
+        import triton.language as tl
+        from triton._internal_testing import (is_interpreter, is_cuda, numpy_random, str_to_triton_dtype, to_numpy,
+                                              to_triton)
+        x = numpy_random((64, ), "uint16")
+        assert x.dtype == np.uint16 and (x != 0).all()
+        t = to_triton(x, "cpu")            # torch has no uint16 kernels: a reinterpreted int16 tensor
+        assert t.dtype is tl.uint16
+        np.testing.assert_array_equal(to_numpy(t), x)
+        b = numpy_random(8, "bfloat16")
+        assert (b.view(np.uint32) & 0xFFFF == 0).all()
+        assert str_to_triton_dtype("bfloat16") is tl.bfloat16 and str_to_triton_dtype("bool") is tl.int1
+        before = is_interpreter()
+        tritium.knobs.runtime.interpret = True
+        print(before, is_interpreter(), is_cuda())
+    ''')
+    assert out.split() == ["False", "True", "False"]
