@@ -17,11 +17,11 @@ import tritium
 import tritium.language as tl
 
 
-def _child(code: str, tmp_path, timeout: float = 300) -> subprocess.CompletedProcess:
+def _child(code: str, tmp_path, timeout: float = 300, **env_vars: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter (a crash there fails the test instead of killing pytest)."""
     script = tmp_path / "child.py"   # a file: @jit reads the kernels' source
     script.write_text(textwrap.dedent(code))
-    env = dict(os.environ, TRITIUM_HOME=str(tmp_path / "home"))
+    env = dict(os.environ, TRITIUM_HOME=str(tmp_path / "home"), **env_vars)
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout,
                           env=env)
 
@@ -163,6 +163,42 @@ def test_reshape_and_permute_of_2_20_elements(tmp_path):
         print("ok")
     """, tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
+
+
+def test_tile_memory_that_cannot_be_allocated_raises_memory_error(tmp_path):
+    """The heap arena's allocation is checked: no program runs, and the launch raises MemoryError."""
+    # launched from the calling thread: a helper thread could not get its stack under the limit either
+    r = _child("""
+        import resource
+        import numpy as np
+        import tritium, tritium.language as tl
+
+        @tritium.jit
+        def transpose(x, y, A: tl.constexpr, B: tl.constexpr):
+            o = tl.arange(0, A * B)
+            t = tl.reshape(tl.permute(tl.reshape(tl.load(x + o), (A, B)), (1, 0)), (A * B,))
+            tl.store(y + o, t)
+
+        A = B = 1024
+        x = np.arange(A * B, dtype=np.float32)
+        y = np.zeros_like(x)
+        transpose.warmup(x, y, A, B, grid=(1,))     # compiled with memory to spare (not run: glibc would
+        y[:] = -1                                    # keep the freed tile memory for the next launch)
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+        # room to load the code, not for the two 4 MB tiles
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (3 << 20), resource.RLIM_INFINITY))
+        try:
+            transpose[(1,)](x, y, A, B)
+            print("no error")
+        except MemoryError as e:
+            print("MemoryError:", e)
+        print("untouched" if (y == -1).all() else "written")
+    """, tmp_path, TRITIUM_CPU_INTERRUPTIBLE="0")
+    assert r.returncode == 0, r.stderr[-2000:]
+    first, second = r.stdout.strip().splitlines()
+    assert first.startswith("MemoryError: kernel `transpose` could not allocate"), r.stdout
+    assert second == "untouched"
 
 
 # -- compile time ------------------------------------------------------------------------------------------
