@@ -287,6 +287,18 @@ class KernelCache:
             shutil.rmtree(trash, ignore_errors=True)
 
 
+def __getattr__(name: str) -> Any:
+    # Triton's module of these names is triton.runtime.cache (this module): "module:Class" settings and
+    # subclasses written for Triton find them here, and the redis client is imported only when asked for
+    if name == "RemoteCacheBackend":
+        from .cache_remote import RemoteCacheBackend
+        return RemoteCacheBackend
+    if name == "RedisRemoteCacheBackend":
+        from .cache_redis import RedisRemoteCacheBackend
+        return RedisRemoteCacheBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class DumpFolder:
     """TRITON_KERNEL_DUMP: every stage of every compiled kernel, under <dump dir>/<source hash>/."""
 

@@ -464,3 +464,15 @@ def test_two_processes_configured_by_environment_variables(fleet, tmp_path, redi
         assert res.returncode == 0, res.stderr
         results.append(json.loads(res.stdout.strip().splitlines()[-1]))
     assert results == [{"compiles": 1, "right": True}, {"compiles": 0, "right": True}]
+
+
+def test_the_backend_is_found_under_tritons_module_too(fleet):
+    """Triton's settings name triton.runtime.cache:RedisRemoteCacheBackend, which is tritium.cache here."""
+    r, machine = fleet
+    knobs.cache.remote_manager_class = "tritium.cache:RedisRemoteCacheBackend"
+    machine("a")
+    compile_()
+    machine("b")
+    assert np.array_equal(run(compile_()), expect(X + Y)) and len(COMPILES) == 1
+    from tritium import cache
+    assert cache.RemoteCacheBackend is cache_remote.RemoteCacheBackend
