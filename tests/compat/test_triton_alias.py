@@ -70,6 +70,16 @@ def test_triton_modules_are_tritium_modules():
     assert out.split() == ["3.6.0", "True"]
 
 
+def test_every_table_entry_resolves_to_its_module():
+    _ok('''
+        import importlib
+        import triton
+        from triton._alias import TABLE
+        for alias, real in TABLE.items():
+            assert importlib.import_module(alias) is importlib.import_module(real), alias
+    ''')
+
+
 def test_unknown_names_fail_like_missing_modules():
     _ok('''
         import triton

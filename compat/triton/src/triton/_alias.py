@@ -14,6 +14,11 @@ TABLE = {
     "triton.runtime.cache": "tritium.cache",
     "triton.runtime.errors": "triton._runtime_errors",
     "triton.runtime._allocation": "tritium.runtime._allocation",
+    # vendor spellings of libdevice: tritium's libdevice serves every target
+    "triton.language.extra.cuda": "tritium.language.extra",
+    "triton.language.extra.cuda.libdevice": "tritium.language.extra.libdevice",
+    "triton.language.extra.hip": "tritium.language.extra",
+    "triton.language.extra.hip.libdevice": "tritium.language.extra.libdevice",
 }
 #: modules of this package itself (found as files, never aliased)
 OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._runtime_errors"}
@@ -28,9 +33,7 @@ def target_of(fullname: str) -> Optional[str]:
 
 
 def triton_name(target: str) -> Optional[str]:
-    for k, v in TABLE.items():
-        if target == v:
-            return k
+    """The name a tritium module is registered under when it was imported before ``triton``."""
     return "triton." + target[len("tritium."):] if target.startswith("tritium.") else None
 
 
