@@ -17,6 +17,11 @@ ACTIVE_BACKENDS = $(shell $(PYTHON) -c "from tritium.backends import backends; \
 dev-install:
 	$(PIP) install --upgrade pip setuptools wheel
 	$(PIP) install -r requirements-test.txt
+	# redis-server for tests/cpu/test_remote_cache.py (they skip with a reason without it); never fails the install
+	-@command -v redis-server >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1 || \
+	    { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends redis-server >/dev/null 2>&1; }; }; } || \
+	  echo "note: no redis-server; the remote cache tests will skip"
 	$(PIP) install $(foreach p,$(PARTS),-e ./$(p))
 	$(PIP) install -e ./compat/triton  # opt-in "import triton" for development; never installed for users
 
