@@ -10,6 +10,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -32,11 +33,12 @@ def _module(path: str, name: str):
 
 def _bench_kernels():
     src = open(os.path.join(ROOT, "backends", "nvidia", "bench", "kernels.py.in")).read()
-    path = os.path.join(os.path.dirname(__file__), "_bench_kernels_generated.py")
+    # @jit reads a kernel's source from its file, so the kernels need a real file; a private temporary one
+    # keeps collection from writing into the source tree
+    path = os.path.join(tempfile.mkdtemp(prefix="tritium-bench-kernels-"), "_bench_kernels_generated.py")
     head = "import tritium.language as tl\nfrom tritium import jit\n"
-    if not os.path.exists(path) or open(path).read() != head + src:
-        with open(path, "w") as f:
-            f.write(head + src)
+    with open(path, "w") as f:
+        f.write(head + src)
     return _module(path, "_bench_kernels_generated")
 
 
