@@ -15,7 +15,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from tritium.backends.compiler import GPUTarget
-from tritium.backends.driver import DriverBase
+from tritium.backends.driver import DEFAULT_MAX_GRID, DriverBase
 from tritium.compiler.errors import OutOfResources as _CoreOutOfResources
 
 from .knobs import nvidia as nv_knobs
@@ -252,11 +252,17 @@ def _runtime_arg_names(kernel: Any) -> list[str]:
     return [name for name, ty in sig.items() if ty != "constexpr"]
 
 
+#: CUDA's grid limits on every device since compute capability 3.0: gridDim.x up to 2**31-1, y and z up to 65535;
+#: used when the device cannot be asked (no driver, or a device that is gone), the launch then reports the failure
+CUDA_MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
 class CudaDriver(DriverBase):
     _active: Optional[bool] = None
 
     def __init__(self) -> None:
         self._targets: dict[int, GPUTarget] = {}
+        self._max_grids: dict[int, tuple[int, int, int]] = {}
 
     @classmethod
     def is_active(cls) -> bool:
@@ -306,6 +312,22 @@ class CudaDriver(DriverBase):
 
     def make_launcher(self, kernel: Any) -> CudaLauncher:
         return CudaLauncher(kernel, self)
+
+    def max_grid(self) -> tuple[int, int, int]:
+        """The current device's MAX_GRID_DIM_X/Y/Z (y and z are 65535 where x is 2**31-1), so that a grid too
+        large along y or z is refused with the kernel's name instead of failing in cuLaunchKernel. Capped at
+        core's limits: program ids are signed 32-bit integers whatever the device allows."""
+        try:
+            from . import cuda
+            device = self.get_current_device()
+            limits = self._max_grids.get(device)
+            if limits is None:
+                limits = tuple(min(cuda.attribute(device, f"MAX_GRID_DIM_{axis}"), cap)
+                               for axis, cap in zip("XYZ", DEFAULT_MAX_GRID))
+                self._max_grids[device] = limits  # type: ignore[assignment]
+            return limits  # type: ignore[return-value]
+        except (ImportError, OSError, RuntimeError):   # CudaError, a missing libcuda: see CUDA_MAX_GRID
+            return CUDA_MAX_GRID
 
     def synchronize(self) -> None:
         from . import cuda
