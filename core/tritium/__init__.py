@@ -34,6 +34,7 @@ _LAZY = {
     "CompilationError": ("tritium.compiler.errors", "CompilationError"),
     "TritonError": ("tritium.errors", "TritonError"),
     "OutOfResources": ("tritium.compiler.errors", "OutOfResources"),
+    "UnsafeArgumentError": ("tritium.runtime.safety", "UnsafeArgumentError"),
     "autotune": ("tritium.runtime.autotuner", "autotune"),
     "heuristics": ("tritium.runtime.autotuner", "heuristics"),
     "Config": ("tritium.runtime.autotuner", "Config"),

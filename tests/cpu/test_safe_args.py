@@ -87,6 +87,13 @@ def test_negative_stride_view_is_refused(mode):
     assert (y == x[::-1]).all()
 
 
+def test_error_is_exported_at_the_top_level(mode):
+    """Users catch it as ``triton.UnsafeArgumentError`` without knowing tritium's module layout."""
+    assert triton.UnsafeArgumentError is UnsafeArgumentError and "UnsafeArgumentError" in triton.__all__
+    with pytest.raises(triton.UnsafeArgumentError, match="argument `y` of kernel `copy` is read-only"):
+        copy[(1, )](np.zeros(8, np.float32), _read_only(np.zeros(8, np.float32)), 8, B=8)
+
+
 def test_positive_stride_views_are_the_users_layout(mode):
     x = np.arange(2000, dtype=np.float32)
     y = np.zeros(1000, np.float32)
