@@ -26,10 +26,24 @@ class Outcome:
         return self.kind != "ok"
 
     def signature(self) -> tuple:
-        """What must stay the same while shrinking: the kind, and for errors the exception type."""
+        """What must stay the same while shrinking: the kind; for errors the exception type; for mismatches the
+        most severe class of difference (so that shrinking does not drift to a milder bug of the same kernel)."""
         if self.kind == "error":
             return (self.kind, self.detail.split(":", 1)[0])
+        if self.kind == "mismatch" and self.kinds:
+            return (self.kind, max(self.kinds, key=lambda k: SEVERITY.get(k.split(":")[-1], 0)))
         return (self.kind,)
+
+    def matches(self, sig: tuple) -> bool:
+        """Still the failure ``sig`` describes (a mismatch may have grown other classes besides)."""
+        if not self.bad or self.kind != sig[0]:
+            return False
+        if self.kind == "mismatch" and len(sig) > 1:
+            return sig[1] in self.kinds
+        return self.signature() == sig
+
+
+SEVERITY = {"value": 3, "nan": 2, "zero-sign": 1, "subnormal-flushed": 0}
 
 
 def scalars(p: Program) -> dict:

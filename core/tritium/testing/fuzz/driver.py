@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import tempfile
 import threading
 import time
@@ -42,9 +43,9 @@ class Stats:
 class Lane:
     """One oracle worker and one worker per target (each lane runs one kernel at a time)."""
 
-    def __init__(self, targets: list, home: str, timeout: float) -> None:
-        self.oracle = Worker(oracle(), home)
-        self.workers = {t.name: Worker(t, home) for t in targets}
+    def __init__(self, targets: list, home: str, logdir: str, timeout: float) -> None:
+        self.oracle = Worker(oracle(), home, logdir)
+        self.workers = {t.name: Worker(t, home, logdir) for t in targets}
         self.timeout = timeout
 
     def features(self) -> None:
@@ -80,7 +81,10 @@ class Lane:
 
 
 def _choose(rng: random.Random, targets: list) -> list:
-    return [t for t in targets if t.share >= 1.0 or rng.random() < t.share]
+    """The targets of one kernel: each with its share of kernels, relative to the largest share present (a run
+    of only the slow targets gives them every kernel)."""
+    top = max(t.share for t in targets)
+    return [t for t in targets if rng.random() < t.share / top]
 
 
 def fuzz(seed: int, budget: float, out: str, backends: Optional[list] = None, jobs: int = 1,
@@ -95,7 +99,9 @@ def fuzz(seed: int, budget: float, out: str, backends: Optional[list] = None, jo
     stats = Stats(per_target={t.name: [0, 0.0] for t in targets})
     home = tempfile.mkdtemp(prefix="tritium-fuzz-home-")
     workdir = os.path.join(out, "kernels")
+    logdir = os.path.join(out, "workers")
     os.makedirs(workdir, exist_ok=True)
+    os.makedirs(logdir, exist_ok=True)
     start = time.monotonic()
     end = start + budget
     counter = iter(range(1 << 62))
@@ -103,7 +109,7 @@ def fuzz(seed: int, budget: float, out: str, backends: Optional[list] = None, jo
     log(f"fuzz: seed {seed}, budget {budget:.0f} s, targets: {', '.join(t.name for t in targets)}")
 
     def lane_main() -> None:
-        lane = Lane(targets, home, timeout)
+        lane = Lane(targets, home, logdir, timeout)
         try:
             lane.features()
             while time.monotonic() < end:
@@ -128,6 +134,7 @@ def fuzz(seed: int, budget: float, out: str, backends: Optional[list] = None, jo
     for t in threads:
         t.join()
     stats.elapsed = time.monotonic() - start
+    shutil.rmtree(home, ignore_errors=True)
     return stats
 
 
@@ -160,7 +167,7 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
         if o.kind == "error" and o.detail.startswith(("WorkerCrash", "Timeout")):
             lane.workers[t.name].stop()   # a crash must happen again in a fresh worker to count
             again = lane.outcome(t, p, workdir)
-            if again is None or again.signature() != sig:
+            if again is None or not again.matches(sig):
                 log(f"fuzz: {t.name}: kernel seed {p.seed}: the crash did not happen again in a fresh worker")
                 with lock:
                     stats.flaky += 1
@@ -177,15 +184,15 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
 
         def still_bad(q: Program, t: Target = t, sig: tuple = sig) -> bool:
             r = lane.outcome(t, q, workdir)
-            return r is not None and r.bad and r.signature() == sig
+            return r is not None and r.matches(sig)
 
         small, tried = shrink.shrink(p, still_bad, deadline=shrink_budget)
         final = lane.outcome(t, small, workdir)
-        final = final if final is not None and final.bad and final.signature() == sig else o
+        final = final if final is not None and final.matches(sig) else o
         also = []
         for u, uo in list(bad):
             r = lane.outcome(u, small, workdir)
-            if uo.signature() == sig and r is not None and r.bad and r.signature() == sig:
+            if uo.signature() == sig and r is not None and r.matches(sig):
                 also.append(u.name)
                 bad.remove((u, uo))
         shape = (t.name, "ops", tuple(sorted({x.op for x in small.stmts if x.op not in ("load", "aux")})), sig)

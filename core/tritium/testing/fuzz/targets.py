@@ -96,8 +96,11 @@ def oracle() -> Target:
 class Worker:
     """One worker process of a target; restarted after a crash, a timeout or ``recycle`` jobs."""
 
-    def __init__(self, target: Target, home: str, recycle: int = 150) -> None:
-        self.target, self.home, self.recycle = target, home, recycle
+    def __init__(self, target: Target, home: str, logdir: str, recycle: int = 150) -> None:
+        # every compiled kernel stays loaded in a worker: slow targets (one JIT engine per kernel) are
+        # restarted sooner, before their memory runs out
+        self.target, self.home, self.logdir = target, home, logdir
+        self.recycle = recycle // 4 if target.small else recycle
         self.proc: Optional[subprocess.Popen] = None
         self.jobs = 0
 
@@ -108,7 +111,7 @@ class Worker:
         env.pop("TRITON_INTERPRET", None)
         env.pop("TRITIUM_INTERPRET", None)
         safe = "".join(c if c.isalnum() else "_" for c in self.target.name)
-        self.log = os.path.join(self.home, f"worker-{safe}.stderr")
+        self.log = os.path.join(self.logdir, f"worker-{safe}.stderr")
         with open(self.log, "ab") as err:   # what a crashing worker said last goes into the finding
             self.proc = subprocess.Popen([sys.executable, "-m", "tritium.testing.fuzz.worker", self.target.backend,
                                           self.target.plugin], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
