@@ -215,6 +215,30 @@ class ListKnob(Knob[tuple[str, ...]]):
         return tuple(value or ())
 
 
+class FlagsKnob(Knob[object]):
+    """A boolean, or else a list of names (DISABLE_LLVM_OPT=1 turns all LLVM optimization off;
+    DISABLE_LLVM_OPT=disable-lsr sets only LLVM's boolean option -disable-lsr)."""
+    kind = "bool|list"
+
+    def __init__(self, env: str, doc: str = "") -> None:
+        super().__init__(env, False, doc)
+
+    def parse(self, text: str, var: str) -> object:
+        low = text.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        return tuple(p.strip() for p in text.split(",") if p.strip())
+
+    def check(self, value: Any) -> object:
+        if isinstance(value, str):
+            return self.parse(value, self.name)
+        if isinstance(value, (list, tuple)):
+            return tuple(str(v).strip() for v in value if str(v).strip())
+        return bool(value)
+
+
 class ObjectKnob(Knob[Any]):
     """A Python-only setting (hooks, callables): no environment variable."""
     kind = "object"
@@ -355,7 +379,24 @@ class compilation_knobs(KnobGroup):
     mlir_dump_path = StrKnob("MLIR_DUMP_PATH", doc="File that MLIR_ENABLE_DUMP appends to; default: stderr")
     llvm_ir_dump = BoolKnob("LLVM_IR_ENABLE_DUMP", doc="Dump LLVM IR before and after LLVM optimization")
     mlir_timing = BoolKnob("MLIR_ENABLE_TIMING", doc="Print the time each MLIR pass takes")
-    disable_llvm_opt = StrKnob("DISABLE_LLVM_OPT", doc="1 turns LLVM optimization off")
+    disable_llvm_opt = FlagsKnob("DISABLE_LLVM_OPT", doc="1: no LLVM optimization; or a comma-separated list of "
+                                 "LLVM boolean options to turn on (e.g. disable-lsr)")
+    llvm_timing = BoolKnob("LLVM_ENABLE_TIMING", doc="Print the time each LLVM pass takes")
+    enable_llvm_debug = BoolKnob("TRITON_ENABLE_LLVM_DEBUG",
+                                 doc="Pass -debug to LLVM: its debug output goes to stderr")
+    llvm_debug_only = ListKnob("TRITON_LLVM_DEBUG_ONLY",
+                               doc="LLVM's -debug-only: debug output of these DEBUG_TYPEs only (comma-separated)")
+    reproducer_path = StrKnob("TRITON_REPRODUCER_PATH",
+                              doc="Write an MLIR reproducer here before every pass run; after a failure it "
+                              "holds the IR before the failing pass (replay: tritium-opt --reproduce FILE)")
+    mlir_diagnostics = ListKnob("MLIR_ENABLE_DIAGNOSTICS",
+                                doc="MLIR diagnostics to print besides errors: warnings, remarks, stacktraces, "
+                                "operations (comma-separated)")
+    mlir_remark = BoolKnob("MLIR_ENABLE_REMARK", doc="Deprecated: MLIR_ENABLE_DIAGNOSTICS=remarks")
+    use_ir_loc = StrKnob("USE_IR_LOC", doc="Stage (ttir, ttgir) whose IR file lines become the locations "
+                         "of later stages, instead of the Python source lines")
+    dump_ir_extract_di_local_variables = BoolKnob(
+        "LLVM_EXTRACT_DI_LOCAL_VARIABLES", doc="Full debug info with kernel variables (not supported: warns)")
     allow_non_constexpr_globals = BoolKnob("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS",
                                            doc="Let kernels read non-constexpr module globals")
     sanitize_overflow = BoolKnob("TRITON_SANITIZE_OVERFLOW",

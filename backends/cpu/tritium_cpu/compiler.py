@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any
 
-from tritium import knobs
+from tritium import knobs, llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 
 from .knobs import cpu as cpu_knobs
@@ -177,7 +177,8 @@ class CPUBackend(BaseBackend):
             pto.loop_vectorization = True
             pto.slp_vectorization = True
             pb = llvm.create_pass_builder(tm, pto)
-            pb.getModulePassManager().run(mod, pb)
+            with llvm_debug.llvm_options(metadata["name"]):
+                llvm_debug.run_module_passes(pb, mod, metadata["name"])
         out = str(mod)
         if dump:
             print(f"// -----// LLVM IR after optimization ({metadata['name']}) //----- //\n{out}", file=sys.stderr)
@@ -186,9 +187,5 @@ class CPUBackend(BaseBackend):
     def make_obj(self, src: str, metadata: dict, options: CPUOptions) -> bytes:
         import llvmlite.binding as llvm
         tm = host_target(self.cpu, self.features, cpu_knobs.opt_level, self.triple)
-        return tm.emit_object(llvm.parse_assembly(src))
-
-
-def _llvm_opt_disabled() -> bool:
-    v = knobs.compilation.disable_llvm_opt
-    return bool(v) and v.strip().lower() in ("1", "true", "on", "yes")
+        with llvm_debug.llvm_options(metadata["name"]):
+            return tm.emit_object(llvm.parse_assembly(src))

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
-from tritium import knobs
+from tritium import knobs, llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 
 from . import toolchain
@@ -196,7 +196,8 @@ class CUDABackend(BaseBackend):
         if not gs.llvm_opt_disabled():
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
             pb = llvm.create_pass_builder(tm, pto)
-            pb.getModulePassManager().run(mod, pb)
+            with llvm_debug.llvm_options(metadata["name"]):
+                llvm_debug.run_module_passes(pb, mod, metadata["name"])
             if nv_knobs.regroup:
                 regroup(mod)
         return str(mod)
@@ -204,7 +205,8 @@ class CUDABackend(BaseBackend):
     def make_ptx(self, src: str, metadata: dict, options: CUDAOptions, tm: Any, isa: int) -> str:
         import llvmlite.binding as llvm
         mod = llvm.parse_assembly(src)
-        ptx = tm.emit_assembly(mod)
+        with llvm_debug.llvm_options(metadata["name"]):
+            ptx = tm.emit_assembly(mod)
         metadata["ptx_version"] = isa
         metadata["arch"] = toolchain.arch_name(self.capability)
         if nv_knobs.dump_nvptx:

@@ -109,7 +109,8 @@ def cache_key(src: Any, backend: BaseBackend, options: Any) -> str:
     plugin_key = registry().cache_key(options, backend)
     hook = inspection_hook_key(knobs.runtime.add_stages_inspection_hook)
     parts = [__version__, package_fingerprint("tritium"), src.hash(), backend.hash(), BaseBackend.options_hash(options),
-             plugin_key, hook, str(knobs.language.fp32_default), str(knobs.compilation.disable_line_info)]
+             plugin_key, hook, str(knobs.language.fp32_default), str(knobs.compilation.disable_line_info),
+             str(knobs.compilation.disable_llvm_opt), str(knobs.compilation.use_ir_loc)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -170,11 +171,16 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
             else:
                 _notify(kernel)
                 return kernel
+    from ..debug_knobs import check_unsupported
+    check_unsupported()
     stages = build_stages(backend, opts, src.language)
     if src.ext not in stages:
         raise ValueError(f"cannot start compiling at stage {src.ext!r}: this backend's stages are "
                          f"{', '.join(stages)}")
     names = list(stages)
+    if knobs.compilation.use_ir_loc:
+        from .ir_loc import check_stage
+        check_stage(names)
     first = names.index(src.ext) + (1 if isinstance(src, IRSource) else 0)
     from .._mlir import tile_context
     context = tile_context()
@@ -210,6 +216,9 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
             if path is not None:
                 print(f"\nOverriding kernel with file {path}")
                 module = _parse_override(path, module, context)
+        if ext == knobs.compilation.use_ir_loc:
+            from .ir_loc import snapshot_locations
+            snapshot_locations(module, os.path.join(knobs.cache.dump_path(), src_hash, "ir_loc", fname))
         files[fname] = _store_form(module)
         if dump is not None:
             dump.put(fname, files[fname])

@@ -41,5 +41,5 @@ def make_llir(module: Any, metadata: dict, options: Any, target: Any) -> str:
 
 
 def llvm_opt_disabled() -> bool:
-    v = knobs.compilation.disable_llvm_opt
-    return bool(v) and v.strip().lower() in ("1", "true", "on", "yes")
+    from ..llvm_debug import opt_disabled
+    return opt_disabled()
