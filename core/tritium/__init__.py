@@ -39,6 +39,7 @@ _LAZY = {
     "heuristics": ("tritium.runtime.autotuner", "heuristics"),
     "Config": ("tritium.runtime.autotuner", "Config"),
     "set_allocator": ("tritium.runtime.allocation", "set_allocator"),
+    "load_compiled": ("tritium.runtime.aot", "load_compiled"),
     "language": ("tritium.language", None),
     "testing": ("tritium.testing", None),
     "compiler": ("tritium.compiler", None),

@@ -163,6 +163,8 @@ class CPUBackend(BaseBackend):
                                    vector_bits(self.features))
         metadata.update(meta)
         metadata["cpu_triple"] = self.triple
+        # what the object needs of a CPU: a precompiled kernel's loader checks it against the host's
+        metadata["cpu_name"], metadata["cpu_features"] = self.cpu, self.features
         dump = knobs.compilation.llvm_ir_dump
         if dump:
             print(f"// -----// LLVM IR before optimization ({metadata['name']}) //----- //\n{text}", file=sys.stderr)

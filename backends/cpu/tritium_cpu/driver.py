@@ -158,8 +158,32 @@ def _libc() -> Any:
 
 
 class CPUDriver(DriverBase):
+    #: what a launcher expects of an object and its metadata (tritium.load_compiled refuses other versions):
+    #: ``<symbol>_launch(args, n0, n1, n2, nthreads, cancel)``, 8-byte slots by ``arg_types``, the
+    #: ``_assert_state`` and ``_nomem`` globals. Bump when any of these changes.
+    aot_abi = 1
+
     def __init__(self) -> None:
         self._target: Any = None
+
+    def check_binary(self, metadata: dict) -> None:
+        """Refuse an object this host cannot execute: another architecture, or instruction sets it lacks."""
+        import llvmlite.binding as llvm
+        from .isa import _host_features
+        triple = metadata.get("cpu_triple") or ""
+        host = llvm.get_process_triple()
+        if triple.split("-")[0] != host.split("-")[0]:
+            raise RuntimeError(f"kernel `{metadata.get('name')}` was compiled for {triple or 'an unknown triple'}, "
+                               f"this host is {host}: compile it for this architecture")
+        have = _host_features()
+        wanted = [f[1:] for f in (metadata.get("cpu_features") or "").split(",") if f.startswith("+")]
+        missing = sorted(set(wanted) - have) if have is not None else []
+        if missing:
+            raise RuntimeError(
+                f"kernel `{metadata.get('name')}` was compiled for CPU {metadata.get('cpu_name')} with instruction "
+                f"sets this host's CPU ({llvm.get_host_cpu_name()}) lacks: {', '.join(missing)}. Compile it for a "
+                "level both machines run: set TRITIUM_CPU_TARGET and TRITIUM_CPU_FEATURES as "
+                "`python -m tritium_cpu.isa` prints them (e.g. its avx2 line) when running `tritium compile`")
 
     @classmethod
     def is_active(cls) -> bool:

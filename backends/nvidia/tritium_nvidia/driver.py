@@ -259,6 +259,28 @@ CUDA_MAX_GRID = (2**31 - 1, 65535, 65535)
 
 class CudaDriver(DriverBase):
     _active: Optional[bool] = None
+    #: what CudaLauncher expects of a cubin and its metadata (tritium.load_compiled refuses other versions): the
+    #: kernel's entry named as the kernel, parameters by ``arg_types``, ``num_warps * 32`` threads, ``shared``
+    #: dynamic bytes, the ``<name>_assert_state`` global. Bump when any of these changes.
+    aot_abi = 1
+
+    def check_binary(self, metadata: dict) -> None:
+        """Refuse a cubin the current device cannot run. A cubin runs on its own major architecture at an equal
+        or later minor; one with arch-specific features (sm_90a, ...) only on exactly its architecture."""
+        import re
+        from . import cuda
+        from .toolchain import arch_name
+        want = metadata.get("arch") or metadata.get("target", [None, None])[1]   # "arch": what ptxas built
+        m = re.fullmatch(r"(?:sm_?)?(\d+)(a?)", str(want))
+        if m is None:
+            raise ValueError(f"kernel `{metadata.get('name')}`: cannot read its architecture {want!r}")
+        cap = int(m.group(1))
+        device = self.get_current_device()
+        have = cuda.capability(device)
+        exact = m.group(2) == "a" or arch_name(cap).endswith("a")
+        if have // 10 != cap // 10 or have < cap or (exact and have != cap):
+            raise RuntimeError(f"kernel `{metadata.get('name')}` was compiled for sm_{cap}, which device {device} "
+                               f"(sm_{have}) cannot run: compile it with --target cuda:{have}")
 
     def __init__(self) -> None:
         self._targets: dict[int, GPUTarget] = {}

@@ -3,6 +3,8 @@
     tritium plugins [--json]   backends (capabilities), plugins (distribution, version, API, source),
                                passes, stages per backend, knob groups
     tritium knobs [GROUP]      every knob: environment names, current value, meaning
+    tritium compile FILE.py:KERNEL --signature SIG [--target T] [-o OUT]
+                               ahead-of-time compilation into a file tritium.load_compiled launches
     tritium opt ...            the same as tritium-opt
 
 Listing imports no MLIR: passes are registered lazily and stages are built without compiling.
@@ -156,6 +158,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     k = sub.add_parser("knobs", help="list knobs with their environment variables and values")
     k.add_argument("group", nargs="?", default=None)
     sub.add_parser("opt", help="run passes on an IR file (tritium-opt)", add_help=False)
+    from .compile_cmd import add_parser as add_compile
+    add_compile(sub)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["opt"]:
         from .opt import main as opt_main
@@ -163,6 +167,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     from ..plugins import PluginError
     try:
+        if args.command == "compile":
+            from .compile_cmd import run as compile_run
+            return compile_run(args)
         if args.command == "knobs":
             return _knobs(args.group)
         data = collect()
