@@ -82,6 +82,28 @@ def test_softmax(dev, num_warps):
     np.testing.assert_allclose(dev.get(y), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
+def test_emulated_registers_and_device_properties(emulator):
+    """What tutorial 02 sizes its persistent grid from: the device's properties, and registers per thread that
+    the emulator estimates from the layouts (it has no register allocator of its own): more for a bigger tile
+    per thread, capped at 255 with the rest reported as spills."""
+    from tritium.backends.driver import DriverBase
+    from tritium.runtime.driver import driver
+    props = driver.active.utils.get_device_properties(driver.active.get_current_device())
+    assert props["warpSize"] == 32 and props["multiprocessor_count"] >= 1
+    assert props["max_num_regs"] == 65536 and props["max_shared_mem"] > 0
+    x = np.zeros((3, 300), np.float32)
+    figures = {}
+    for block in (512, 1024, 8192):   # 16, 32 and 256 elements per thread with one warp
+        k = softmax_kernel.warmup(x, x, 300, 300, BLOCK=block, num_warps=1, grid=(3, ))
+        k._init_handles()
+        figures[block] = (k.n_regs, k.n_spills)
+    assert 16 * 2 <= figures[512][0] < figures[1024][0] < 255 and figures[512][1] == figures[1024][1] == 0
+    assert figures[8192][0] == 255 and figures[8192][1] > 0
+    # a driver that cannot describe its device says so instead of failing with an AttributeError
+    with pytest.raises(NotImplementedError, match="size the launch grid by hand"):
+        DriverBase.utils.fget(driver.active).get_device_properties()
+
+
 @triton.jit
 def loop_kernel(x_ptr, out_ptr, n_iter, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

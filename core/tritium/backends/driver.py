@@ -8,6 +8,25 @@ from typing import Any, Callable
 DEFAULT_MAX_GRID = (2**31 - 1, 2**31 - 1, 2**31 - 1)
 
 
+class DeviceUtils:
+    """What ``driver.active.utils`` offers. Triton's host code sizes persistent grids from
+    ``utils.get_device_properties(device)``; a driver that can describe its device returns its own object from
+    ``DriverBase.utils``."""
+
+    def get_device_properties(self, device: Any = None) -> dict[str, Any]:
+        """The properties of ``device`` (the current one when None), as a dict with at least these keys:
+
+        - ``multiprocessor_count``: how many programs the device runs at the same time, at one per unit
+        - ``max_shared_mem``: bytes of shared memory one program may use (``kernel.metadata.shared`` divides it)
+        - ``max_num_regs``: 32-bit registers of one unit, shared by the threads of its programs
+          (``kernel.n_regs * warpSize * num_warps`` divides it)
+        - ``warpSize``: threads per warp
+
+        Drivers may add more (e.g. ``max_threads_per_block``, clock rates, memory bus width)."""
+        raise NotImplementedError("this driver does not report its device's properties "
+                                  "(driver.active.utils.get_device_properties): size the launch grid by hand")
+
+
 class DriverBase(metaclass=ABCMeta):
     """A runtime for one kind of device. Instances are created lazily, once per process."""
 
@@ -52,6 +71,11 @@ class DriverBase(metaclass=ABCMeta):
         Program ids are signed 32-bit integers, hence the default; a device whose y and z axes are narrower
         (65535 on many GPUs) reports that. Asked once per kernel and driver."""
         return DEFAULT_MAX_GRID
+
+    @property
+    def utils(self) -> DeviceUtils:
+        """``driver.active.utils``: see DeviceUtils. The default reports nothing (its method raises)."""
+        return DeviceUtils()
 
     def get_benchmarker(self) -> Callable[..., Any]:
         from ..testing import do_bench

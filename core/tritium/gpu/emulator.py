@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from ..backends.compiler import BaseBackend, GPUTarget, Language
-from ..backends.driver import DriverBase
+from ..backends.driver import DeviceUtils, DriverBase
 from ..hookspecs import PLUGIN_API, BackendSpec, hookimpl
 from .irtext import Function, Module
 from .target import TargetHooks
@@ -28,6 +28,10 @@ NAME = "gpu-emu"
 CTX = "{ i32, i32, i32, i32, i32, i32, i32, i32, ptr, ptr }"   # tid, ctaid xyz, nctaid xyz, pad, smem, runtime
 RT = "{ ptr, ptr, ptr }"                                      # CTA barrier, warp barriers, shuffle buffer
 BARRIER_BYTES = 64                                            # >= sizeof(pthread_barrier_t)
+# the register file the emulator describes (utils.get_device_properties): 32-bit registers per multiprocessor,
+# and at most this many per thread, as on the GPUs whose tutorials size grids from them
+MAX_NUM_REGS = 65536
+MAX_REGS_PER_THREAD = 255
 
 
 class EmulatorTarget(TargetHooks):
@@ -311,6 +315,15 @@ class EmulatorLauncher:
         self.shared = max(16, md["shared"])
         self.state = engine.get_global_value_address(f"{kernel.name}_assert_state") if md.get("has_assert") else 0
         self.messages = md.get("assert_messages", [])
+        # Triton's _init_handles figures (tutorials size persistent grids from them). The emulator's threads run on
+        # host registers, so n_regs is the lowering's estimate from the layouts (gpu/lower/regs.py), capped as a
+        # GPU register allocator must: at most MAX_REGS_PER_THREAD, and few enough that one program of
+        # num_warps warps fits in a multiprocessor's MAX_NUM_REGS; the words over the cap are reported as spills.
+        threads = self.num_warps * 32
+        estimate = max(1, int(md.get("regs_estimate", 0) or 0))
+        kernel.n_regs = min(estimate, MAX_REGS_PER_THREAD, MAX_NUM_REGS // threads)
+        kernel.n_spills = estimate - kernel.n_regs
+        kernel.n_max_threads = threads
 
     def __call__(self, grid: tuple[int, int, int], args: list[Any]) -> None:
         slots = (ctypes.c_uint64 * max(1, len(args)))(*[_pack(t, a, self.kernel.name) for t, a in zip(self.types, args)])
@@ -392,6 +405,10 @@ class EmulatorDriver(DriverBase):
     def accepts_device(self, device: str) -> bool:
         return device in ("cpu", "mock")
 
+    @property
+    def utils(self) -> "EmulatorUtils":
+        return EmulatorUtils()
+
     def make_launcher(self, kernel: Any) -> EmulatorLauncher:
         import llvmlite.binding as llvm
         _load_symbols()
@@ -399,6 +416,15 @@ class EmulatorDriver(DriverBase):
         engine.add_object_file(llvm.ObjectFileRef.from_data(kernel.kernel))
         engine.finalize_object()
         return EmulatorLauncher(kernel, engine)
+
+
+class EmulatorUtils(DeviceUtils):
+    """The emulated device: one multiprocessor (programs run one after another, each on num_warps * 32 host
+    threads), the shared memory the target allows, and a GPU-sized register file."""
+
+    def get_device_properties(self, device: Any = None) -> dict[str, Any]:
+        return {"multiprocessor_count": 1, "max_shared_mem": EmulatorTarget.max_shared_bytes,
+                "max_num_regs": MAX_NUM_REGS, "warpSize": EmulatorTarget.warp_size}
 
 
 @hookimpl

@@ -8,6 +8,7 @@ from ..._mlir import ir, walk_children
 from ..assign import element_type
 from ..irtext import Module
 from .kernel import KernelLowering
+from .regs import estimate_registers
 from .values import LoweringError
 
 __all__ = ["lower_module", "LoweringError", "kernel_function"]
@@ -24,7 +25,8 @@ def kernel_function(module: Any) -> Any:
 
 def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str, dict]:
     """LLVM IR text of the kernel, and metadata for the launcher: ``shared`` (bytes of dynamic shared
-    memory), ``num_warps``, ``arg_types``, ``has_print``, ``has_assert``, ``assert_messages``."""
+    memory), ``num_warps``, ``arg_types``, ``has_print``, ``has_assert``, ``assert_messages``, ``regs_estimate``
+    (registers per thread, estimated from the layouts: see regs.py; for targets that cannot report the real count)."""
     attrs = module.operation.attributes
     num_warps = ir.IntegerAttr(attrs["ttg.num_warps"]).value if "ttg.num_warps" in attrs else \
         getattr(options, "num_warps", 4)
@@ -45,5 +47,6 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     target.finish_kernel(out, fn, num_warps, shared)
     meta = {"shared": shared, "num_warps": num_warps, "arg_types": params, "has_print": lowering.has_print,
             "has_assert": lowering.has_assert,
-            "assert_messages": list(getattr(lowering, "assert_messages", []))}
+            "assert_messages": list(getattr(lowering, "assert_messages", [])),
+            "regs_estimate": estimate_registers(lowering, func)}
     return out.text(), meta

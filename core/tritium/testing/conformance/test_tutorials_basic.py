@@ -77,17 +77,13 @@ def test_fused_softmax(backend, rng, n_rows, n_cols, programs, stages):
     assert (y[:, n_cols:] == -7.0).all()
 
 
-def test_fused_softmax_sized_from_occupancy(backend, rng, request):
+def test_fused_softmax_sized_from_occupancy(backend, rng):
     """The tutorial's host side: compile ahead with warmup, read registers and shared memory of the compiled
     kernel and the device's properties, size the persistent grid from them, launch the compiled kernel."""
     from tritium import knobs
     from tritium.runtime.driver import driver
     if knobs.runtime.interpret:
         pytest.skip("the interpreter compiles nothing: warmup returns no kernel to query")
-    if not hasattr(driver.active, "utils"):
-        # a gap, kept visible: DriverBase declares no `utils`, and a backend without it cannot run the tutorial
-        request.applymarker(pytest.mark.xfail(strict=True, reason="driver.active.utils.get_device_properties is "
-                                              "missing (tutorial 02 sizes its grid from it)"))
     n_rows, n_cols, num_warps, num_stages = 50, 300, 4, 2
     x = to_backend(backend, rng.standard_normal((n_rows, n_cols)).astype(np.float32))
     y = to_backend(backend, np.zeros((n_rows, n_cols), np.float32))
