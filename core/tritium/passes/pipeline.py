@@ -152,22 +152,56 @@ def run_pipeline(module: Any, pipeline: Pipeline, ctx: PassContext) -> Any:
     from .. import plugins
     registered = plugins.registry().passes
     dump = DumpKnob.wants(knobs.compilation.mlir_dump, ctx.kernel_name)
+    repro = knobs.compilation.reproducer_path
     groups: list[tuple[str, Any]] = []
     for entry, options, spec, info in _resolve(pipeline, registered):
         if spec.is_upstream:
             text = spec.run if entry == spec.name else spec.run + entry[len(spec.name):]
-            if groups and groups[-1][0] == "mlir" and not dump:
+            # a reproducer must hold the IR right before the failing pass: then every pass runs on its own
+            if groups and groups[-1][0] == "mlir" and not dump and not repro:
                 groups[-1][1].append((entry, text, info))
             else:
                 groups.append(("mlir", [(entry, text, info)]))
         else:
             groups.append(("py", (entry, options, spec, info)))
-    for kind, item in groups:
+    from .diagnostics import capture
+    with capture(module.context):
+        for kind, item in groups:
+            if repro:
+                _run_reproducible(module, kind, item, ctx, dump, repro)
+            elif kind == "mlir":
+                _run_upstream(module, item, ctx, dump)
+            else:
+                _run_python(module, *item, ctx=ctx, dump=dump)
+    return module
+
+
+def _run_reproducible(module: Any, kind: str, item: Any, ctx: PassContext, dump: bool, path: str) -> None:
+    """Write the reproducer, run the pass; a failure says which pass, which stage, and where the file is."""
+    from . import reproducer
+    if kind == "mlir":
+        names, texts = [n for n, _, _ in item], [t for _, t, _ in item]
+    else:
+        names = texts = [item[0]]
+    backend = getattr(ctx.backend, "name", "") or ""
+    reproducer.write(path, module, texts, names, ctx.stage, ctx.kernel_name, backend)
+    try:
         if kind == "mlir":
             _run_upstream(module, item, ctx, dump)
         else:
             _run_python(module, *item, ctx=ctx, dump=dump)
-    return module
+    except Exception as exc:
+        where = (f"reproducer of the IR before pass {', '.join(names)!r} (stage {ctx.stage!r}, kernel "
+                 f"`{ctx.kernel_name}`): {path}; replay it with `tritium-opt --reproduce {path}`")
+        from ..plugins import PluginError
+        if isinstance(exc, PluginError):
+            raise PluginError(f"{exc}\n{where}") from exc.__cause__
+        note = f"pass {', '.join(names)!r} failed in stage {ctx.stage!r}; {where}"
+        if hasattr(exc, "add_note"):
+            exc.add_note(note)
+        else:   # Python 3.10
+            print(f"[tritium] {note}", file=sys.stderr)
+        raise
 
 
 def _run_upstream(module: Any, items: list, ctx: PassContext, dump: bool) -> None:

@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="give passes this backend and its default options in their context")
     p.add_argument("--list-passes", action="store_true", help="list the registered passes and exit")
     p.add_argument("--debug-info", action="store_true", help="print source locations")
+    p.add_argument("--reproduce", action="store_true",
+                   help="FILE is a reproducer written under TRITON_REPRODUCER_PATH: run the passes it names, "
+                        "with its stage, kernel name and backend")
     return p
 
 
@@ -75,6 +78,14 @@ def _context(args: argparse.Namespace):
     return ctx
 
 
+def _installed(backend: str) -> Optional[str]:
+    """The reproducer's backend, if it is installed here (passes that ask for none still replay without it)."""
+    if not backend:
+        return None
+    from ..backends import backends
+    return backend if backend in backends() else None
+
+
 def run_text(text: str, passes: Sequence[str], ctx, source: str = "<input>", debug_info: bool = False) -> str:
     """Parse ``text``, run ``passes`` and return the printed module (what one chunk of the input becomes)."""
     from .._mlir import parse_module, tile_context
@@ -97,11 +108,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as exc:
         print(f"tritium-opt: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
+    if args.reproduce:
+        from ..passes import reproducer
+        try:
+            repro = reproducer.read(text)
+        except ValueError as exc:
+            print(f"tritium-opt: {args.file}: {exc}", file=sys.stderr)
+            return 2
+        text, passes = repro.ir, repro.passes + passes
+        args.stage = repro.stage
+        args.backend = args.backend or _installed(repro.backend)
     chunks = text.split(f"\n{SPLIT_MARKER}\n") if args.split_input_file else [text]
     from ..passes.pipeline import PipelineError
     from ..plugins import PluginError
     results = []
     ctx = _context(args)
+    if args.reproduce:
+        ctx.kernel_name = repro.kernel
     for i, chunk in enumerate(chunks):
         where = args.file if len(chunks) == 1 else f"{args.file} (chunk {i + 1})"
         try:
