@@ -209,6 +209,18 @@ def test_diagnostics_stacktraces_and_bad_option(scoped, capfd):
             run(make_kernels()[1])
 
 
+def test_diagnostics_of_mlir_itself_follow_the_knob(scoped, tmp_path, capfd):
+    """A warning that MLIR emits (the parser's, for an unknown resource section) goes through the same policy."""
+    from tritium.tools.opt import main
+    path = tmp_path / "w.mlir"
+    path.write_text('module {\n}\n{-#\n  external_resources: { zzz_unknown: { a: "b" } }\n#-}\n')
+    assert main([str(path)]) == 0
+    assert "zzz_unknown" not in capfd.readouterr().err           # default: errors only
+    knobs.compilation.mlir_diagnostics = "warnings"
+    assert main([str(path)]) == 0
+    assert "warning: ignoring unknown external resources for 'zzz_unknown'" in capfd.readouterr().err
+
+
 def test_mlir_enable_remark_is_deprecated_spelling_of_remarks(scoped, capfd, monkeypatch):
     monkeypatch.setenv("MLIR_ENABLE_REMARK", "1")
     with plugins.use(registry(chat=chatty_plugin())):

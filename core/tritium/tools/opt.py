@@ -89,9 +89,11 @@ def _installed(backend: str) -> Optional[str]:
 def run_text(text: str, passes: Sequence[str], ctx, source: str = "<input>", debug_info: bool = False) -> str:
     """Parse ``text``, run ``passes`` and return the printed module (what one chunk of the input becomes)."""
     from .._mlir import parse_module, tile_context
+    from ..passes.diagnostics import capture
     from ..passes.pipeline import Pipeline, run_pipeline
     try:
-        module = parse_module(text, tile_context())
+        with capture(tile_context()):       # the parser's warnings too, under MLIR_ENABLE_DIAGNOSTICS
+            module = parse_module(text, tile_context())
     except Exception as exc:
         raise ValueError(f"{source}: cannot parse the input as MLIR: {exc}") from None
     run_pipeline(module, Pipeline(ctx.stage, passes, owner="the command line"), ctx)
