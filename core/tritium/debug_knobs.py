@@ -21,10 +21,19 @@ def warn_once(key: str, message: str) -> None:
     warnings.warn(message, DebugKnobWarning, stacklevel=3)
 
 
-def check_unsupported() -> None:
-    """Called once per compilation: warn about the knobs that have no effect here."""
-    if knobs.compilation.dump_ir_extract_di_local_variables:
+def check_artifacts(files: dict, relocated: bool = False) -> None:
+    """After a compilation: warn about debugging knobs whose effect is missing from the stages it produced.
+    Decided from the artifacts, not from the backend's name, so a backend that emits debug info is not
+    warned about."""
+    texts = [v for v in files.values() if isinstance(v, str)]
+    if knobs.compilation.dump_ir_extract_di_local_variables and not any("DILocalVariable" in t for t in texts):
         warn_once("LLVM_EXTRACT_DI_LOCAL_VARIABLES",
-                  "LLVM_EXTRACT_DI_LOCAL_VARIABLES is set, but tritium's backends emit no LLVM debug metadata "
-                  "(no DISubprogram/DILocalVariable records): kernel variables cannot be inspected in a "
-                  "debugger. Use TRITON_INTERPRET=1 to step through a kernel in Python instead.")
+                  "LLVM_EXTRACT_DI_LOCAL_VARIABLES is set, but this backend's LLVM IR carries no debug metadata "
+                  "(no DILocalVariable records): kernel variables cannot be inspected in a debugger. Use "
+                  "TRITON_INTERPRET=1 to step through a kernel in Python instead.")
+    stage = knobs.compilation.use_ir_loc
+    if relocated and not any("!DILocation(" in t for t in texts):
+        warn_once(f"USE_IR_LOC={stage} no-llvm-locations",
+                  f"USE_IR_LOC={stage}: the {stage} stage's locations now point at lines of its IR file, but this "
+                  "backend's LLVM IR carries no debug locations, so the later stages (LLVM IR and the "
+                  "machine code) do not map back to them")

@@ -123,7 +123,7 @@ def test_llvm_timing_prints_the_pass_timing_report(scoped, capfd):
 def test_extract_di_local_variables_warns_once_that_it_is_not_supported(scoped):
     knobs.compilation.always_compile = True
     knobs.compilation.dump_ir_extract_di_local_variables = True
-    with pytest.warns(debug_knobs.DebugKnobWarning, match="LLVM_EXTRACT_DI_LOCAL_VARIABLES.*no LLVM debug"):
+    with pytest.warns(debug_knobs.DebugKnobWarning, match="LLVM_EXTRACT_DI_LOCAL_VARIABLES.*no debug metadata"):
         run()
     with warnings.catch_warnings():
         warnings.simplefilter("error", debug_knobs.DebugKnobWarning)

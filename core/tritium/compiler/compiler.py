@@ -171,8 +171,6 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
             else:
                 _notify(kernel)
                 return kernel
-    from ..debug_knobs import check_unsupported
-    check_unsupported()
     stages = build_stages(backend, opts, src.language)
     if src.ext not in stages:
         raise ValueError(f"cannot start compiling at stage {src.ext!r}: this backend's stages are "
@@ -199,6 +197,7 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
     dump = DumpFolder(src_hash) if knobs.compilation.dump_ir else None
     override = OverrideFolder(src_hash) if knobs.compilation.override else None
     timings = {}
+    relocated = False
     for ext in names[first:]:
         t = time.perf_counter()
         try:
@@ -218,11 +217,13 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
                 module = _parse_override(path, module, context)
         if ext == knobs.compilation.use_ir_loc:
             from .ir_loc import snapshot_locations
-            snapshot_locations(module, os.path.join(knobs.cache.dump_path(), src_hash, "ir_loc", fname))
+            relocated = snapshot_locations(module, os.path.join(knobs.cache.dump_path(), src_hash, "ir_loc", fname))
         files[fname] = _store_form(module)
         if dump is not None:
             dump.put(fname, files[fname])
         timings[ext] = round(time.perf_counter() - t, 6)
+    from ..debug_knobs import check_artifacts
+    check_artifacts(files, relocated)
     metadata["compile_seconds"] = round(time.perf_counter() - t0, 6)
     metadata["stage_seconds"] = timings
     files[f"{file_name}.json"] = json.dumps(metadata, default=str)

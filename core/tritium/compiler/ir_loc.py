@@ -18,16 +18,18 @@ def check_stage(stage_names: Iterable[str]) -> None:
                   f"{', '.join(names)}); locations stay Python source lines")
 
 
-def snapshot_locations(module: Any, path: str) -> None:
+def snapshot_locations(module: Any, path: str) -> bool:
+    """Whether the module's locations now point at ``path`` (False: the stage is not MLIR, said once)."""
     if getattr(module, "operation", None) is None:
         from ..debug_knobs import warn_once
         want = knobs.compilation.use_ir_loc
         warn_once(f"USE_IR_LOC={want}", f"USE_IR_LOC={want}: stage {want!r} is not MLIR; only an MLIR stage "
                   "(ttir, ttgir) can become the locations of later stages")
-        return
+        return False
     from .._mlir import passmanager
     os.makedirs(os.path.dirname(path), exist_ok=True)
     quoted = path.replace("\\", "\\\\").replace('"', '\\"')
     with module.context:
         passmanager.PassManager.parse(f'builtin.module(snapshot-op-locations{{filename="{quoted}"}})').run(
             module.operation)
+    return True
