@@ -188,10 +188,10 @@ def test_foreign_or_incompatible_artifacts_are_refused(built, tmp_path):
             tritium.load_compiled(_rewrite(built, tmp_path, edit))
 
 
-def _cli(tmp_path, capsys, signature, *extra):
+def _cli(tmp_path, capsys, signature, *extra, out="x"):
     (tmp_path / "kernels.py").write_text(KERNELS)
     rc = compile_cmd.main([f"{tmp_path / 'kernels.py'}:axpy", "--signature", signature,
-                           "-o", str(tmp_path / "x.tritium"), *extra])
+                           "-o", str(tmp_path / f"{out}.tritium"), *extra])
     return rc, capsys.readouterr().err
 
 
@@ -226,3 +226,34 @@ def test_hint_one_and_no_grid(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"`alpha` .* compiled in as 1, got 2.0"):
         k[(2, )](x, x, out, 2.0, 200, 128)
     assert json.loads(json.dumps(aot_format.read(str(tmp_path / "x.tritium"))[0]["params"]))[3]["value"] == 1
+
+
+C_HOST = r'''
+#include "axpy.h"
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+    int n = 1000;
+    float *x = aligned_alloc(64, 4096), *y = aligned_alloc(64, 4096), *o = aligned_alloc(64, 4096);
+    for (int i = 0; i < n; i++) { x[i] = (float)i; y[i] = 1.0f; o[i] = 0.0f; }
+    int rc = axpy((n + 255) / 256, 1, 1, 0, x, y, o, 2.0f, n);
+    if (rc != 0) { printf("rc %d\n", rc); return 1; }
+    for (int i = 0; i < n; i++) if (o[i] != 2.0f * i + 1.0f) { printf("wrong at %d: %f\n", i, o[i]); return 1; }
+    if (axpy(4, 1, 1, 1, x + 1, y, o, 2.0f, n) != AXPY_EHINT) { printf("misaligned x accepted\n"); return 1; }
+    if (axpy(0, 1, 1, 1, x, y, o, 2.0f, n) != 0) return 1;
+    printf("C host ok\n");
+    return 0;
+}
+'''
+
+
+@pytest.mark.skipif(__import__("shutil").which("cc") is None, reason="no C compiler to build the test host")
+def test_c_header_and_launcher_link_into_a_c_program(tmp_path, capsys):
+    rc, err = _cli(tmp_path, capsys, SIGNATURE, "--emit-c", out="axpy")
+    assert rc == 0, err
+    (tmp_path / "main.c").write_text(C_HOST)
+    build = subprocess.run(["cc", "-O1", "-Wall", "-Werror", "-o", "host", "main.c", "axpy.c", "axpy.o", "-lpthread",
+                            "-lm"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    r = subprocess.run([str(tmp_path / "host")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "C host ok" in r.stdout, r.stdout + r.stderr

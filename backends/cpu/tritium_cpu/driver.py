@@ -166,6 +166,12 @@ class CPUDriver(DriverBase):
     def __init__(self) -> None:
         self._target: Any = None
 
+    @staticmethod
+    def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:
+        """``tritium compile --emit-c``: a C header, launcher and the object, for C and C++ hosts."""
+        from .aot_c import c_launcher
+        return c_launcher(header, binary, stem)
+
     def check_binary(self, metadata: dict) -> None:
         """Refuse an object this host cannot execute: another architecture, or instruction sets it lacks."""
         import llvmlite.binding as llvm

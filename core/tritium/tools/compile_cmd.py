@@ -144,7 +144,7 @@ def load_kernel(spec: str) -> Any:
 
 
 def compile_artifact(fn: Any, params: list[dict], target: Any, options: dict, grid: Optional[str],
-                     out: str) -> dict:
+                     out: str, emit_c: bool = False) -> dict:
     """Compile and write the artifact; returns its header."""
     from .. import __version__
     from ..compiler import ASTSource, compile, make_backend
@@ -166,7 +166,12 @@ def compile_artifact(fn: Any, params: list[dict], target: Any, options: dict, gr
     be_name, info = owner[0]
     spec = registry().backends[be_name][0]
     drv_module, _, drv_attr = spec.driver.partition(":")
-    abi = getattr(getattr(importlib.import_module(drv_module), drv_attr), "aot_abi", None)
+    drv_cls = getattr(importlib.import_module(drv_module), drv_attr)
+    abi = getattr(drv_cls, "aot_abi", None)
+    c_launcher = getattr(drv_cls, "c_launcher", None)
+    if emit_c and c_launcher is None:
+        raise UsageError(f"--emit-c: backend '{be_name}' ({info.distribution}) writes no C launcher; leave out "
+                         "--emit-c and launch the artifact with tritium.load_compiled")
     if abi is None:
         raise UsageError(f"backend '{be_name}' ({info.distribution}) cannot load precompiled kernels, so tritium "
                          "compile cannot build for it")
@@ -182,6 +187,10 @@ def compile_artifact(fn: Any, params: list[dict], target: Any, options: dict, gr
               "target": md["target"], "binary_stage": backend.binary_ext, "params": params, "grid": gridx,
               "metadata": md, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     aot_format.write(out, header, binary)
+    if emit_c:
+        base = out[:-len(aot_format.SUFFIX)] if out.endswith(aot_format.SUFFIX) else out
+        for suffix, data in c_launcher(header, binary, Path(base).name).items():
+            Path(base + suffix).write_bytes(data)
     return header
 
 
@@ -197,6 +206,8 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--num-warps", "-w", type=int, default=None)
     c.add_argument("--num-stages", "-ns", type=int, default=None)
     c.add_argument("--out", "-o", default=None, help="output file (default: KERNEL.tritium)")
+    c.add_argument("--emit-c", action="store_true", help="also write a C header and launcher beside OUT (OUT "
+                   "without .tritium, plus .h and .c, and what else the backend's launcher needs) for C/C++ hosts")
 
 
 def run(args: Any) -> int:
@@ -207,7 +218,7 @@ def run(args: Any) -> int:
         options = {k: v for k, v in (("num_warps", args.num_warps), ("num_stages", args.num_stages))
                    if v is not None}
         out = args.out or f"{fn.__name__}.tritium"
-        header = compile_artifact(fn, params, target, options, args.grid, out)
+        header = compile_artifact(fn, params, target, options, args.grid, out, args.emit_c)
     except UsageError as exc:
         print(f"tritium compile: {exc}", file=sys.stderr)
         return 2
