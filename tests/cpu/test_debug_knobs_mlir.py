@@ -219,6 +219,9 @@ def test_diagnostics_of_mlir_itself_follow_the_knob(scoped, tmp_path, capfd):
     knobs.compilation.mlir_diagnostics = "warnings"
     assert main([str(path)]) == 0
     assert "warning: ignoring unknown external resources for 'zzz_unknown'" in capfd.readouterr().err
+    knobs.compilation.mlir_diagnostics = "warnings,operations"
+    with pytest.warns(debug_knobs.DebugKnobWarning, match="operations: .* no operation"):
+        assert main([str(path)]) == 0
 
 
 def test_mlir_enable_remark_is_deprecated_spelling_of_remarks(scoped, capfd, monkeypatch):

@@ -99,6 +99,11 @@ def capture(context: Any) -> Iterator[None]:
         if _RANK[severity] < lowest:
             return True     # handled: MLIR would drop it anyway
         _print(severity, format_location(diag.location), diag.message, "", stack)
+        if show_op:
+            from ..debug_knobs import warn_once
+            warn_once("MLIR_ENABLE_DIAGNOSTICS=operations upstream",
+                      "MLIR_ENABLE_DIAGNOSTICS=operations: MLIR's Python bindings hand over no operation with a "
+                      "diagnostic of an upstream pass or of the parser; its location is printed instead")
         for note in diag.notes:
             _print("note", format_location(note.location), note.message)
         return True
