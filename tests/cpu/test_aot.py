@@ -102,6 +102,26 @@ def test_header_describes_the_kernel(built):
     assert binary[:4] == b"\x7fELF"      # the host object the CPU backend's obj stage made
 
 
+def test_built_for_a_lower_isa_level_records_and_runs_it(tmp_path):
+    from tritium_cpu.isa import level_settings, runnable_levels
+    if "avx2" not in runnable_levels():
+        pytest.skip("this host cannot run AVX2 code")
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    out = tmp_path / "avx2.tritium"
+    env = dict(_env(str(tmp_path)), **level_settings("avx2"))
+    r = subprocess.run([sys.executable, "-m", "tritium.tools.cli", "compile", f"{tmp_path / 'kernels.py'}:axpy",
+                        "--signature", SIGNATURE, "--target", "cpu", "-o", str(out)], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    md = aot_format.read(str(out))[0]["metadata"]
+    assert md["cpu_name"] == "x86-64-v3" and "+avx2" in md["cpu_features"] and "avx512" not in md["cpu_features"]
+    k = tritium.load_compiled(str(out))
+    x = np.arange(512, dtype=np.float32)
+    out_arr = np.zeros_like(x)
+    k[(2, )](x, x, out_arr, 1.5, 512)
+    np.testing.assert_array_equal(out_arr, 2.5 * x)
+
+
 def _k(built):
     return tritium.load_compiled(str(built[1]))
 

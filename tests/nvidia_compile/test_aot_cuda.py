@@ -4,6 +4,7 @@ frontend or backend compiler, and refuses a cubin the device cannot run."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -61,13 +62,13 @@ LOADER = textwrap.dedent('''
 ''' % (FORBIDDEN, ))
 
 
-def _compile(tmp, target: str, name: str = "k.tritium"):
+def _compile(tmp, target: str, name: str = "k.tritium", *extra: str):
     (tmp / "kernels.py").write_text(KERNELS)
     out = tmp / name
     env = dict(os.environ, TRITIUM_HOME=str(tmp / "home"))
     r = subprocess.run([sys.executable, "-m", "tritium.tools.cli", "compile", f"{tmp / 'kernels.py'}:scale_add",
-                        "--signature", SIGNATURE, "--grid", "cdiv(n, BLOCK)", "--target", target, "-o", str(out)],
-                       capture_output=True, text=True, env=env, timeout=600)
+                        "--signature", SIGNATURE, "--grid", "cdiv(n, BLOCK)", "--target", target, "-o", str(out),
+                        *extra], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -137,3 +138,75 @@ def test_gpu_refuses_a_cubin_for_another_architecture(tmp_path):
                                                               rf"\(sm_{cap}\) cannot run: compile it with --target "
                                                               rf"cuda:{cap}"):
         tritium.load_compiled(str(out))
+
+
+def _cuda_include():
+    for d in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
+        if d and os.path.exists(os.path.join(d, "include", "cuda.h")):
+            return os.path.join(d, "include")
+    ptxas = shutil.which("ptxas")
+    if ptxas:
+        d = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(ptxas))), "include")
+        if os.path.exists(os.path.join(d, "cuda.h")):
+            return d
+    return None
+
+
+def _needs_c_toolchain():
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    inc = _cuda_include()
+    if inc is None:
+        pytest.skip("no cuda.h (set CUDA_HOME)")
+    return inc
+
+
+def test_c_launcher_embeds_the_cubin_and_compiles(tmp_path):
+    inc = _needs_c_toolchain()
+    out = _compile(tmp_path, "cuda:90", "k.tritium", "--emit-c")
+    _, cubin = aot_format.read(str(out))
+    source = (tmp_path / "k.c").read_text()
+    body = source[source.index("scale_add_cubin["):]
+    embedded = bytes(int(h, 16) for h in re.findall(r"0x([0-9a-f]{2})", body[:body.index("};")]))
+    assert embedded == cubin
+    assert "cuLaunchKernel(scale_add_fn, gX, gY, gZ, 128, 1, 1, 0, stream, args, 0)" in source
+    r = subprocess.run(["cc", "-c", "-Wall", "-Wextra", "-Werror", f"-I{inc}", "k.c", "-o", "k_launcher.o"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+
+
+C_HOST = r"""
+#include "k.h"
+#include <stdio.h>
+#include <stdlib.h>
+#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { printf("%s: error %d\n", #x, (int)r_); return 1; } } while (0)
+int main(void) {
+    CUdevice dev; CUcontext ctx; CUdeviceptr x, y, o;
+    int n = 100003; size_t bytes = n * sizeof(float);
+    float *hx = malloc(bytes), *hy = malloc(bytes), *ho = malloc(bytes);
+    for (int i = 0; i < n; i++) { hx[i] = i * 0.5f; hy[i] = 1.0f; }
+    CK(cuInit(0)); CK(cuDeviceGet(&dev, 0)); CK(cuDevicePrimaryCtxRetain(&ctx, dev)); CK(cuCtxSetCurrent(ctx));
+    CK(cuMemAlloc(&x, bytes)); CK(cuMemAlloc(&y, bytes)); CK(cuMemAlloc(&o, bytes));
+    CK(cuMemcpyHtoD(x, hx, bytes)); CK(cuMemcpyHtoD(y, hy, bytes));
+    CK(scale_add(0, (n + 511) / 512, 1, 1, x, y, o, 3.0f, n));
+    CK(cuCtxSynchronize()); CK(cuMemcpyDtoH(ho, o, bytes));
+    for (int i = 0; i < n; i++) if (ho[i] != 3.0f * hx[i] + hy[i]) { printf("wrong at %d: %f\n", i, ho[i]); return 1; }
+    if (scale_add(0, 1, 1, 1, x + 4, y, o, 3.0f, n) != CUDA_ERROR_INVALID_VALUE) { printf("misaligned accepted\n"); return 1; }
+    printf("C host ok\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.gpu
+def test_gpu_c_host_launches_the_kernel(tmp_path):
+    cap = _gpu_capability()
+    inc = _needs_c_toolchain()
+    _compile(tmp_path, f"cuda:{cap}", "k.tritium", "--emit-c")
+    (tmp_path / "main.c").write_text(C_HOST)
+    lib = [f"-L{d}" for d in ("/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64/stubs") if os.path.isdir(d)]
+    build = subprocess.run(["cc", "-O1", f"-I{inc}", "-o", "host", "main.c", "k.c", *lib, "-lcuda"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    r = subprocess.run([str(tmp_path / "host")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "C host ok" in r.stdout, r.stdout + r.stderr

@@ -264,6 +264,12 @@ class CudaDriver(DriverBase):
     #: dynamic bytes, the ``<name>_assert_state`` global. Bump when any of these changes.
     aot_abi = 1
 
+    @staticmethod
+    def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:
+        """``tritium compile --emit-c``: a C header and a launcher embedding the cubin, for C and C++ hosts."""
+        from .aot_c import c_launcher
+        return c_launcher(header, binary, stem)
+
     def check_binary(self, metadata: dict) -> None:
         """Refuse a cubin the current device cannot run. A cubin runs on its own major architecture at an equal
         or later minor; one with arch-specific features (sm_90a, ...) only on exactly its architecture."""
