@@ -27,6 +27,10 @@ def disabled_opt_flags() -> tuple[str, ...]:
     return tuple(f.lstrip("-") for f in value) if isinstance(value, tuple) else ()
 
 
+#: LLVM appends every -debug-only list to one process-wide list, with no way to remove an entry
+_debug_types: set[str] = set()
+
+
 def _set(option: str) -> None:
     import llvmlite.binding as llvm
     llvm.set_option("tritium", option)
@@ -45,8 +49,20 @@ def llvm_options(kernel: str = "") -> Iterator[None]:
         # LLVM ignores names it does not know (llvmlite passes no error stream): nothing to check here
         _set(f"-{flag}")
     if only:
+        stale = sorted(_debug_types - set(only))
+        if stale:
+            from .debug_knobs import warn_once
+            warn_once("TRITON_LLVM_DEBUG_ONLY stale", "TRITON_LLVM_DEBUG_ONLY: LLVM cannot forget a debug type once "
+                      f"named in a process, so the output of {', '.join(stale)} (named earlier) still appears; "
+                      "start a new process for a narrower list")
+        _debug_types.update(only)
         _set("-debug-only=" + ",".join(only))
     elif debug:
+        if _debug_types:
+            from .debug_knobs import warn_once
+            warn_once("TRITON_ENABLE_LLVM_DEBUG narrowed", "TRITON_ENABLE_LLVM_DEBUG: an earlier "
+                      f"TRITON_LLVM_DEBUG_ONLY list ({', '.join(sorted(_debug_types))}) stays in force in this "
+                      "process (LLVM cannot forget it): -debug shows only those types")
         _set("-debug")
     if debug:
         print(f"// -----// LLVM debug output of kernel {kernel} follows (stderr) //----- //", file=sys.stderr,

@@ -82,6 +82,21 @@ def test_disable_llvm_opt_flag_list_sets_llvm_options_for_that_kernel_only(scope
     assert same_code(run().asm["obj"], base)
 
 
+def test_enable_llvm_debug_prints_every_debug_type(scoped, capfd, monkeypatch):
+    from tritium import llvm_debug
+    if llvm_debug._debug_types:
+        pytest.skip("an earlier -debug-only list narrows -debug for the rest of this process")
+    knobs.compilation.always_compile = True
+    monkeypatch.setenv("TRITIUM_ENABLE_LLVM_DEBUG", "1")          # the TRITIUM_ spelling of TRITON_ENABLE_LLVM_DEBUG
+    run()
+    err = capfd.readouterr().err
+    assert "LLVM debug output of kernel acc" in err
+    assert "INSTCOMBINE ITERATION" in err and "LV: " in err and "SLP: " in err
+    monkeypatch.delenv("TRITIUM_ENABLE_LLVM_DEBUG")
+    run()
+    assert "INSTCOMBINE ITERATION" not in capfd.readouterr().err
+
+
 def test_llvm_debug_only_limits_llvm_debug_output(scoped, capfd):
     knobs.compilation.always_compile = True
     knobs.compilation.llvm_debug_only = ("instcombine", )
@@ -95,18 +110,13 @@ def test_llvm_debug_only_limits_llvm_debug_output(scoped, capfd):
     knobs.compilation.llvm_debug_only = ()
     run()
     assert "INSTCOMBINE" not in capfd.readouterr().err          # switched off again
-
-
-def test_enable_llvm_debug_prints_every_debug_type(scoped, capfd, monkeypatch):
-    knobs.compilation.always_compile = True
-    monkeypatch.setenv("TRITIUM_ENABLE_LLVM_DEBUG", "1")          # the TRITIUM_ spelling of TRITON_ENABLE_LLVM_DEBUG
-    run()
-    err = capfd.readouterr().err
-    assert "LLVM debug output of kernel acc" in err
-    assert "INSTCOMBINE ITERATION" in err and "LV: " in err
-    monkeypatch.delenv("TRITIUM_ENABLE_LLVM_DEBUG")
-    run()
-    assert "INSTCOMBINE ITERATION" not in capfd.readouterr().err
+    knobs.compilation.llvm_debug_only = ("licm", )
+    with pytest.warns(debug_knobs.DebugKnobWarning, match="cannot forget a debug type.*instcombine"):
+        run()                                                    # LLVM still prints instcombine's: said once
+    knobs.compilation.llvm_debug_only = ()
+    knobs.compilation.enable_llvm_debug = True
+    with pytest.warns(debug_knobs.DebugKnobWarning, match="-debug shows only those types"):
+        run()
 
 
 def test_llvm_timing_prints_the_pass_timing_report(scoped, capfd):
