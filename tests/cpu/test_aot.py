@@ -277,3 +277,16 @@ def test_c_header_and_launcher_link_into_a_c_program(tmp_path, capsys):
     assert build.returncode == 0, build.stderr
     r = subprocess.run([str(tmp_path / "host")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "C host ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_cli_reports_a_kernel_that_does_not_compile(tmp_path, capsys):
+    (tmp_path / "kernels.py").write_text(KERNELS + textwrap.dedent('''
+        @tritium.jit
+        def broken(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), undefined_name)
+    '''))
+    rc = compile_cmd.main([f"{tmp_path / 'kernels.py'}:broken", "-s", "*fp32, 64", "-o", str(tmp_path / "b.tritium")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "kernel `broken` does not compile" in err and "undefined_name" in err
+    assert not (tmp_path / "b.tritium").exists()

@@ -222,6 +222,13 @@ def run(args: Any) -> int:
     except UsageError as exc:
         print(f"tritium compile: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        from ..compiler.errors import CompilationError
+        if not isinstance(exc, CompilationError):
+            raise
+        print(f"tritium compile: kernel `{fn.__name__}` does not compile for this signature:\n{exc}",
+              file=sys.stderr)
+        return 1
     t = header["target"]
     print(f"wrote {out}: kernel `{header['kernel']}` for {t[0]}:{t[1]} ({header['backend']['distribution']} "
           f"{header['backend']['version']})")
