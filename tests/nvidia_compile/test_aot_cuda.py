@@ -210,3 +210,18 @@ def test_gpu_c_host_launches_the_kernel(tmp_path):
     assert build.returncode == 0, build.stderr
     r = subprocess.run([str(tmp_path / "host")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "C host ok" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("built_for, device, ok", [
+    ("sm_90a", 90, True), ("sm_90a", 100, False), ("sm_90a", 89, False), ("sm_80", 86, True),
+    ("sm_86", 80, False), ("sm_80", 90, False), ("sm_100a", 103, False), (75, 75, True),
+])
+def test_which_devices_run_a_cubin(built_for, device, ok):
+    from tritium_nvidia.aot import check_arch
+    md = {"name": "k", "arch": built_for}
+    if ok:
+        check_arch(md, 0, device)
+    else:
+        with pytest.raises(RuntimeError, match=rf"compiled for sm_\d+, which device 0 \(sm_{device}\) cannot run: "
+                                               rf"compile it with --target cuda:{device}"):
+            check_arch(md, 0, device)

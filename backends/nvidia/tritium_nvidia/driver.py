@@ -267,26 +267,15 @@ class CudaDriver(DriverBase):
     @staticmethod
     def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:
         """``tritium compile --emit-c``: a C header and a launcher embedding the cubin, for C and C++ hosts."""
-        from .aot_c import c_launcher
+        from .aot import c_launcher
         return c_launcher(header, binary, stem)
 
     def check_binary(self, metadata: dict) -> None:
-        """Refuse a cubin the current device cannot run. A cubin runs on its own major architecture at an equal
-        or later minor; one with arch-specific features (sm_90a, ...) only on exactly its architecture."""
-        import re
+        """Refuse a cubin the current device cannot run (tritium.load_compiled)."""
         from . import cuda
-        from .toolchain import arch_name
-        want = metadata.get("arch") or metadata.get("target", [None, None])[1]   # "arch": what ptxas built
-        m = re.fullmatch(r"(?:sm_?)?(\d+)(a?)", str(want))
-        if m is None:
-            raise ValueError(f"kernel `{metadata.get('name')}`: cannot read its architecture {want!r}")
-        cap = int(m.group(1))
+        from .aot import check_arch
         device = self.get_current_device()
-        have = cuda.capability(device)
-        exact = m.group(2) == "a" or arch_name(cap).endswith("a")
-        if have // 10 != cap // 10 or have < cap or (exact and have != cap):
-            raise RuntimeError(f"kernel `{metadata.get('name')}` was compiled for sm_{cap}, which device {device} "
-                               f"(sm_{have}) cannot run: compile it with --target cuda:{have}")
+        check_arch(metadata, device, cuda.capability(device))
 
     def __init__(self) -> None:
         self._targets: dict[int, GPUTarget] = {}

@@ -1,4 +1,5 @@
-"""A C header and launcher for a precompiled CUDA kernel (``tritium compile --emit-c``), for C and C++ hosts.
+"""Precompiled CUDA kernels: whether a device can run a cubin (``tritium.load_compiled``), and a C header and
+launcher for C and C++ hosts (``tritium compile --emit-c``).
 
 The launcher embeds the cubin and uses the CUDA driver API only: ``cc -I$CUDA/include main.c NAME.c -lcuda``.
 It launches as ``CudaLauncher`` does (``CudaDriver.aot_abi``): ``num_warps * 32`` threads, the kernel's shared
@@ -6,9 +7,27 @@ memory as dynamic shared memory (opted in above 48 KB), the run-time arguments i
 """
 from __future__ import annotations
 
+import re
+
+from .toolchain import arch_name
+
 _C_TYPES = {"i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "u1": "bool",
             "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "fp16": "uint16_t",
             "bf16": "uint16_t", "fp32": "float", "fp64": "double"}
+
+
+def check_arch(metadata: dict, device: int, have: int) -> None:
+    """Raise unless a device of capability ``have`` runs the cubin. A cubin runs on its own major architecture at
+    an equal or later minor; one with arch-specific features (sm_90a, ...) only on exactly its architecture."""
+    want = metadata.get("arch") or metadata.get("target", [None, None])[1]   # "arch": what ptxas built for
+    m = re.fullmatch(r"(?:sm_?)?(\d+)(a?)", str(want))
+    if m is None:
+        raise ValueError(f"kernel `{metadata.get('name')}`: cannot read its architecture {want!r}")
+    cap = int(m.group(1))
+    exact = m.group(2) == "a" or arch_name(cap).endswith("a")
+    if have // 10 != cap // 10 or have < cap or (exact and have != cap):
+        raise RuntimeError(f"kernel `{metadata.get('name')}` was compiled for sm_{cap}, which device {device} "
+                           f"(sm_{have}) cannot run: compile it with --target cuda:{have}")
 
 
 def _param(p: dict) -> str:
