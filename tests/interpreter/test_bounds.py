@@ -162,3 +162,48 @@ def test_the_first_failing_program_is_reported_in_batched_and_single_mode(interp
                 _copy[(8, )](x, out, 1000, BLOCK=128, MASK_LOAD=False, SHIFT=0)
         messages.append(re.sub(r"\s+", " ", str(info.value)))
     assert messages[0] == messages[1]
+
+
+@triton.jit
+def _through_address(addrs_ptr, out_ptr, n, BLOCK: tl.constexpr, SHIFT: tl.constexpr):
+    # Triton's grouped GEMM pattern: host addresses (a.ctypes.data) kept in an int64 array, typed again here
+    src = tl.load(addrs_ptr).to(tl.pointer_type(tl.float32))
+    dst = tl.load(addrs_ptr + 1).to(tl.pointer_type(tl.float32))
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) + SHIFT
+    x = tl.load(src + offs, mask=offs < n)
+    tl.store(dst + offs, x * 2, mask=offs < n)
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+def test_host_addresses_of_live_arrays_are_checked_like_arguments(interpret):
+    """Addresses of arrays that are no argument (held in a tuple, which the garbage collector does not track, and
+    in a dict) work as in Triton's interpreter, and every access through them is checked against their memory."""
+    held = (np.arange(100, dtype=np.float32), )
+    outputs = {"dst": np.zeros(100, np.float32)}
+    out = np.zeros(100, np.float32)
+    addrs = np.array([held[0].ctypes.data, outputs["dst"].ctypes.data], np.int64)
+    _through_address[(4, )](addrs, out, 100, BLOCK=32, SHIFT=0)
+    np.testing.assert_array_equal(out, held[0])
+    np.testing.assert_array_equal(outputs["dst"], held[0] * 2)
+    with pytest.raises(OutOfBoundsError) as info:
+        _through_address[(4, )](addrs, out, 101, BLOCK=32, SHIFT=0)   # one element past both arrays
+    msg = str(info.value)
+    assert f"host memory at {held[0].ctypes.data:#x} (400 bytes of a live array" in msg
+    assert "element offsets from the argument's first element: 100 (valid: 0 to 99)" in msg
+    # read-only memory stays read-only
+    outputs["dst"].flags.writeable = False
+    with pytest.raises(triton.UnsafeArgumentError, match="read-only"):
+        _through_address[(1, )](addrs, out, 100, BLOCK=32, SHIFT=0)
+
+
+def test_host_addresses_of_no_live_array_are_refused(interpret):
+    out = np.zeros(32, np.float32)
+    gone = np.ones(1 << 24, np.float32)   # 64 MB: mapped for it alone, and unmapped when it is freed
+    addrs = np.array([gone.ctypes.data, out.ctypes.data], np.int64)
+    del gone
+    with pytest.raises(OutOfBoundsError, match="point into no argument and no live array"):
+        _through_address[(1, )](addrs, out, 32, BLOCK=32, SHIFT=0)
+    with knobs.interpreter.scope():
+        knobs.interpreter.bounds_check = False
+        with pytest.raises(RuntimeError, match="belongs to no argument and to no live array"):
+            _through_address[(1, )](addrs, out, 32, BLOCK=32, SHIFT=0)

@@ -5,8 +5,8 @@ True``), or for one kernel by ``kernel.interpret = True``. The kernel's own Pyth
 rewritten, see :mod:`.rewrite`), so ``breakpoint()`` stops inside it; ``tl.*`` builtins go through the
 same type checking as the compiler (:mod:`.semantic`) to a numpy "builder" (:mod:`.builder`), rounding
 like the compiled CPU backend does (:mod:`.floats`). Programs of the grid run as batches (:mod:`.launcher`);
-every load and store is checked against the memory of the argument its pointer came from
-(:mod:`.memory`, ``TRITIUM_INTERPRET_BOUNDS_CHECK``).
+every load and store is checked against the memory of the argument its pointer came from, or of the live
+array a real host address points into (:mod:`.memory`, ``TRITIUM_INTERPRET_BOUNDS_CHECK``).
 
 In a debugger, a kernel tensor's values are ``x.handle.value`` (a numpy array; with a leading axis of
 programs when several run as one batch) or ``tritium.interpreter.numpy(x)``.

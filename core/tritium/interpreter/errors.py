@@ -110,9 +110,9 @@ def out_of_bounds_message(exc: OutOfBounds, kernel: str, where: Optional[Locatio
     offs = exc.offsets[program_lanes]
     region = exc.region
     if region is None:
-        lines.append(f"{n_bad} of the {per_program} {lanes} {enabled} point into no argument: addresses "
-                     f"{', '.join(hex(int(a)) for a in offs[:4])} (a null pointer, or an integer made into a "
-                     "pointer)")
+        lines.append(f"{n_bad} of the {per_program} {lanes} {enabled} point into no argument and no live array: "
+                     f"addresses {', '.join(hex(int(a)) for a in offs[:4])} (a null pointer, an integer made into a "
+                     "pointer, or the address of an array that was freed)")
     else:
         size = exc.size
         first = -(region.data_off // size)
@@ -121,7 +121,9 @@ def out_of_bounds_message(exc: OutOfBounds, kernel: str, where: Optional[Locatio
         shown = offs // size if aligned else offs
         unit = "element offsets" if aligned else "byte offsets"
         verb = "falls" if n_bad == 1 else "fall"
-        lines.append(f"the pointer was derived from argument `{region.name}` ({region.desc}); {n_bad} of the "
+        # a host interval (negative index) is no argument: the pointer was a real address of a live array
+        owner = f"argument `{region.name}`" if region.index > 0 else region.name
+        lines.append(f"the pointer was derived from {owner} ({region.desc}); {n_bad} of the "
                      f"{per_program} {lanes} {enabled} {verb} outside it")
         valid = f"{first} to {last}" if region.nbytes >= size else "none: the argument is empty"
         lines.append(f"{unit} from the argument's first element: {_offsets_text(shown)} (valid: {valid})")

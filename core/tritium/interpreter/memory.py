@@ -12,6 +12,13 @@ An access is checked against the bytes the argument spans (its strides included)
 mask leaves on must lie inside. With the check off, such lanes touch the real memory at that address,
 as compiled code would.
 
+A pointer made from an integer that is no argument's virtual address may be a real host address that the
+host program took (``a.ctypes.data``, ``t.data_ptr()``) and passed in an array, as Triton's grouped GEMM
+tutorial does: Triton's interpreter runs on real addresses, so that works there. Here such an address is
+accepted when it lies in the memory of a numpy array or CPU torch tensor that is alive (:class:`HostMemory`:
+found once per launch, on the first such access, through the objects Python can reach), and the access is
+checked against that memory like an argument's. Memory no live array holds (freed, foreign, null) is refused.
+
 Stores and atomics go straight to memory (later loads of the same launch must see them). While the
 launcher runs several programs as one batch it keeps an undo log, so that a batch whose programs turn
 out to take different paths can be rolled back and rerun (see :mod:`.launcher`).
@@ -19,6 +26,9 @@ out to take different paths can be rolled back and rerun (see :mod:`.launcher`).
 from __future__ import annotations
 
 import ctypes
+import gc
+import sys
+import weakref
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -29,6 +39,14 @@ SLOT_SHIFT = 41
 
 
 _BUFFERS: dict[tuple[int, int], tuple[np.ndarray, dict]] = {}
+# ids of the arrays this module makes over other arrays' memory (weakly held): HostMemory.scan must not take
+# them for the user's, or a read-only array would look writable through them
+_OWN: dict[int, Any] = {}
+
+
+def _own(a: np.ndarray) -> np.ndarray:
+    _OWN[id(a)] = weakref.ref(a, lambda _ref, key=id(a): _OWN.pop(key, None))
+    return a
 
 
 def _bytes_at(address: int, nbytes: int) -> tuple[np.ndarray, dict]:
@@ -40,7 +58,7 @@ def _bytes_at(address: int, nbytes: int) -> tuple[np.ndarray, dict]:
     if hit is not None:
         return hit
     if nbytes > 0:
-        buf = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
+        buf = _own(np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address)))
     else:
         buf = np.zeros(0, np.uint8)
     if len(_BUFFERS) >= 256:
@@ -69,8 +87,103 @@ class Region:
         v = self._views.get(dt)
         if v is None:
             n = self.nbytes - self.nbytes % dt.itemsize
-            v = self._views[dt] = self.buf[:n].view(dt)
+            v = self._views[dt] = _own(self.buf[:n].view(dt))
         return v
+
+
+class HostMemory:
+    """The memory of the numpy arrays and CPU torch tensors alive at the time of the scan, as disjoint byte
+    intervals (overlapping arrays, e.g. views, merge into one), each usable as a :class:`Region` whose virtual
+    addresses are the real ones. An interval is read-only when every array over it is."""
+
+    def __init__(self, spans: list[tuple[int, int, bool]]) -> None:
+        merged: list[list[Any]] = []
+        for start, end, writeable in sorted(spans):
+            if merged and start < merged[-1][1]:
+                last = merged[-1]
+                last[1] = max(last[1], end)
+                last[2] = last[2] or writeable
+            else:
+                merged.append([start, end, writeable])
+        self.starts = np.array([m[0] for m in merged], np.int64)
+        self.ends = np.array([m[1] for m in merged], np.int64)
+        self.writeable = [m[2] for m in merged]
+        self.regions: dict[int, Region] = {}
+
+    @classmethod
+    def scan(cls) -> "HostMemory":
+        """Every array reachable from the objects the garbage collector tracks or from the frames on the stack,
+        descending into the containers it does not track (a tuple or dict holding only arrays is untracked, and
+        numpy arrays never are tracked)."""
+        torch = sys.modules.get("torch")
+        tensor_type = getattr(torch, "Tensor", None)
+        byte_bounds = getattr(np, "byte_bounds", None)   # numpy 1; numpy 2 moved it
+        if byte_bounds is None:
+            from numpy.lib.array_utils import byte_bounds
+        spans: list[tuple[int, int, bool]] = []
+        seen: set[int] = set()
+
+        def record(o: Any) -> None:
+            if isinstance(o, np.ndarray):
+                if o.size and id(o) not in _OWN:
+                    lo, hi = byte_bounds(o)
+                    spans.append((int(lo), int(hi), bool(o.flags.writeable)))
+            else:
+                try:
+                    if o.device.type != "cpu":
+                        return
+                    storage = o.untyped_storage()
+                    start, nbytes = int(storage.data_ptr()), int(storage.nbytes())
+                except (RuntimeError, TypeError, NotImplementedError, AttributeError):
+                    return   # a tensor without plain storage (sparse, a wrapper): its memory is not accepted
+                if nbytes:
+                    spans.append((start, start + nbytes, True))
+
+        roots: list[Any] = gc.get_objects()
+        f: Any = sys._getframe()
+        while f is not None:
+            # a running frame's locals are no referents of its frame object: ask for them
+            roots.append(f.f_locals)
+            f = f.f_back
+        kinds = (np.ndarray, ) if tensor_type is None else (np.ndarray, tensor_type)
+        work = roots
+        while work:
+            more = []
+            for o in work:
+                if issubclass(type(o), kinds):
+                    if id(o) not in seen:
+                        seen.add(id(o))
+                        record(o)
+                    continue
+                for r in gc.get_referents(o):
+                    if issubclass(type(r), kinds):   # type(): no __class__ of proxies
+                        if id(r) not in seen:
+                            seen.add(id(r))
+                            record(r)
+                    elif type(r) in (tuple, list, dict, set, frozenset) and not gc.is_tracked(r) and id(r) not in seen:
+                        seen.add(id(r))
+                        more.append(r)
+            work = more
+        return cls(spans)
+
+    def lookup(self, addrs: np.ndarray) -> np.ndarray:
+        """The interval holding each address (its first byte), or -1."""
+        i = np.searchsorted(self.starts, addrs, side="right") - 1
+        ok = i >= 0
+        ok[ok] = addrs[ok] < self.ends[i[ok]]
+        return np.where(ok, i, -1)
+
+    def region(self, i: int) -> Region:
+        r = self.regions.get(i)
+        if r is None:
+            start, end = int(self.starts[i]), int(self.ends[i])
+            # negative indices: host intervals are no argument slot, and the undo log keys snapshots by index
+            r = Region(-1 - i, f"host memory at {start:#x}", None, start, 0, end - start,
+                       f"{end - start} bytes of a live array, reached through an address")
+            r.vdata = r.vstart = start
+            r.readonly = not self.writeable[i]
+            self.regions[i] = r
+        return r
 
 
 class OutOfBounds(Exception):
@@ -108,6 +221,7 @@ class Memory:
         # what a batch overwrote, oldest first: (array, indices or slice(None) for a whole region, old values)
         self.log: Optional[list[tuple[Any, Any, np.ndarray]]] = None
         self.snapshotted: set[int] = set()
+        self.host: Optional[HostMemory] = None    # scanned on the first access through a real host address
 
     def add(self, name: str, obj: Any, data_ptr: int, lo: int, hi: int, desc: str) -> Region:
         r = Region(len(self.regions), name, obj, data_ptr, lo, hi, desc)
@@ -209,13 +323,38 @@ class Memory:
             sel = enabled & (slots == k)
             region = self.regions[int(k)] if 0 < k < len(self.regions) else None
             if region is None:
-                lanes = np.flatnonzero(sel)
-                if not self.check:
-                    raise RuntimeError(f"{kind} through an address that belongs to no argument "
-                                       f"({int(v[lanes[0]]):#x}); the interpreter cannot access it")
-                raise OutOfBounds(kind, None, elt, dt.itemsize, v[lanes], lanes, v.size, mask is not None)
+                groups += self._locate_host(kind, v, sel, mask, dt, elt)
+                continue
             for arr, idx, lanes in self._locate(kind, v, sel, region, dt, elt):
                 groups.append((arr, idx, lanes))
+        return groups
+
+    def _locate_host(self, kind: str, v: np.ndarray, sel: np.ndarray, mask: Optional[np.ndarray], dt: np.dtype,
+                     elt: str) -> list[tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]]:
+        """The lanes ``sel`` of addresses in no argument's slot: real host addresses (see HostMemory)."""
+        if self.host is None:
+            self.host = HostMemory.scan()
+        lanes = np.flatnonzero(sel)
+        which = self.host.lookup(v[lanes])
+        hit = np.unique(which[which >= 0])
+        if hit.size and (which < 0).any():
+            # lanes that missed while others of the access hit: an overrun of the array the others are in (the
+            # nearest one below), which _locate reports against it (or, with the check off, lets through as
+            # compiled code would)
+            miss = which < 0
+            below = np.searchsorted(self.host.starts[hit], v[lanes[miss]], side="right") - 1
+            which[miss] = hit[np.maximum(below, 0)]
+        if (which < 0).any():
+            bad = lanes[which < 0]
+            if not self.check:
+                raise RuntimeError(f"{kind} through an address that belongs to no argument and to no live array "
+                                   f"({int(v[bad[0]]):#x}); the interpreter cannot access it")
+            raise OutOfBounds(kind, None, elt, dt.itemsize, v[bad], bad, v.size, mask is not None)
+        groups = []
+        for i in np.unique(which).tolist():
+            part = np.zeros(v.shape, bool)
+            part[lanes[which == i]] = True
+            groups += self._locate(kind, v, part, self.host.region(i), dt, elt)
         return groups
 
     def _checked(self, kind: str, v: np.ndarray, mask: Optional[np.ndarray], region: Optional[Region],

@@ -172,17 +172,6 @@ def _grouped_matmul(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gemm_sizes, 
         last_problem_end = last_problem_end + num_tiles
 
 
-# A known gap, kept visible: the interpreter maps array arguments into a virtual address space, so a host address
-# (a.ctypes.data) loaded from a pointer array belongs to no argument and the access is refused.
-_INTERPRETER_POINTER_ARRAYS = ("interpreter: host addresses stored in a pointer array cannot be dereferenced "
-                               "(arguments live in a virtual address space)")
-
-
-def _interpreted() -> bool:
-    from tritium import knobs
-    return bool(knobs.runtime.interpret)
-
-
 @triton.jit
 def _pointer_roundtrip(x_ptr, addr_ptr, y_ptr, N: tl.constexpr):
     # an address kept as an integer in memory, then typed again with tl.pointer_type
@@ -203,10 +192,8 @@ def test_pointer_from_integer(backend, rng):
     ([(128, 32, 32), (1, 1, 1), (50, 70, 33)], 3),
     ([(40, 40, 40)] * 3, 16),                                         # more programs than tiles
 ])
-def test_grouped_gemm(backend, rng, request, sizes, num_sm):
+def test_grouped_gemm(backend, rng, sizes, num_sm):
     backend.require("dot-fp16")
-    if _interpreted():
-        request.applymarker(pytest.mark.xfail(strict=True, reason=_INTERPRETER_POINTER_ARRAYS))
     if not backend.has("host-memory"):
         pytest.importorskip("torch")
     a_addr, b_addr, c_addr, lds, outs, wants = [], [], [], [], [], []
