@@ -7,7 +7,7 @@ suite needs nothing beyond numpy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -223,13 +223,13 @@ def random(name: str, shape: Any, rng: np.random.Generator, low: float = -8, hig
 
 # -- Philox random numbers (tl.rand) -------------------------------------------------------------------
 
-def philox_uniform(seed: int, offsets: np.ndarray, n_rounds: int = 10) -> np.ndarray:
-    """What ``tl.rand(seed, offsets)`` returns, from Philox 4x32's definition (Salmon et al.) with Triton's key
-    (the 64-bit seed split in 32-bit halves) and counter (offset, 0, 0, 0): the first output word, as a
-    nonnegative 31-bit integer times the largest float32 scale that keeps the result below 1."""
+def philox(seed: int, counters: Sequence[Any], n_rounds: int = 10) -> list[np.ndarray]:
+    """Philox 4x32 from its definition (Salmon et al.) with Triton's key (the 64-bit seed, two's complement when
+    negative, split in 32-bit halves): the four uint32 output words for the counters (c0, c1, c2, c3), each
+    taken modulo 2**32, as ``tl.philox``/``tl.randint4x`` return them."""
     m32 = np.uint64(0xFFFFFFFF)
-    c0 = np.asarray(offsets, np.int64).astype(np.uint64) & m32
-    c1 = c2 = c3 = np.zeros_like(c0)
+    # astype wraps negative int64 counters to their two's complement, as the kernels' integer casts do
+    c0, c1, c2, c3 = (np.asarray(c).astype(np.uint64) & m32 for c in counters)
     seed &= 2**64 - 1
     k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
     for _ in range(n_rounds):
@@ -237,9 +237,21 @@ def philox_uniform(seed: int, offsets: np.ndarray, n_rounds: int = 10) -> np.nda
         c0, c1, c2, c3 = ((p2 >> np.uint64(32)) ^ c1 ^ k0) & m32, p2 & m32, ((p0 >> np.uint64(32)) ^ c3 ^ k1) & m32, \
             p0 & m32
         k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m32, (k1 + np.uint64(0xBB67AE85)) & m32
-    x = c0.astype(np.uint32).view(np.int32).astype(np.int64)
+    return [c.astype(np.uint32) for c in (c0, c1, c2, c3)]
+
+
+def uniform_from_bits(bits: np.ndarray) -> np.ndarray:
+    """``tl.rand``'s float from one Philox word: the word as a nonnegative 31-bit integer times the largest
+    float32 scale that keeps the result below 1."""
+    x = np.asarray(bits).astype(np.uint32).view(np.int32).astype(np.int64)
     x = np.where(x < 0, -x - 1, x)
     return x.astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+def philox_uniform(seed: int, offsets: np.ndarray, n_rounds: int = 10) -> np.ndarray:
+    """What ``tl.rand(seed, offsets)`` returns: the first word of Philox with counter (offset, 0, 0, 0)."""
+    zero = np.zeros(np.shape(offsets), np.uint64)
+    return uniform_from_bits(philox(seed, [offsets, zero, zero, zero], n_rounds)[0])
 
 
 # -- arrays the suite's automatic device copies do not cover --------------------------------------------

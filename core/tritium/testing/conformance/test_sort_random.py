@@ -8,7 +8,7 @@ import pytest
 import tritium as triton
 import tritium.language as tl
 
-from .reference import DTYPES, arg, decode, random
+from .reference import DTYPES, arg, decode, philox, random, uniform_from_bits
 
 
 @triton.jit
@@ -109,29 +109,6 @@ def test_histogram_and_swizzle2d(backend, rng):
 
 # -- random --------------------------------------------------------------------------------------------
 
-_KEYS = (0x9E3779B9, 0xBB67AE85)
-_ROUND = (0xD2511F53, 0xCD9E8D57)
-
-
-def philox_ref(seed: int, c: list[np.ndarray], n_rounds: int = 10) -> list[np.ndarray]:
-    """Philox 4x32 from its definition (Salmon et al.), with Triton's key: the 64-bit seed split in halves."""
-    m32 = 0xFFFFFFFF
-    c = [np.asarray(x, np.uint64) & m32 for x in c]
-    k0, k1 = np.uint64(seed & m32), np.uint64((seed >> 32) & m32)
-    A, B = np.uint64(_ROUND[0]), np.uint64(_ROUND[1])
-    for _ in range(n_rounds):
-        p0, p2 = A * c[0], B * c[2]            # 64-bit products of 32-bit values: exact
-        c = [((p2 >> np.uint64(32)) ^ c[1] ^ k0) & m32, p2 & m32, ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & m32, p0 & m32]
-        k0, k1 = (k0 + np.uint64(_KEYS[0])) & m32, (k1 + np.uint64(_KEYS[1])) & m32
-    return [x.astype(np.uint32) for x in c]
-
-
-def uniform_ref(bits: np.ndarray) -> np.ndarray:
-    x = bits.astype(np.uint32).view(np.int32).astype(np.int64)
-    x = np.where(x < 0, -x - 1, x)
-    return x.astype(np.float32) * np.float32(4.6566127342e-10)
-
-
 @triton.jit
 def _random_kernel(o_ptr, f_ptr, seed, off_base, N: tl.constexpr, ROUNDS: tl.constexpr):
     offs = tl.arange(0, N) + off_base
@@ -158,12 +135,12 @@ def test_random_streams(backend, seed, base, rounds):
     _random_kernel[(1, )](ints, floats, seed, base, N, rounds)
     offs = np.arange(N, dtype=np.int64) + base
     zero = np.zeros(N, np.uint64)
-    want = philox_ref(seed & (2**64 - 1), [offs, zero, zero, zero], rounds)
+    want = philox(seed, [offs, zero, zero, zero], rounds)
     for k in range(4):
         np.testing.assert_array_equal(ints[k], want[k])
     np.testing.assert_array_equal(ints[4], want[0])
-    np.testing.assert_array_equal(floats[0], uniform_ref(want[0]))
-    np.testing.assert_array_equal(floats[1], uniform_ref(want[3]))
+    np.testing.assert_array_equal(floats[0], uniform_from_bits(want[0]))
+    np.testing.assert_array_equal(floats[1], uniform_from_bits(want[3]))
     assert floats[:2].min() >= 0 and floats[:2].max() < 1
 
     def normal(u1, u2, cos):
@@ -172,7 +149,7 @@ def test_random_streams(backend, seed, base, rounds):
         r = np.sqrt(np.float32(-2.0) * np.log(u1))
         return r * (np.cos(th) if cos else np.sin(th))
 
-    u = [uniform_ref(w) for w in want]
+    u = [uniform_from_bits(w) for w in want]
     np.testing.assert_allclose(floats[2], normal(u[0], u[1], True), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(floats[3], normal(u[2], u[3], True), rtol=1e-5, atol=1e-5)
 
