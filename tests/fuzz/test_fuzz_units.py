@@ -134,6 +134,8 @@ def test_shrink_candidates_keep_scales_and_their_meaning():
             for q in make(p):
                 names = {f"{r}_{v}" for r, v, _, _ in q.array_args()}
                 st = q.by_var()
+                owners = {st[k.var].scale for k in q.sinks if k.kind != "aux"}
+                assert all(k.var in owners for k in q.sinks if k.kind == "aux"), (seed, make.__name__)
                 for k in q.sinks:
                     s = st[k.var]
                     if s.scale:

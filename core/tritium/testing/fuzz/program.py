@@ -72,7 +72,10 @@ class Program:
         return {s.out: s for s in self.stmts}
 
     def live(self) -> "Program":
-        """Drop statements no sink needs (and helpers no statement calls)."""
+        """Drop statements no sink needs (and helpers no statement calls), and scales nothing is bounded by."""
+        st = self.by_var()
+        owners = {st[k.var].scale for k in self.sinks if k.kind != "aux" and k.var in st}
+        self.sinks = [k for k in self.sinks if k.kind != "aux" or k.var in owners]
         need = set()
         for s in self.sinks:
             need.add(s.var)
