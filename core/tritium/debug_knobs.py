@@ -2,6 +2,7 @@
 nothing in silence."""
 from __future__ import annotations
 
+import re
 import warnings
 
 from . import knobs
@@ -28,12 +29,24 @@ def check_artifacts(files: dict, relocated: bool = False) -> None:
     texts = [v for v in files.values() if isinstance(v, str)]
     if knobs.compilation.dump_ir_extract_di_local_variables and not any("DILocalVariable" in t for t in texts):
         warn_once("LLVM_EXTRACT_DI_LOCAL_VARIABLES",
-                  "LLVM_EXTRACT_DI_LOCAL_VARIABLES is set, but this backend's LLVM IR carries no debug metadata "
-                  "(no DILocalVariable records): kernel variables cannot be inspected in a debugger. Use "
-                  "TRITON_INTERPRET=1 to step through a kernel in Python instead.")
+                  "LLVM_EXTRACT_DI_LOCAL_VARIABLES is set, but this backend's LLVM IR carries line tables only, no "
+                  "debug metadata of variables (no DILocalVariable records): kernel variables cannot be inspected "
+                  "in a debugger. Use TRITON_INTERPRET=1 to step through a kernel in Python instead.")
     stage = knobs.compilation.use_ir_loc
-    if relocated and not any("!DILocation(" in t for t in texts):
+    if not relocated:
+        return
+    # the LLVM IR's line table (tritium.line_info) names the file its locations come from: after a
+    # relocation that must be the stage's IR file, or the later stages do not map back to it
+    pointed = re.compile(rf'!DIFile\(filename: "[^"]*\.{re.escape(stage)}"')
+    if any(pointed.search(t) for t in texts):
+        return
+    if knobs.compilation.disable_line_info:
+        warn_once(f"USE_IR_LOC={stage} no-llvm-locations",
+                  f"USE_IR_LOC={stage}: the {stage} stage's locations now point at lines of its IR file, but "
+                  "TRITON_DISABLE_LINE_INFO=1 keeps debug locations out of the LLVM IR, so the later stages (LLVM "
+                  "IR and the machine code) do not map back to them")
+    else:
         warn_once(f"USE_IR_LOC={stage} no-llvm-locations",
                   f"USE_IR_LOC={stage}: the {stage} stage's locations now point at lines of its IR file, but this "
-                  "backend's LLVM IR carries no debug locations, so the later stages (LLVM IR and the "
+                  "backend's LLVM IR carries no debug locations of that file, so the later stages (LLVM IR and the "
                   "machine code) do not map back to them")

@@ -239,8 +239,8 @@ def test_use_ir_loc_points_locations_at_the_ttir_file(scoped):
     assert "test_debug_knobs_mlir.py" in k.asm["ttir"]
     knobs.compilation.always_compile = False
     knobs.compilation.use_ir_loc = "ttir"        # part of the cache key: never served the Python-located build
-    # said once: the LLVM IR has no debug locations, so the later stages cannot point at these lines
-    with pytest.warns(debug_knobs.DebugKnobWarning, match="USE_IR_LOC=ttir.*no debug locations"):
+    with warnings.catch_warnings():              # the LLVM IR's line table follows: nothing to warn about
+        warnings.simplefilter("error", debug_knobs.DebugKnobWarning)
         k = run(make_kernels()[1])
     ttir = k.asm["ttir"]
     assert "test_debug_knobs_mlir.py" not in ttir
@@ -255,6 +255,21 @@ def test_use_ir_loc_points_locations_at_the_ttir_file(scoped):
             assert name in lines[int(m.group(1)) - 1], (name, lines[int(m.group(1)) - 1])
             checked += 1
     assert checked >= 3
+    # and the LLVM IR's debug locations (so the machine code's line table) point at those lines too
+    llir = k.asm["llir"]
+    assert re.search(r'!DIFile\(filename: "bystander\.ttir"', llir)
+    dilocs = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(!\d+) = !DILocation\(line: (\d+)", llir, re.M)}
+    for inst, op in (("load", '"tt.load"'), ("store", '"tt.store"')):
+        refs = re.findall(rf"^\s+(?:%\S+ = )?{inst} (?:<\d+ x )?float.*, !dbg (!\d+)", llir, re.M)
+        assert refs and all(op in lines[dilocs[r] - 1] for r in refs), (inst, [lines[dilocs[r] - 1] for r in refs])
+
+
+def test_use_ir_loc_without_line_info_warns_that_llvm_ir_cannot_follow(scoped):
+    knobs.compilation.use_ir_loc = "ttir"
+    knobs.compilation.disable_line_info = True
+    with pytest.warns(debug_knobs.DebugKnobWarning, match="USE_IR_LOC=ttir.*TRITON_DISABLE_LINE_INFO=1"):
+        k = run(make_kernels()[1])
+    assert "!dbg" not in k.asm["llir"]
 
 
 def test_use_ir_loc_of_a_stage_that_cannot_hold_locations_warns(scoped):

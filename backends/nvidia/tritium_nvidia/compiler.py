@@ -214,7 +214,9 @@ class CUDABackend(BaseBackend):
         return ptx
 
     def make_cubin(self, ptx: str, metadata: dict, options: CUDAOptions) -> bytes:
-        extra = ["-lineinfo"] if options.debug else []
+        # the cubin's line table comes from the PTX's .loc directives (none when line info is disabled;
+        # -suppress-debug-info then keeps ptxas from making any), as Triton passes them
+        extra = ["-lineinfo", "-suppress-debug-info"] if knobs.compilation.disable_line_info else ["-lineinfo"]
         cubin, report = toolchain.assemble(ptx, self.capability, metadata["name"], extra)
         metadata["n_regs"] = report.registers
         metadata["n_spills"] = report.spill_bytes

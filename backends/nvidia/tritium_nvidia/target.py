@@ -44,6 +44,10 @@ class NvidiaTarget(TargetHooks):
     global_ptr = "ptr addrspace(1)"
     shared_ptr = "ptr addrspace(3)"
     global_addrspace = 1
+    # .file/.loc directives only: LineTablesOnly would also write DWARF sections and mark the PTX
+    # `.target sm_XX, debug`, which makes ptxas build an unoptimized debug cubin; ptxas -lineinfo makes the
+    # cubin's line table from the directives
+    line_table_kind = "DebugDirectivesOnly"
 
     def __init__(self, capability: int, options: Any, datalayout: str) -> None:
         self.capability = capability

@@ -66,6 +66,10 @@ class Function:
         self.cc = cc
         self.prologue: list[str] = []
         self.blocks: list[tuple[str, list[str]]] = [("entry", [])]
+        #: ``!dbg`` of the instructions emitted now (the op being lowered) and the function's DISubprogram;
+        #: "" without line info. Prologue instructions (thread identity, shared by every op) get none
+        self.dbg = ""
+        self.subprogram = ""
         self._n = 0
         self._labels = 0
 
@@ -85,11 +89,11 @@ class Function:
         self.blocks.append((label, []))
 
     def emit(self, line: str) -> None:
-        self.blocks[-1][1].append(line)
+        self.blocks[-1][1].append(f"{line}, !dbg {self.dbg}" if self.dbg and line else line)
 
     def inst(self, text: str, hint: str = "t") -> str:
         name = self.tmp(hint)
-        self.blocks[-1][1].append(f"{name} = {text}")
+        self.blocks[-1][1].append(f"{name} = {text}, !dbg {self.dbg}" if self.dbg else f"{name} = {text}")
         return name
 
     def pinst(self, text: str, hint: str = "p") -> str:
@@ -120,7 +124,8 @@ class Function:
     def text(self) -> str:
         params = ", ".join(f"{t} {n}" for t, n in self.params)
         head = " ".join(x for x in ("define", self.linkage, self.cc, self.ret) if x)
-        lines = [f"{head} @{self.name}({params}) {self.attrs} {{"]
+        sp = f" !dbg {self.subprogram}" if self.subprogram else ""
+        lines = [f"{head} @{self.name}({params}) {self.attrs}{sp} {{"]
         for i, (label, body) in enumerate(self.blocks):
             lines.append(f"{label}:")
             if i == 0:
@@ -140,6 +145,13 @@ class Module:
         self.metadata: list[str] = []
         self.extra: list[str] = []
         self._strings: dict[str, str] = {}
+        #: the module's line table (tritium.line_info.LineTable), None without line info
+        self.line_table = None
+        self._md_id = 1000     # metadata ids of this module's own nodes (a backend may add low ones)
+
+    def next_metadata_id(self) -> int:
+        self._md_id += 1
+        return self._md_id
 
     def declare(self, name: str, text: str) -> str:
         self.declarations.setdefault(name, text)

@@ -31,6 +31,8 @@ class TargetHooks:
     safe_int_div = False
     #: reductions and conversions may use this many bytes of shared memory per program
     max_shared_bytes = 48 * 1024
+    #: the DICompileUnit emission kind of the kernel's line table (tritium.line_info)
+    line_table_kind = "LineTablesOnly"
 
     def policy(self, num_warps: int) -> "LayoutPolicy":
         """The layout policy of the ``ttgir`` stage (dot layouts, vector widths)."""

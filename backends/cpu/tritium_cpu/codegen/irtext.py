@@ -92,6 +92,13 @@ def const(t: str, v: float | int | bool) -> str:
 _md_counter = 1000
 
 
+def next_metadata_id() -> int:
+    """A fresh module-level metadata id (loop, nontemporal and debug-info nodes share this counter)."""
+    global _md_counter
+    _md_counter += 1
+    return _md_counter
+
+
 class Function:
     """One LLVM function under construction."""
 
@@ -105,6 +112,10 @@ class Function:
         self.blocks: list[tuple[str, list[str]]] = [("entry", [])]
         #: module-level metadata lines this function's instructions refer to
         self.metadata: list[str] = []
+        #: ``!dbg`` of the instructions emitted now (the source line of the op being lowered), and the
+        #: function's DISubprogram; "" when there is no line info
+        self.dbg = ""
+        self.subprogram = ""
         self._n = 0
         self._labels = 0
 
@@ -125,12 +136,12 @@ class Function:
         self.blocks.append((label, []))
 
     def emit(self, line: str) -> None:
-        self.blocks[-1][1].append(line)
+        self.blocks[-1][1].append(f"{line}, !dbg {self.dbg}" if self.dbg and line else line)
 
     def inst(self, text: str, hint: str = "t") -> str:
         """Emit ``%name = text`` and return ``%name``."""
         name = self.tmp(hint)
-        self.blocks[-1][1].append(f"{name} = {text}")
+        self.blocks[-1][1].append(f"{name} = {text}, !dbg {self.dbg}" if self.dbg else f"{name} = {text}")
         return name
 
     def br(self, label: str) -> None:
@@ -157,6 +168,11 @@ class Function:
         self.metadata.append(f"!{_md_counter} = !{{{body}}}")
         return f"!{_md_counter}"
 
+    def locate_rest(self, dbg: str) -> None:
+        """Give ``dbg`` to every instruction emitted without a location."""
+        for _, body in self.blocks:
+            body[:] = [f"{b}, !dbg {dbg}" if b and "!dbg " not in b else b for b in body]
+
     def alloca(self, elem: str, count: int, align: int = 32, hint: str = "buf") -> str:
         name = self.tmp(hint)
         self.allocas.append(f"{name} = alloca {elem}, i64 {max(count, 1)}, align {align}")
@@ -164,7 +180,8 @@ class Function:
 
     def text(self) -> str:
         params = ", ".join(f"{t} {n}" for t, n in self.params)
-        lines = [f"define {self.linkage + ' ' if self.linkage else ''}{self.ret} @{self.name}({params}) {self.attrs} {{"]
+        sp = f" !dbg {self.subprogram}" if self.subprogram else ""
+        lines = [f"define {self.linkage + ' ' if self.linkage else ''}{self.ret} @{self.name}({params}) {self.attrs}{sp} {{"]
         for i, (label, body) in enumerate(self.blocks):
             lines.append(f"{label}:")
             if i == 0:
@@ -185,6 +202,9 @@ class Module:
         self.declarations: dict[str, str] = {}
         self.extra: list[str] = []
         self._strings: dict[str, str] = {}
+        #: the module's line table (tritium.line_info.LineTable), None without line info
+        self.line_table = None
+        self.metadata: list[str] = []
 
     def declare(self, name: str, text: str) -> None:
         self.declarations.setdefault(name, text)
@@ -207,7 +227,7 @@ class Module:
         if self.triple:
             head.append(f'target triple = "{self.triple}"')
         parts = head + self.globals + list(self.declarations.values()) + self.extra + [f.text() for f in self.functions]
-        md = [m for f in self.functions for m in f.metadata]
+        md = [m for f in self.functions for m in f.metadata] + self.metadata
         return "\n\n".join(parts + (["\n".join(md)] if md else [])) + "\n"
 
 

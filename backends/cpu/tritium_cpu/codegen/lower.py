@@ -86,6 +86,8 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
     # -- values ----------------------------------------------------------------------------------
     def set(self, value: Any, v: Any) -> None:
         if isinstance(v, Tile):
+            if not v.node.dbg:
+                v.node.dbg = self.fn.dbg
             n = 0
             for _ in value.uses:
                 n += 1
@@ -167,6 +169,11 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
             v = fn.inst(f"load {lt}, ptr {slot}, align 8")
             self.arg_types.append(lt)
             self.values[arg] = Scalar(v, lt)
+        lines = self.module.line_table
+        if lines is not None:
+            from tritium.line_info import function_start
+            fn.subprogram = lines.subprogram(ir.StringAttr(self.kernel.attributes["sym_name"]).value, fn.name,
+                                             function_start(self.kernel))
         self.lower_block(walk_children(self.kernel))
         fn.emit("ret void")
         return fn
@@ -177,6 +184,12 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         self.settle_soon(None)
 
     def lower_op(self, op: Any) -> None:
+        fn = self.fn
+        saved_dbg = fn.dbg
+        if fn.subprogram:
+            # the op's Python line goes on what it emits; lazy tiles keep theirs (set), for the loops that
+            # evaluate them later
+            fn.dbg = self.module.line_table.location(op.location, fn.subprogram)
         if self.soon:
             self.settle_soon(op)
         name = op.name
@@ -196,6 +209,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         finally:
             frame.nested -= regions
             frame.op = saved
+            fn.dbg = saved_dbg
 
     # -- simple ops --------------------------------------------------------------------------------
     def elementwise(self, op: Any) -> None:

@@ -7,7 +7,7 @@ from tritium._mlir import walk_children
 
 from . import softfloat
 from .frame import grid_arena
-from .irtext import Function, Module
+from .irtext import Function, Module, next_metadata_id
 from .lower import NO_LIBCALLS, KernelLowering, LoweringError
 from .scalar import MathLibrary
 
@@ -29,18 +29,32 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
 
     ``cancel`` points to an i32 that the launcher sets to stop the launch (checked between programs and at
     the kernel's loop back-edges, see frame.py)."""
+    from tritium import line_info
     module = Module(triple, datalayout)
     math = MathLibrary()
     kernel = _kernel_func(mlir_module)
+    start = line_info.function_start(kernel) if line_info.enabled() else None
+    if start is not None:
+        module.line_table = line_info.LineTable(next_metadata_id)
     lowering = KernelLowering(module, math, kernel, symbol, options, vector_bits)
     module.functions.append(lowering.lower())
     checker = lowering.bounds
-    module.functions += _grid_and_launch(module, symbol, lowering.streams and triple,
-                                         checker.state if checker is not None else "",
-                                         lowering.frame.heap_bytes)
+    drivers = _grid_and_launch(module, symbol, lowering.streams and triple,
+                               checker.state if checker is not None else "", lowering.frame.heap_bytes)
+    module.functions += drivers
+    if start is not None:
+        # the program is inlined into the grid loop (and that maybe into the launcher): functions without a
+        # subprogram get no line table, so these get one too, all at the kernel's first line; the inlined
+        # program's instructions keep their own lines
+        table = module.line_table
+        for f in drivers:
+            f.subprogram = table.subprogram(f.name, f.name, start)
+            f.locate_rest(table.at(start, f.subprogram))
     lib = math.ir()
     if lib:
         module.extra.append(lib)
+    if start is not None:
+        module.metadata += module.line_table.metadata()
     text = module.text()
     if softfloat.needed(text):
         module.extra.append(softfloat.library_ir())

@@ -24,6 +24,8 @@ class Scalar:
 class Node:
     shape: tuple[int, ...]
     ty: str
+    #: ``!dbg`` of the op that made this tile: its instructions keep that source line wherever evaluated
+    dbg = ""
 
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
         raise NotImplementedError
@@ -231,10 +233,15 @@ class Evaluator:
         if v is None:
             saved = self.address
             self.address = address or self.address
+            fn, dbg = self.fn, node.dbg
+            saved_dbg = fn.dbg
+            if dbg:
+                fn.dbg = dbg
             try:
                 v = node.eval(self, idx)
             finally:
                 self.address = saved
+                fn.dbg = saved_dbg
             self.memo[key] = v
         return v
 

@@ -30,8 +30,13 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     attrs = module.operation.attributes
     num_warps = ir.IntegerAttr(attrs["ttg.num_warps"]).value if "ttg.num_warps" in attrs else \
         getattr(options, "num_warps", 4)
+    from ... import line_info
     func = kernel_function(module)
     out = Module(target.triple, target.datalayout)
+    start = line_info.function_start(func) if line_info.enabled() else None
+    if start is not None:
+        out.line_table = line_info.LineTable(out.next_metadata_id, getattr(target, "line_table_kind",
+                                                                          line_info.LINE_TABLES))
     lowering = KernelLowering(out, target, func, num_warps, options, name)
     entry = func.regions[0].blocks[0]
     params = [lowering.llty(element_type(a.type)) for a in entry.arguments]
@@ -45,6 +50,8 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
         pattern = re.compile(r"__SMEM_OFFSET_\d+__")
         fn.prologue = [pattern.sub(lambda m: str(offsets[m.group(0)]), line) for line in fn.prologue]
     target.finish_kernel(out, fn, num_warps, shared)
+    if start is not None:
+        out.metadata += out.line_table.metadata()
     meta = {"shared": shared, "num_warps": num_warps, "arg_types": params, "has_print": lowering.has_print,
             "has_assert": lowering.has_assert,
             "assert_messages": list(getattr(lowering, "assert_messages", [])),

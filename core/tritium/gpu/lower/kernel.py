@@ -266,6 +266,11 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
     # -- driving -----------------------------------------------------------------------------------------
     def lower(self, params: list[str]) -> Function:
         self.fn, args = self.target.kernel_function(self.module, self.name, params, self.num_warps)
+        lines = self.module.line_table
+        if lines is not None:
+            from ...line_info import function_start
+            self.fn.subprogram = lines.subprogram(ir.StringAttr(self.func.attributes["sym_name"]).value,
+                                                  self.fn.name, function_start(self.func))
         self.prologue()
         self.smem_base = self.target.shared_base(self.fn)
         entry = self.func.regions[0].blocks[0]
@@ -282,6 +287,10 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
     def lower_op(self, op: Any) -> None:
         name = op.name
         handler = HANDLERS.get(name)
+        fn = self.fn
+        saved_dbg = fn.dbg
+        if fn.subprogram:     # the op's Python line goes on every instruction it emits
+            fn.dbg = self.module.line_table.location(op.location, fn.subprogram)
         try:
             if handler is not None:
                 handler(self, op)
@@ -294,6 +303,8 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
                 exc.located = True  # type: ignore[attr-defined]
                 exc.args = (f"{exc.args[0]} (kernel `{self.name}`, {_where(op)})", )
             raise
+        finally:
+            fn.dbg = saved_dbg
 
     def produce(self, op: Any, lay: L.Layout) -> Tensor:
         """Compute the single result of a cheap op in layout ``lay``."""
