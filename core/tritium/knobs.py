@@ -425,10 +425,22 @@ class language_knobs(KnobGroup):
     default_fp_fusion = BoolKnob("TRITON_DEFAULT_FP_FUSION", True, doc="Allow mul+add to fuse into fma")
 
 
+def _usable_cores() -> int:
+    # the cores this process may run on (a container's or taskset's limit), not the machine's
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class autotuning_knobs(KnobGroup):
     group_name = "autotuning"
     print = BoolKnob("TRITON_PRINT_AUTOTUNING", doc="Print the best config and the time autotuning took")
     cache = BoolKnob("TRITON_CACHE_AUTOTUNING", doc="Keep autotuning results in the on-disk cache")
+    compile_workers = IntKnob("TRITIUM_AUTOTUNE_COMPILE_WORKERS", min(8, _usable_cores()),
+                              doc="Processes that compile an autotuner's configs in parallel into the kernel "
+                              "cache before timing them; default: the usable cores, at most 8; 0 or 1: "
+                              "compile one after another while timing")
 
 
 class plugin_knobs(KnobGroup):

@@ -295,6 +295,8 @@ class Autotuner(_Launchable):
 
     def _benchmark(self, key: tuple, configs: list[Config], args: tuple, kwargs: dict) -> None:
         start = time.perf_counter()
+        from .autotune_compile import precompile   # knobs.autotuning.compile_workers: compiles hit the cache
+        precompile(self, configs, args, kwargs)
         timings = {c: self._bench(*args, config=c, **kwargs) for c in configs}
         self.bench_time = time.perf_counter() - start
         best = builtins.min(timings, key=lambda c: _as_list(timings[c]))
