@@ -31,3 +31,15 @@ def capped(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+# a meta-parameter computed by @heuristics from the config's: the workers compile what the launch will use
+@triton.autotune([triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 96 + 32})], key=["n"], warmup=1, rep=3)
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def negate(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, -tl.load(x_ptr + offs))
+    else:
+        tl.store(out_ptr + offs, -tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)

@@ -40,8 +40,8 @@ def counts(monkeypatch, fresh_cache):
 
     monkeypatch.setattr(compiler_mod, "build_stages", counting_build)
     monkeypatch.setattr(autotune_compile, "precompile", recording_precompile)
-    monkeypatch.setattr(knobs.runtime, "jit_post_compile_hook", lambda **kw: seen.__setitem__("loaded",
-                                                                                               seen["loaded"] + 1))
+    monkeypatch.setattr(knobs.runtime, "jit_post_compile_hook",
+                        lambda **kw: seen.__setitem__("loaded", seen["loaded"] + 1))
     with knobs.autotuning.scope():
         yield seen
 
@@ -72,6 +72,17 @@ def test_workers_compile_every_config_and_the_parent_none(counts):
     best = min(tuner.configs_timings, key=lambda c: tuner.configs_timings[c])
     assert tuner.best_config == best
 
+
+
+@pytest.mark.parametrize("n", [1024, 1000])
+def test_workers_compile_what_heuristics_make_of_each_config(counts, n):
+    knobs.autotuning.compile_workers = 2
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    _fresh(kernels.negate)
+    kernels.negate[lambda m: (triton.cdiv(n, m["BLOCK"]), )](x, out, n)
+    np.testing.assert_array_equal(out, -x)
+    assert counts["precompiled"] == [2] and counts["compiles"] == 0
 
 def test_workers_off_compiles_in_the_tuning_process(counts, monkeypatch):
     knobs.autotuning.compile_workers = 0
@@ -151,7 +162,8 @@ def test_a_worker_that_computes_another_cache_key_leaves_the_compiles_here(count
 
     def skewed():   # as if a setting the parent has did not reach the worker: its keys differ
         s = setup()
-        s["knobs"]["language"] = {"fp32_default": "tf32x3" if knobs.language.fp32_default != "tf32x3" else "ieee"}
+        other = "tf32x3" if knobs.language.fp32_default != "tf32x3" else "ieee"
+        s["knobs"]["language"] = {"fp32_default": other}
         return s
 
     monkeypatch.setattr(autotune_compile, "_setup", skewed)

@@ -207,10 +207,11 @@ def _run_workers(setup: bytes, jobs: list[bytes], n: int) -> int:
                     log.debug("autotune worker: %s: %s", status, detail)
                     if status == "setup":
                         return   # this worker cannot compute our keys: leave its share to the others
-        except (OSError, EOFError, pickle.UnpicklingError) as exc:
+        except (OSError, ValueError, EOFError, pickle.UnpicklingError) as exc:   # ValueError: closed pipe
             log.debug("autotune worker %d stopped: %s", proc.pid, exc)  # its job compiles in the parent
 
     threads = []
+    finished = False
     try:
         for _ in range(n):
             procs.append(subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
@@ -219,17 +220,21 @@ def _run_workers(setup: bytes, jobs: list[bytes], n: int) -> int:
             threads[-1].start()
         for t in threads:
             t.join()
+        finished = True
     except OSError as exc:
         log.debug("autotune: cannot start a compile worker: %s", exc)
         for t in threads:
             t.join()
+        finished = True
     finally:
         for proc in procs:
-            _close(proc)
+            _close(proc, kill=not finished)   # interrupted (Ctrl-C): no worker outlives the tuning
     return stored[0]
 
 
-def _close(proc: subprocess.Popen) -> None:
+def _close(proc: subprocess.Popen, kill: bool) -> None:
+    if kill:
+        proc.kill()
     try:
         proc.stdin.close()   # end of jobs: the worker exits
     except OSError:
@@ -239,11 +244,7 @@ def _close(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    finally:   # also on KeyboardInterrupt: no worker outlives the tuning
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+    proc.stdout.close()
 
 
 # -- worker ------------------------------------------------------------------------------------------
@@ -277,8 +278,9 @@ def _apply_setup(setup: dict) -> Optional[str]:
     sys.path[:] = setup["sys_path"]
     try:
         if setup["plugins"] is not None:
-            items = [(PluginInfo(name=n, distribution=d, version=v, source=s, api=tuple(api), extra_key=extra),
-                      importlib.import_module(mod)) for n, d, v, s, api, extra, mod in setup["plugins"]]
+            items = [(PluginInfo(name=n, distribution=d, version=v, source=s, api=tuple(api),
+                                 extra_key=extra), importlib.import_module(mod))
+                     for n, d, v, s, api, extra, mod in setup["plugins"]]
             _kept.append(plugins.use(plugins.PluginRegistry(items)))   # for the worker's whole life: a
             _kept[-1].__enter__()                                       # dropped block would end at once
         identity = plugins.registry().identity()
@@ -305,7 +307,7 @@ def _compile_job(module: str, qualname: str, fn_key: str, signature: dict, const
         backend = make_backend(target)
         key = cache_key(src, backend, backend.parse_options(dict(opts)))
         if key != expected:   # a knob or plugin the parent sees differently: the parent compiles this one
-            return "mismatch", f"{module}.{qualname}: cache key {key[:12]} here, {expected[:12]} in the parent"
+            return "mismatch", f"{module}.{qualname}: key {key[:12]} here, {expected[:12]} in the parent"
         compile(src, target=target, options=opts)
         return "ok", key
     except Exception as exc:   # the parent's timing run meets (and handles) the same error
