@@ -202,3 +202,17 @@ def test_a_kernel_in_a_scripts_main_compiles_here_and_the_script_runs_once(tmp_p
     assert run.returncode == 0, run.stderr
     assert "sum 1000.0" in run.stdout
     assert marks.read_text() == "ran\n"
+
+
+def test_a_worker_never_starts_workers(counts, monkeypatch, tmp_path):
+    log = tmp_path / "imports"
+    monkeypatch.setenv("TRITIUM_TEST_IMPORT_LOG", str(log))
+    import autotune_parallel_recording as recording
+    knobs.autotuning.compile_workers = 2
+    x = np.ones(300, np.float32)
+    out = np.zeros(300, np.float32)
+    recording.twice[lambda m: (triton.cdiv(300, m["BLOCK"]), )](x, out, 300)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert counts["precompiled"] == [2] and counts["compiles"] == 0
+    workers = [line.split() for line in log.read_text().splitlines() if int(line.split()[0]) != os.getpid()]
+    assert len(workers) == 2 and all(w[1] == "0" for w in workers)

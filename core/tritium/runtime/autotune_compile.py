@@ -178,6 +178,7 @@ def _setup() -> dict:
         # hooks (ObjectKnobs) are Python objects of this process; those that matter made us go serial
         values[gname] = {k: v for k, v in group.__dict__.items()
                          if k in descriptors and not isinstance(descriptors[k], knobs.ObjectKnob)}
+    values["autotuning"].pop("compile_workers", None)   # a worker never starts workers (see _run_workers)
     return {"sys_path": list(sys.path), "plugins": spec, "identity": reg.identity(), "knobs": values}
 
 
@@ -210,12 +211,19 @@ def _run_workers(setup: bytes, jobs: list[bytes], n: int) -> int:
         except (OSError, ValueError, EOFError, pickle.UnpicklingError) as exc:   # ValueError: closed pipe
             log.debug("autotune worker %d stopped: %s", proc.pid, exc)  # its job compiles in the parent
 
+    # multiprocessing's interpreter: an application embedding Python sets it (its sys.executable is itself)
+    from multiprocessing.spawn import get_executable
+    python = get_executable()
+    if not python:
+        return 0
+    # a kernel module that tunes when imported must not start workers of its own in a worker
+    env = dict(os.environ, TRITIUM_AUTOTUNE_COMPILE_WORKERS="0")
     threads = []
     finished = False
     try:
         for _ in range(n):
-            procs.append(subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, cwd=os.getcwd()))
+            procs.append(subprocess.Popen([python, "-c", _WORKER], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, cwd=os.getcwd(), env=env))
             threads.append(threading.Thread(target=feed, args=(procs[-1], ), daemon=True))
             threads[-1].start()
         for t in threads:
@@ -250,6 +258,8 @@ def _close(proc: subprocess.Popen, kill: bool) -> None:
 # -- worker ------------------------------------------------------------------------------------------
 
 def _worker_main() -> None:
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's: it stops us without a traceback
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)   # whatever a compile prints (dumps, overrides) goes to stderr, not into the replies
     sys.stdout = sys.stderr
