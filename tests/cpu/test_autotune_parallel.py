@@ -216,3 +216,36 @@ def test_a_worker_never_starts_workers(counts, monkeypatch, tmp_path):
     assert counts["precompiled"] == [2] and counts["compiles"] == 0
     workers = [line.split() for line in log.read_text().splitlines() if int(line.split()[0]) != os.getpid()]
     assert len(workers) == 2 and all(w[1] == "0" for w in workers)
+
+
+DISCOVERED = """
+import sys
+import numpy as np
+import tritium as triton
+from tritium.compiler import compiler
+from tritium.runtime import autotune_compile
+sys.path.insert(0, sys.argv[1])
+import autotune_parallel_kernels as kernels
+compiles, stored = [], []
+build, pre = compiler.build_stages, autotune_compile.precompile
+compiler.build_stages = lambda *a, **kw: compiles.append(1) or build(*a, **kw)
+autotune_compile.precompile = lambda *a, **kw: stored.append(pre(*a, **kw)) or stored[-1]
+x = np.ones(700, np.float32)
+out = np.zeros(700, np.float32)
+kernels.scale_add[lambda m: (triton.cdiv(700, m["BLOCK"]), )](x, x, out, 700, 2.0)
+print("result", float(out[0]), "stored", stored, "compiled here", len(compiles))
+"""
+
+
+def test_the_installed_plugins_are_found_alike_in_the_workers(tmp_path):
+    """Outside the tests' explicit registry: a program's discovered plugins, rediscovered by each worker."""
+    import subprocess
+    script = tmp_path / "discovered.py"
+    script.write_text(DISCOVERED)
+    env = dict(os.environ, TRITIUM_AUTOTUNE_COMPILE_WORKERS="2", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    run = subprocess.run([sys.executable, str(script), os.path.dirname(os.path.abspath(__file__))],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[0] == "result"
+    assert float(run.stdout.split()[1]) == pytest.approx(np.exp(1.0) * 2 + 1, rel=1e-5)
+    assert "stored [4] compiled here 0" in run.stdout, run.stdout + run.stderr

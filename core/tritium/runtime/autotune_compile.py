@@ -26,6 +26,7 @@ import pickle
 import subprocess
 import sys
 import threading
+from types import ModuleType
 from typing import Any, Optional
 
 from .. import knobs
@@ -57,7 +58,7 @@ def precompile(tuner: Any, configs: list, args: tuple, kwargs: dict) -> int:
     try:
         setup = pickle.dumps(_setup())
     except Exception as exc:
-        log.debug("autotune %s: compiling configs serially: a knob value cannot reach a worker (%s)",
+        log.debug("autotune %s: compiling configs serially: a knob or plugin cannot reach a worker (%s)",
                   tuner.__name__, exc)
         return 0
     done = _run_workers(setup, jobs, min(workers, len(jobs)))
@@ -115,7 +116,7 @@ def _find_kernel(module: str, qualname: str, load: bool = False) -> Any:
     return obj
 
 
-def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[tuple]:
+def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
     """One pickled job per config whose kernel the on-disk cache lacks: exactly the inputs the launch path
     would compile (the binder's specialization of these arguments, the config's options)."""
     from ..cache import KernelCache
@@ -168,7 +169,7 @@ def _setup() -> dict:
         for name in reg.order:
             info = reg.infos[name]
             mod = getattr(info.module, "__name__", None)
-            if type(info.module).__name__ != "module" or sys.modules.get(mod) is not info.module:
+            if not isinstance(info.module, ModuleType) or sys.modules.get(mod) is not info.module:
                 raise ValueError(f"plugin {name!r} is not an importable module")
             spec.append((info.name, info.distribution, info.version, info.source, info.api,
                          dict(info.extra_key), mod))
@@ -286,7 +287,16 @@ def _apply_setup(setup: dict) -> Optional[str]:
     from .. import plugins
     from ..hookspecs import PluginInfo
     sys.path[:] = setup["sys_path"]
+
+    def apply_knobs() -> None:
+        groups = knobs.groups()
+        for gname, values in setup["knobs"].items():
+            if gname in groups:
+                groups[gname].__dict__.update(values)
+        knobs._changed()
+
     try:
+        apply_knobs()   # before discovery, which reads the plugins group (enable, disable, paths)
         if setup["plugins"] is not None:
             items = [(PluginInfo(name=n, distribution=d, version=v, source=s, api=tuple(api),
                                  extra_key=extra), importlib.import_module(mod))
@@ -294,11 +304,7 @@ def _apply_setup(setup: dict) -> Optional[str]:
             _kept.append(plugins.use(plugins.PluginRegistry(items)))   # for the worker's whole life: a
             _kept[-1].__enter__()                                       # dropped block would end at once
         identity = plugins.registry().identity()
-        groups = knobs.groups()
-        for gname, values in setup["knobs"].items():
-            if gname in groups:
-                groups[gname].__dict__.update(values)
-        knobs._changed()
+        apply_knobs()   # again: the plugins' own groups exist now
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     if identity != setup["identity"]:
