@@ -437,10 +437,13 @@ class autotuning_knobs(KnobGroup):
     group_name = "autotuning"
     print = BoolKnob("TRITON_PRINT_AUTOTUNING", doc="Print the best config and the time autotuning took")
     cache = BoolKnob("TRITON_CACHE_AUTOTUNING", doc="Keep autotuning results in the on-disk cache")
-    compile_workers = IntKnob("TRITIUM_AUTOTUNE_COMPILE_WORKERS", min(8, _usable_cores()),
+    # A worker costs ~1.3 s to start and warm up; on 2 cores under load, 4 configs tuned 2-3x slower with
+    # workers than serially (measured), so parallel compiles are the default only from 4 usable cores on.
+    compile_workers = IntKnob("TRITIUM_AUTOTUNE_COMPILE_WORKERS",
+                              min(8, _usable_cores()) if _usable_cores() >= 4 else 0,
                               doc="Processes that compile an autotuner's configs in parallel into the kernel "
-                              "cache before timing them; default: the usable cores, at most 8; 0 or 1: "
-                              "compile one after another while timing")
+                              "cache before timing them; default: the usable cores, at most 8, when there are "
+                              "4 or more, else 0; 0 or 1: compile one after another while timing")
 
 
 class plugin_knobs(KnobGroup):
