@@ -69,6 +69,25 @@ def test_exec_defined_kernel_runs_in_the_interpreter():
     np.testing.assert_array_equal(_run(k, True), np.arange(16) * 2)
 
 
+SCAN_SRC = textwrap.dedent('''
+    @tritium.jit
+    def scan(X, Y, N: tl.constexpr):
+        o = tl.arange(0, N)
+        tl.store(Y + o, tl.associative_scan(tl.load(X + o), 0, add_fn))
+''')
+
+
+@tritium.jit
+def add_fn(a, b):
+    return a + b
+
+
+def test_exec_defined_kernel_with_a_combine_function_in_the_interpreter():
+    ns: dict = {}
+    exec(SCAN_SRC, {"tritium": tritium, "tl": tl, "add_fn": add_fn}, ns)
+    np.testing.assert_array_equal(_run(ns["scan"], True), np.cumsum(np.arange(16)))
+
+
 def test_exec_defined_kernel_compiles_once_given_its_source():
     k = _exec_kernel()
     with pytest.raises(ValueError, match=r"scale .*no source code.*_unsafe_update_src"):

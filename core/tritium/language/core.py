@@ -43,6 +43,9 @@ def builtin(fn: T) -> T:
                 kwargs["_semantic"] = ambient
                 if not wants_generator:
                     kwargs.pop("_generator", None)
+                elif kwargs.get("_generator") is None:
+                    # a kernel run unrewritten (no source): combine functions call back through the launch
+                    kwargs["_generator"] = getattr(getattr(ambient, "launch", None), "generator", None)
                 return fn(*args, **kwargs)  # type: ignore[operator]
             raise ValueError(f"{fn.__name__}() can only be called inside a @triton.jit function "  # type: ignore
                              "(did you forget the @jit decorator?)")
