@@ -79,7 +79,7 @@ def discover(wanted: Optional[list] = None) -> list[Target]:
                   file=sys.stderr)
             variants = {}
         # a backend with variants runs in each of them (its default configuration is expected among them,
-        # e.g. the CPU's "native"), else as it is
+        # e.g. a "native" variant), else as it is
         for vname, env in sorted(variants.items()):
             out.append(Target(f"{name}:{vname}", name, module, dict(env), share, small))
         if not variants:

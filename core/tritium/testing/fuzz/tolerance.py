@@ -13,7 +13,7 @@ Every generated statement names a class from :data:`TABLE`; a stored result is c
 - ``zero_sign``: exact, except that -0.0 equals 0.0 (results whose zero sign depends on an order of
   evaluation Triton does not fix).
 - ``fdiv``: float32 ``/`` (also float16/bfloat16, which divide in float32): Triton lowers it to a division
-  that may be 2 ulp off (NVIDIA's ``div.full.f32``); ``tl.div_rn`` is the exact one.
+  that may be 2 ulp off (GPUs' fast full-range division); ``tl.div_rn`` is the exact one.
 - ``ulp_*``: transcendental functions (``tl.exp``, ``log``, ``sin``...): within N units in the last place of
   the result type, counted on the ordered integer line of float bit patterns (so +-inf is one ulp past the
   largest finite value and -0.0/0.0 are 0 ulp apart). Triton maps them to fast approximations on GPUs.
@@ -37,9 +37,10 @@ max/min reductions are followed by ``+ 0.0``, which turns -0.0 into 0.0 and leav
 the result stays ``exact`` and may feed later operations.
 
 Kept out of the generated kernels by choice (documented limits, not Triton's semantics): ``tl.sin``/``tl.cos``
-of arguments of magnitude 2^21 or more (the CPU backend's mathlib has no Payne-Hanek reduction and documents
-"some value in [-1, 1]" there; libdevice reduces exactly), and integers wider than 16 bits converted straight
-to bfloat16 (the CPU backend rounds twice, through float32; documented in the interpreter's README).
+of arguments of magnitude 2^21 or more (a backend's math library without a Payne-Hanek reduction may return
+"some value in [-1, 1]" there, as one documents; GPU vendor libraries reduce exactly), and integers wider than
+16 bits converted straight
+to bfloat16 (a backend may round twice, through float32; the interpreter's README lists it as a known difference).
 
 Not compared at all, because Triton leaves them undefined, and therefore never generated: out-of-range
 float-to-int casts, integer division or remainder by 0 and signed MIN / -1, shifts by the width or more,
