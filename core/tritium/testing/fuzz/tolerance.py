@@ -39,8 +39,8 @@ the result stays ``exact`` and may feed later operations.
 Kept out of the generated kernels by choice (documented limits, not Triton's semantics): ``tl.sin``/``tl.cos``
 of arguments of magnitude 2^21 or more (a backend's math library without a Payne-Hanek reduction may return
 "some value in [-1, 1]" there, as one documents; GPU vendor libraries reduce exactly), and integers wider than
-16 bits converted straight
-to bfloat16 (a backend may round twice, through float32; the interpreter's README lists it as a known difference).
+16 bits converted straight to bfloat16 (a backend may round twice, through float32; the interpreter's README
+lists it as a known difference).
 
 Not compared at all, because Triton leaves them undefined, and therefore never generated: out-of-range
 float-to-int casts, integer division or remainder by 0 and signed MIN / -1, shifts by the width or more,
