@@ -151,3 +151,48 @@ def test_tensor_wrapper_torch_helpers():
     assert e.copy_(w) is e and torch.equal(e.base, base)
     e.copy_(torch.zeros(6, dtype=torch.int8))
     assert int(e.base.abs().sum()) == 0
+
+
+@tritium.jit
+def _optional_bias(X, B, Y, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(X + o)
+    if B is not None:
+        x += tl.load(B + o)
+    if B is None:
+        x += 100
+    tl.store(Y + o, x)
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_is_none_on_a_tensor_is_decided_at_compile_time(interpret):
+    # Triton's idiom for optional pointer arguments: `ptr is not None` is True for a tensor, never an error
+    x = np.arange(8, dtype=np.float32)
+    b = np.full(8, 0.5, np.float32)
+    y = np.zeros(8, np.float32)
+    _optional_bias.interpret = interpret
+    try:
+        _optional_bias[(1, )](x, b, y, N=8)
+        np.testing.assert_array_equal(y, x + 0.5)
+        _optional_bias[(1, )](x, None, y, N=8)
+        np.testing.assert_array_equal(y, x + 100)
+    finally:
+        _optional_bias.interpret = False
+
+
+@tritium.jit
+def _tensor_identity(X, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(X + o)
+    if x is x:
+        tl.store(X + o, x)
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_tensor_identity_is_still_refused(interpret):
+    _tensor_identity.interpret = interpret
+    try:
+        with pytest.raises(tritium.CompilationError, match="compile-time values only"):
+            _tensor_identity[(1, )](np.zeros(8, np.float32), N=8)
+    finally:
+        _tensor_identity.interpret = False

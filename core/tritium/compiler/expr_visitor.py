@@ -174,7 +174,9 @@ class ExpressionMixin:
         rhs = self.visit(node.comparators[0])
         op = type(node.ops[0])
         if op in (ast.Is, ast.IsNot):
-            if isinstance(lhs, tensor) or isinstance(rhs, tensor):
+            none = tl._unwrap(lhs) is None or tl._unwrap(rhs) is None
+            if (isinstance(lhs, tensor) or isinstance(rhs, tensor)) and not none:
+                # `x is None` is decidable (a tensor never is), as in Triton; tensor identity is not
                 raise self.error(node, "`is` compares compile-time values only; use == for tensors")
             res = tl._unwrap(lhs) is tl._unwrap(rhs)
             return constexpr(res if op is ast.Is else not res)

@@ -151,6 +151,8 @@ class Runtime:
         """``a op b``: tensors compare elementwise; other values compare as the Python values they stand for
         (a ``tl.constexpr`` wrapping a dtype equals that dtype, as when compiled)."""
         if isinstance(a, tensor) or isinstance(b, tensor):
+            if op in ("is", "is not") and (tl._unwrap(a) is None or tl._unwrap(b) is None):
+                return (tl._unwrap(a) is tl._unwrap(b)) == (op == "is")  # `ptr is not None`: a tensor is never None (as compiled)
             if op in ("is", "is not", "in", "not in"):
                 raise CompileTimeError(f"`{op}` compares compile-time values only; use == for tensors")
             return _TENSOR_CMP[op](a, b)
