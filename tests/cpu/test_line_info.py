@@ -100,3 +100,14 @@ def test_machine_code_is_the_same_with_and_without_line_info(scoped):
     knobs.compilation.disable_line_info = True
     text_off = elf_sections(run().asm["obj"])[".text"]
     assert text_on == text_off
+
+
+def test_outlined_loops_keep_line_info_and_stay_out_of_line(scoped):
+    # a big kernel's loops become noinline functions (outline.py); their DISubprogram must not stop that
+    from tritium_cpu.knobs import cpu as cpu_knobs
+    with cpu_knobs.scope():
+        cpu_knobs.outline_threshold = 1
+        llir = run().asm["llir"]
+    assert re.search(r"^attributes #\d+ = \{ noinline", llir, re.M)
+    refs = re.findall(r"\bstore <?\d*\s*x?\s*float.*, !dbg (!\d+)", llir)
+    assert source_line("store") in {locations(llir).get(r) for r in refs}

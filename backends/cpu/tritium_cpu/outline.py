@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-#: ``define ... @name(...) #N {`` of a function made by the loop extractor
-_DEFINE = re.compile(r'^(define [^@]*@("[^"]+"|[\w.$-]+)\(.*\))( #\d+)? \{$')
+#: ``define ... @name(...) #N !dbg !M {`` of a function made by the loop extractor (``!dbg``: its
+#: DISubprogram when the kernel has line info, tritium.line_info)
+_DEFINE = re.compile(r'^(define [^@]*@("[^"]+"|[\w.$-]+)\(.*\))( #\d+)?( !dbg !\d+)? \{$')
 _ATTR_GROUP = "#424242"
 
 
@@ -42,7 +43,7 @@ def outline_loops(mod: Any, tm: Any) -> Any:
         if line.startswith("define "):
             m = _DEFINE.match(line)
             if m and m.group(2).strip('"') in made:
-                lines[i] = f"{m.group(1)} {_ATTR_GROUP} {{"
+                lines[i] = f"{m.group(1)} {_ATTR_GROUP}{m.group(4) or ''} {{"
     attrs = 'noinline nounwind "no-builtin-memcpy" "no-builtin-memset"'
     lines.append(f"attributes {_ATTR_GROUP} = {{ {attrs} }}")
     out = llvm.parse_assembly("\n".join(lines))
