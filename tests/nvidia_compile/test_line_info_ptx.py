@@ -52,8 +52,8 @@ def compile_kernel():
 def code(ptx: str) -> list[str]:
     """The PTX instructions, without the line-table directives and debug sections."""
     ptx = re.sub(r"\.section\s+\.debug\w*\s*\{[^}]*\}", "", ptx)
-    return [ln.strip() for ln in ptx.splitlines()
-            if ln.strip() and not ln.strip().startswith((".loc", ".file", "$L__", "//"))]
+    lines = [ln.split("//")[0].strip() for ln in ptx.splitlines()]   # comments number call sequences
+    return [ln for ln in lines if ln and not ln.startswith((".loc", ".file", "$L__"))]
 
 
 def test_ptx_has_file_and_loc_of_the_kernel_lines(nvidia):
@@ -91,3 +91,24 @@ def test_disabled_line_info_leaves_no_loc_and_the_same_instructions(nvidia):
     assert ".loc" not in ptx and ".file" not in ptx and "!dbg" not in k.asm["llir"]
     assert code(ptx) == code(with_lines.asm["ptx"])
     assert k.asm["cubin"][:4] == b"\x7fELF" and b".debug_line" not in k.asm["cubin"]
+
+
+def test_use_ir_loc_makes_the_ptx_point_at_the_ttgir_file(nvidia):
+    nvidia.compilation.use_ir_loc = "ttgir"
+    ptx = compile_kernel().asm["ptx"]
+    path = re.search(r'^\s*\.file\s+1\s+"([^"]+)"', ptx, re.M).group(1)
+    assert path.endswith(".ttgir")
+    with open(path) as f:
+        ir_lines = f.read().splitlines()
+    current, checked = None, 0
+    for ln in ptx.splitlines():
+        m = re.match(r"\s*\.loc\s+1\s+(\d+)", ln)
+        if m:
+            current = int(m.group(1))
+            continue
+        ins = re.sub(r"^@!?%p\d+\s+", "", ln.strip())
+        for prefix, op in (("ld.global", '"tt.load"'), ("st.global", '"tt.store"'), ("mul.f32", "arith.mulf")):
+            if ins.startswith(prefix):
+                assert op in ir_lines[current - 1], (ins, ir_lines[current - 1])
+                checked += 1
+    assert checked >= 3
