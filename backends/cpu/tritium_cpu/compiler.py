@@ -79,7 +79,13 @@ def host_cpu() -> tuple[str, str]:
     else:
         from .isa import check_features
         features = check_features(features)
-    return cpu, features
+    return cpu, features + EXACT_BFLOAT16
+
+
+# vcvtneps2bf16 (AVX512-BF16, AVX-NE-CONVERT), which LLVM picks for float -> bfloat16, flushes subnormal inputs to
+# zero whatever MXCSR says; Triton rounds them exactly. Without these features LLVM calls __truncsfbf2, which
+# codegen/softfloat.py defines with exact rounding. (Later entries of a feature string win in LLVM.)
+EXACT_BFLOAT16 = ",-avx512bf16,-avxneconvert"
 
 
 def vector_bits(features: str) -> int:
@@ -170,7 +176,7 @@ class CPUBackend(BaseBackend):
             print(f"// -----// LLVM IR before optimization ({metadata['name']}) //----- //\n{text}", file=sys.stderr)
         mod = llvm.parse_assembly(text)
         mod.verify()
-        if not _llvm_opt_disabled():
+        if not llvm_debug.opt_disabled():
             from .outline import instruction_count, outline_loops
             limit = cpu_knobs.outline_threshold
             if 0 < limit < instruction_count(text):

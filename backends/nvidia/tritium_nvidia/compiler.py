@@ -217,6 +217,8 @@ class CUDABackend(BaseBackend):
         # the cubin's line table comes from the PTX's .loc directives (none when line info is disabled;
         # -suppress-debug-info then keeps ptxas from making any), as Triton passes them
         extra = ["-lineinfo", "-suppress-debug-info"] if knobs.compilation.disable_line_info else ["-lineinfo"]
+        if not options.enable_fp_fusion:    # ptxas would otherwise fuse a mul and an add the IR kept apart
+            extra.append("--fmad=false")
         cubin, report = toolchain.assemble(ptx, self.capability, metadata["name"], extra)
         metadata["n_regs"] = report.registers
         metadata["n_spills"] = report.spill_bytes

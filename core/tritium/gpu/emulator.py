@@ -244,10 +244,12 @@ def host_machine() -> Any:
     import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
-    # the host's own features: half and bfloat conversions then need no compiler-rt helpers
+    # the host's own features: half conversions then need no compiler-rt helpers. Not the float -> bfloat16
+    # instructions (AVX512-BF16, AVX-NE-CONVERT): they flush subnormals to zero, where GPUs and Triton round them
+    # exactly; without them LLVM calls __truncsfbf2, defined above with exact rounding.
+    features = llvm.get_host_cpu_features().flatten() + ",-avx512bf16,-avxneconvert"
     return llvm.Target.from_default_triple().create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=1, reloc="pic",
-        codemodel="default")
+        cpu=llvm.get_host_cpu_name(), features=features, opt=1, reloc="pic", codemodel="default")
 
 
 class EmulatorBackend(BaseBackend):

@@ -43,7 +43,7 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
         self.options = options
         self.name = name
         self.layouts = read_layouts(func)
-        self.scalar = ScalarEmitter(module, target)
+        self.scalar = ScalarEmitter(module, target, getattr(options, "enable_fp_fusion", True))
         self.values: dict[Any, Any] = {}
         self.memo: list[dict] = [{}]
         self._remat: dict[Any, bool] = {}

@@ -50,9 +50,11 @@ EXPENSIVE = set(LIBM1) | set(INTRIN1) | {"math.powf", "arith.divf", "arith.remf"
 
 
 class ScalarEmitter:
-    def __init__(self, module: Module, target: Any) -> None:
+    def __init__(self, module: Module, target: Any, fp_fusion: bool = True) -> None:
         self.module = module
         self.target = target
+        # `contract` lets LLVM fuse a*b+c into one rounding (fma); enable_fp_fusion=False promises two roundings
+        self.contract = "contract " if fp_fusion else ""
 
     def emit(self, fn: Function, name: str, args: list[str], arg_types: list[str], ret: str,
              attrs: Optional[dict] = None) -> str:
@@ -63,7 +65,7 @@ class ScalarEmitter:
             return special
         m = self.module
         if name in FLT_BIN:
-            flags = "contract " if name != "tt.precise_divf" else ""
+            flags = self.contract if name != "tt.precise_divf" else ""
             return fn.inst(f"{FLT_BIN[name]} {flags}{t} {args[0]}, {args[1]}")
         if name in INT_BIN:
             return fn.inst(f"{INT_BIN[name]} {t} {args[0]}, {args[1]}")
