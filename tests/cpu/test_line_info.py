@@ -111,3 +111,44 @@ def test_outlined_loops_keep_line_info_and_stay_out_of_line(scoped):
     assert re.search(r"^attributes #\d+ = \{ noinline", llir, re.M)
     refs = re.findall(r"\bstore <?\d*\s*x?\s*float.*, !dbg (!\d+)", llir)
     assert source_line("store") in {locations(llir).get(r) for r in refs}
+
+
+def test_inlined_helper_from_another_file_keeps_its_file_and_line(scoped, tmp_path):
+    import importlib.util
+    path = tmp_path / "line_info_helper.py"
+    path.write_text("import tritium as triton\n\n\n@triton.jit\ndef twice(v):\n    return v * 2.0\n")
+    spec = importlib.util.spec_from_file_location("line_info_helper", path)
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    twice = helper.twice
+
+    @triton.jit
+    def doubled(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, twice(tl.load(x_ptr + offs)))
+
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros_like(x)
+    k = doubled[(1, )](x, out, BLOCK=64)
+    np.testing.assert_array_equal(out, 2 * x)
+    llir = k.asm["llir"]
+    # a location's file is its scope's: the helper's lines live in a lexical block of the kernel's subprogram
+    f = re.search(r'^(!\d+) = !DIFile\(filename: "line_info_helper.py"', llir, re.M).group(1)
+    block = re.search(rf"^(!\d+) = !DILexicalBlockFile\(scope: !\d+, file: {f}\b", llir, re.M).group(1)
+    mul = re.findall(r"= fmul .*, !dbg (!\d+)", llir)
+    assert mul and all(re.search(rf"^{r} = !DILocation\(line: 6, column: \d+, scope: {block}\b", llir, re.M)
+                       for r in mul), mul
+    assert b"line_info_helper.py" in elf_sections(k.asm["obj"])[".debug_line"]
+
+
+def test_source_position_unwraps_names_call_sites_and_fusions():
+    from tritium._mlir import ir
+    from tritium.line_info import source_position
+    with ir.Context():
+        inner, outer = ir.Location.file("helper.py", 6, 12), ir.Location.file("kernel.py", 20, 5)
+        assert source_position(inner) == ("helper.py", 6, 12)
+        assert source_position(ir.Location.name("x", inner)) == ("helper.py", 6, 12)
+        # a call site: the innermost frame, where the code is written
+        assert source_position(ir.Location.callsite(inner, [outer])) == ("helper.py", 6, 12)
+        assert source_position(ir.Location.fused([ir.Location.unknown(), outer])) == ("kernel.py", 20, 5)
+        assert source_position(ir.Location.unknown()) is None
