@@ -68,7 +68,9 @@ def test_llir_instructions_carry_the_kernel_lines(scoped):
     llir = run().asm["llir"]
     lines = locations(llir)
     assert lines, "no DILocation in the LLVM IR"
-    for tag, pattern in (("load", r"= load <?\d*\s*x?\s*float"), ("add", r"= fadd "), ("store", r"\bstore <?\d*\s*x?\s*float")):
+    patterns = (("load", r"= load <?\d*\s*x?\s*float"), ("add", r"= fadd "),
+                ("store", r"\bstore <?\d*\s*x?\s*float"))
+    for tag, pattern in patterns:
         found = {lines.get(ref) for ref in re.findall(rf"{pattern}.*, !dbg (!\d+)", llir)}
         assert source_line(tag) in found, (tag, source_line(tag), found)
     sps = re.findall(r'!DISubprogram\(name: "([^"]+)"', llir)
