@@ -3,9 +3,9 @@
 The tile IR carries each operation's Python location (``loc("k.py":14:9)``, possibly wrapped in a name, a
 call site or a fusion). A code generator asks :meth:`LineTable.location` for the op it is lowering and puts
 ``!dbg !N`` on the instructions it emits; :meth:`LineTable.metadata` then writes the compile unit, files,
-subprograms, locations and module flags. LLVM turns them into ``.debug_line`` (objects) or ``.file``/``.loc``
-(PTX), so profilers and debuggers point at the kernel's Python lines. Only line tables are described
-(no variables, no types): they never change the generated code, only what maps back to it.
+subprograms, locations and module flags. LLVM turns them into ``.debug_line`` in objects, or ``.file``/``.loc``
+directives in assembly, so profilers and debuggers point at the kernel's Python lines. Only line tables are
+described (no variables, no types): they must not change the generated code (the line-info tests compare it).
 
 ``TRITON_DISABLE_LINE_INFO=1`` strips locations in the frontend; :func:`enabled` says whether to write any.
 """
