@@ -80,14 +80,17 @@ def decode_manifest(raw: bytes, key: str) -> tuple[dict[str, str], dict]:
     return files, metadata
 
 
-def atomic_write(path: str, data: Artifact) -> None:
-    """Write ``data`` to ``path`` (0600, folders 0700) so that readers see the old file or the new one."""
+def atomic_write(path: str, data: Artifact, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one. Private by default (0600,
+    new folders 0700); a file meant to be shared (``mode`` other than 0600) gets ordinary folders."""
     d = os.path.dirname(path) or "."
-    make_dirs(d, private=True)
+    make_dirs(d, private=mode == 0o600)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=f".tmp-{os.getpid()}-")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(_as_bytes(data))
+        if mode != 0o600:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 
 MAGIC = b"\x89TRITIUM-AOT\r\n\x1a\n"
 #: bumped whenever the layout above or the meaning of a header field changes; readers refuse other versions
@@ -68,22 +67,10 @@ def unpack(data: bytes, where: str = "<bytes>") -> tuple[dict, bytes]:
 
 
 def write(path: str, header: dict, binary: bytes) -> None:
-    """Write atomically: a reader (a server starting up) never sees half a file."""
-    data = pack(header, binary)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tritium-aot-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write atomically: a reader (a server starting up) never sees half a file. Artifacts are deployed, not
+    cached, so they are readable by others (0644)."""
+    from ..cache import atomic_write
+    atomic_write(os.path.abspath(path), pack(header, binary), mode=0o644)
 
 
 def read(path: str) -> tuple[dict, bytes]:
