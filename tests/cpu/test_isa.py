@@ -149,13 +149,13 @@ def test_level_settings_nest():
 
 def test_features_without_sign_are_refused():
     """LLVM aborts the whole process on a feature without '+' or '-': the knob is checked first."""
-    from tritium_cpu.compiler import host_cpu
+    from tritium_cpu.compiler import EXACT_BFLOAT16, host_cpu
     with cpu_knobs.scope():
         cpu_knobs.target_features = "+sse2,avx2"
         with pytest.raises(ValueError, match=r"TRITIUM_CPU_FEATURES='\+sse2,avx2'.*needs a sign.*'avx2'"):
             host_cpu()
         cpu_knobs.target_features = " +sse2, -avx512f "
-        assert host_cpu()[1] == "+sse2,-avx512f"
+        assert host_cpu()[1] == "+sse2,-avx512f" + EXACT_BFLOAT16
 
 
 @triton.jit
