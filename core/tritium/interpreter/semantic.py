@@ -27,7 +27,9 @@ class InterpreterOptions:
     debug = False
     default_dot_input_precision = "ieee"
     allowed_dot_input_precisions = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
-    min_dot_size = (16, 16, 16)
+    # Triton's interpreter takes any dot size (its builder's min_dot_size is (1, 1, 1)): the 16 minimum is a
+    # compiled backend's MMA tiling constraint, and numpy's matmul has none
+    min_dot_size = (1, 1, 1)
     sanitize_overflow = False
 
     def __init__(self, **overrides: Any) -> None:

@@ -1,0 +1,31 @@
+"""What Triton's own interpreter accepts, ours accepts with the same results (gaps found by running Triton's
+python/test/unit/language tests with TRITON_INTERPRET=1)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+
+
+@triton.jit
+def _small_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    ob = tl.arange(0, B)[:, None, None]
+    om = tl.arange(0, M)[None, :, None]
+    on = tl.arange(0, N)[None, None, :]
+    ok = tl.arange(0, K)
+    a = tl.load(a_ptr + ob * M * K + om * K + ok[None, None, :])
+    b = tl.load(b_ptr + ob * K * N + ok[None, :, None] * N + on)
+    tl.store(c_ptr + ob * M * N + om * N + on, tl.dot(a, b, input_precision="ieee"))
+
+
+@pytest.mark.parametrize("B, M, N, K", [(1, 1, 32, 32), (2, 4, 2, 8), (1, 16, 16, 1)])
+def test_dot_below_16_like_tritons_interpreter(interpret, B, M, N, K):
+    # Triton's interpreter has min_dot_size (1, 1, 1); the 16 minimum belongs to compiled backends
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((B, M, K)).astype(np.float32)
+    b = rng.standard_normal((B, K, N)).astype(np.float32)
+    c = np.zeros((B, M, N), np.float32)
+    _small_dot[(1, )](a, b, c, B, M, N, K)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
