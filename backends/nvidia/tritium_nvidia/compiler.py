@@ -167,9 +167,6 @@ class CUDABackend(BaseBackend):
         from tritium.gpu.stages import TTGIR_PASSES, TTIR_PASSES
         return {"ttir": TTIR_PASSES, "ttgir": TTGIR_PASSES}[stage]
 
-    def get_codegen_implementation(self, options: Any) -> dict:
-        return {"min_dot_size": options.min_dot_size}
-
     # -- stages ------------------------------------------------------------------------------------------
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
         from tritium.gpu import stages as gs

@@ -59,12 +59,6 @@ class BaseBackend(metaclass=ABCMeta):
     def load_dialects(self, context: Any) -> None:
         return None
 
-    def get_codegen_implementation(self, options: Any) -> dict:
-        return {}
-
-    def get_module_map(self) -> dict:
-        return {}
-
     def pack_metadata(self, metadata: Any) -> Any:
         return metadata
 

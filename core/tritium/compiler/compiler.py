@@ -43,8 +43,10 @@ class ASTSource:
         key = f"{self.fn.cache_key}-{sorted(self.attrs.items())}-{sig}-{consts}"
         return hashlib.sha256(key.encode()).hexdigest()
 
-    def make_ir(self, target: GPUTarget, options: Any, codegen_fns: dict, module_map: dict, context: Any,
-                capabilities: frozenset = frozenset()) -> Any:
+    # Triton's signature (target, options, codegen_fns, module_map, context): callers written for Triton pass
+    # all five; tritium's frontend uses neither codegen_fns nor module_map, so compile() passes None for both
+    def make_ir(self, target: GPUTarget, options: Any, codegen_fns: Optional[dict], module_map: Optional[dict],
+                context: Any, capabilities: frozenset = frozenset()) -> Any:
         from .ast_to_ir import ast_to_ttir
         return ast_to_ttir(self.fn, self, options=options, context=context, capabilities=capabilities)
 
@@ -69,8 +71,8 @@ class IRSource:
     def hash(self) -> str:
         return hashlib.sha256(self.src.encode()).hexdigest()
 
-    def make_ir(self, target: GPUTarget, options: Any, codegen_fns: dict, module_map: dict, context: Any,
-                capabilities: frozenset = frozenset()) -> Any:
+    def make_ir(self, target: GPUTarget, options: Any, codegen_fns: Optional[dict], module_map: Optional[dict],
+                context: Any, capabilities: frozenset = frozenset()) -> Any:
         if self.ext in ("llir", ) or self.ext not in _mlir_exts():
             return self.src
         from .._mlir import parse_module
@@ -183,8 +185,7 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
     from .._mlir import tile_context
     context = tile_context()
     t0 = time.perf_counter()
-    module = src.make_ir(target, opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context,
-                         getattr(backend, "capabilities", frozenset()))
+    module = src.make_ir(target, opts, None, None, context, getattr(backend, "capabilities", frozenset()))
     file_name = src.name[:150]
     metadata: dict[str, Any] = {"name": src.name, "hash": key, "target": list(_target_tuple(target)),
                                 "tritium_version": __version__, **_options_dict(opts)}
