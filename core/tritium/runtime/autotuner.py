@@ -311,29 +311,37 @@ class Autotuner(_Launchable):
             self._store_timings(key, configs, timings)
 
     # -- TRITON_CACHE_AUTOTUNING ------------------------------------------------------------------
-    def _timings_path(self, key: tuple, configs: list[Config]) -> Optional[str]:
+    def _timings_path(self, key: tuple, configs: list[Config], create: bool = False) -> Optional[str]:
         if any(c.pre_hook for c in configs):
             return None  # hooks cannot be stored, so such results are never reused
+        from ..cache import KernelCache
+        root = KernelCache().location(create)   # the same trust rule as compiled kernels; None: memory only
+        if root is None:
+            return None
         from .driver import driver
         from ..compiler.compiler import make_backend
         fn = self.base_fn
         parts = [fn.cache_key, make_backend(driver.active.get_current_target()).hash(), repr(key),
                  *[str(c) for c in configs]]
         digest = hashlib.sha256("-".join(parts).encode()).hexdigest()
-        return os.path.join(knobs.cache.cache_dir(), "autotune", digest[:2], f"{digest}.json")
+        return os.path.join(root, "autotune", digest[:2], f"{digest}.json")
 
     def _load_timings(self, key: tuple, configs: list[Config]) -> bool:
         path = self._timings_path(key, configs)
         if path is None:
             return False
-        from .autotune_remote import fetch_timings   # the fleet's result, checked against these configs
-        if not os.path.exists(path) and not fetch_timings(path, [_config_dict(c) for c in configs]):
+        from .autotune_remote import fetch_timings, valid_timings
+        allowed = [_config_dict(c) for c in configs]
+        if not os.path.exists(path) and not fetch_timings(path, allowed):   # the fleet's result, if any
             return False
+        from ..cache_safety import UntrustedEntry, read_trusted
         try:
-            with open(path) as f:
-                stored = json.load(f)["configs_timings"]
-            timings = {Config(**c): t for c, t in stored}
-        except (OSError, ValueError, KeyError, TypeError):
+            # a file another user could have written is not used; nor one naming configs not being tuned
+            raw = read_trusted(path, check=not knobs.cache.trust_shared)
+            if not valid_timings(raw, allowed):
+                return False
+            timings = {Config(**c): t for c, t in json.loads(raw)["configs_timings"]}
+        except (OSError, ValueError, KeyError, TypeError, UntrustedEntry):
             return False
         self.configs_timings = timings
         self.cache[key] = builtins.min(timings, key=lambda c: _as_list(timings[c]))
@@ -341,7 +349,7 @@ class Autotuner(_Launchable):
         return True
 
     def _store_timings(self, key: tuple, configs: list[Config], timings: dict) -> None:
-        path = self._timings_path(key, configs)
+        path = self._timings_path(key, configs, create=True)
         if path is None:
             return
         from ..cache import atomic_write
