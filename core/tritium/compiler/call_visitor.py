@@ -7,10 +7,11 @@ import builtins
 import inspect
 import math as pymath
 import types
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
+from .calls import call_jit_function
 
 #: Python builtins a kernel may call; on compile-time values they run as Python
 _STATIC_BUILTINS = {
@@ -116,12 +117,8 @@ class CallMixin:
             acc = self.semantic.minimum(acc, a) if fn is builtins.min else self.semantic.maximum(acc, a)
         return acc
 
-    def call_jit_function(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any = None,
-                          inline: bool = False) -> Any:
-        """Call a @jit device function: build (or reuse) a specialized ``func.func`` and call it; with
-        ``inline``, generate its body in place (inside the regions of tile ops)."""
-        from .calls import call_jit_function
-        return call_jit_function(self, fn, args, kwargs, node if node is not None else self._last_node, inline)
+    # one definition, in calls.py; as a method, ``self`` is its ``gen``
+    call_jit_function = call_jit_function
 
 
 _STATIC_BUILTIN_OBJECTS = frozenset(getattr(builtins, n) for n in _STATIC_BUILTINS)

@@ -93,9 +93,14 @@ def _seen_from(gen: Any, node: Any) -> Iterator[None]:
         raise err.called_from(gen.fn.__name__, gen.src, node, gen.filename, gen.first_line) from None
 
 
-def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any,
+def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any = None,
                       inline: bool = False) -> Any:
+    """Call a @jit device function: build (or reuse) a specialized ``func.func`` and call it; with
+    ``inline``, generate its body in place (inside the regions of tile ops). It is also the code generator's
+    method ``call_jit_function`` (CallMixin), which the language's builtins call on ``_generator``."""
     from .code_generator import CodeGenerator
+    if node is None:   # called from a builtin (tl.reduce's combine, elementwise helpers): the call being visited
+        node = gen._last_node
     if fn in gen.call_stack:
         chain = " -> ".join(f.__name__ for f in gen.call_stack + (fn, ))
         raise gen.error(node, f"recursive call of @jit function `{fn.__name__}` ({chain}); kernels cannot "
