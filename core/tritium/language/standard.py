@@ -226,6 +226,9 @@ def flip(x, dim=None, _semantic=None):
     x = s.to_tensor(_unwrap(x))
     shape = [d.value for d in x.shape]
     dim = len(shape) - 1 if _unwrap(dim) is None else _unwrap(dim)
+    if not -len(shape) <= dim < len(shape):
+        raise CompileTimeError(f"flip dim {dim} is out of range for a tensor of rank {len(shape)}")
+    dim %= len(shape)   # a negative dim counts from the last, as in torch.flip
     n = shape[dim]
     idx = s.sub(n - 1, s.arange(0, n))
     for d in range(len(shape)):
