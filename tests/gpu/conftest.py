@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 
@@ -84,3 +86,19 @@ def dev(request):
     else:
         request.getfixturevalue("cuda")
     return Device(request.param)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``gpu`` the tests of this folder that run on an NVIDIA GPU (the ``cuda`` fixture, or the ``cuda``
+    side of ``dev``), so that ``-m "not gpu"`` (make test-nogpu) deselects them; the emulator's run everywhere.
+    This hook sees the whole session's items: only this folder's are marked."""
+    here = Path(__file__).parent
+    for item in items:
+        if here not in Path(str(item.fspath)).parents:
+            continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        # ``dev`` asks for its ``cuda`` fixture at run time (getfixturevalue): only its parameter says which
+        uses_cuda = params.get("dev") == "cuda" if "dev" in params else \
+            bool({"cuda", "cuda_registry"} & set(getattr(item, "fixturenames", ())))
+        if uses_cuda:
+            item.add_marker(pytest.mark.gpu)
