@@ -49,7 +49,8 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: fro
     gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=fn.__name__, is_kernel=True,
                         options=options)
     from .._mlir import ir
-    with context, ir.Location.unknown(context):
+    from ..language.target_info import compiling_for
+    with context, ir.Location.unknown(context), compiling_for(capabilities):
         fop = gen.generate(types)
     # specialization facts the lowering can use: pointer/integer arguments divisible by 16
     with context:
