@@ -70,7 +70,7 @@ class MiscMixin:
             out_dtype: tl.dtype) -> T:
         for name, x in (("first", a), ("second", b)):
             if not isinstance(x, T) or not x.type.is_block():
-                raise CompileTimeError(f"the {name} operand of dot must be a 2-D or 3-D block")
+                raise CompileTimeError(f"the {name} operand of dot must be a block of rank 2 or more")
         if not (a.dtype.is_fp8() and b.dtype.is_fp8()):
             allowed = (tl.int8, tl.uint8, tl.float16, tl.bfloat16, tl.float32, tl.float64)
             for x in (a, b):
@@ -80,9 +80,11 @@ class MiscMixin:
                 raise CompileTimeError(f"dot operands must have the same dtype, got {a.dtype} and {b.dtype}; "
                                        "cast one of them")
         ra, rb = len(a.shape), len(b.shape)
+        if ra == rb > 3:
+            return self._dot_multi_batch(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype)
         if not (ra == rb == 2 or ra == rb == 3):
-            raise CompileTimeError(f"dot operands must both be 2-D or both 3-D, got shapes {a.type.shape} and "
-                                   f"{b.type.shape}")
+            raise CompileTimeError(f"dot operands must have the same rank, 2 or more, got shapes {a.type.shape} "
+                                   f"and {b.type.shape}")
         M, K = a.type.shape[-2], a.type.shape[-1]
         K2, N = b.type.shape[-2], b.type.shape[-1]
         if K != K2:
@@ -134,6 +136,30 @@ class MiscMixin:
         op = self.builder.tt("dot", {"a": a.handle, "b": b.handle, "c": acc.handle},
                              [self.ir_type(ret_ty)], attrs)  # type: ignore[attr-defined]
         return T(op.result, ret_ty)
+
+    def _dot_multi_batch(self, a: T, b: T, acc: Optional[T], input_precision: Optional[str],
+                         max_num_imprecise_acc: Optional[int], out_dtype: tl.dtype) -> T:
+        """A dot over several batch dimensions (Triton accepts any rank >= 2) is the 3-D batched dot of operands
+        whose leading dimensions are flattened into one: a row-major reshape keeps each batch's matrix intact, so
+        no backend needs a rank-N dot of its own."""
+        batch = list(a.type.shape[:-2])
+        if list(b.type.shape[:-2]) != batch:
+            raise CompileTimeError(f"batched dot operands must have the same batch dimensions, got shapes "
+                                   f"{list(a.type.shape)} and {list(b.type.shape)}")
+        nb = 1
+        for d in batch:
+            nb *= d
+        a3 = self.reshape(a, [nb] + list(a.type.shape[-2:]))  # type: ignore[attr-defined]
+        b3 = self.reshape(b, [nb] + list(b.type.shape[-2:]))  # type: ignore[attr-defined]
+        M, N = a.type.shape[-2], b.type.shape[-1]
+        if acc is not None:
+            acc = self.to_tensor(acc)  # type: ignore[attr-defined]
+            if list(acc.type.shape) != batch + [M, N]:
+                raise CompileTimeError(f"the accumulator of dot has shape {list(acc.type.shape)}, expected "
+                                       f"{batch + [M, N]}")
+            acc = self.reshape(acc, [nb, M, N])  # type: ignore[attr-defined]
+        out = self.dot(a3, b3, acc, input_precision, max_num_imprecise_acc, out_dtype)
+        return self.reshape(out, batch + [M, N])  # type: ignore[attr-defined]
 
     # -- reductions and scans ---------------------------------------------------------------------
     def _region_op(self, kind: str, inputs: Sequence[T], axis: Optional[int],

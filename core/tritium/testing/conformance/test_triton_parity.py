@@ -23,3 +23,32 @@ def test_flip_negative_dim(backend, dim):
     z = np.zeros_like(x)
     _flip3d[(1, )](x, z, 4, 2, 8, dim)
     np.testing.assert_array_equal(z, np.flip(x, dim))
+
+
+@triton.jit
+def _dot_nd(x_ptr, y_ptr, c_ptr, z_ptr, RANK: tl.constexpr, M: tl.constexpr, USE_ACC: tl.constexpr):
+    n: tl.constexpr = M * M << (RANK - 2)
+    shape: tl.constexpr = [2] * (RANK - 2) + [M, M]
+    x = tl.load(x_ptr + tl.arange(0, n)).reshape(shape)
+    y = tl.trans(tl.load(y_ptr + tl.arange(0, n)).reshape(shape))
+    if USE_ACC:
+        z = tl.dot(x, y, tl.load(c_ptr + tl.arange(0, n)).reshape(shape), input_precision="ieee")
+    else:
+        z = tl.dot(x, y, input_precision="ieee")
+    tl.store(z_ptr + tl.arange(0, n), z.reshape([n]))
+
+
+@pytest.mark.parametrize("rank", [4, 5])
+@pytest.mark.parametrize("use_acc", [False, True])
+def test_dot_of_rank_above_3(backend, rank, use_acc):
+    # test_core.py::test_dot_multidim: every leading dimension is a batch dimension
+    backend.require("dot-fp32")
+    m = 16
+    shape = (2, ) * (rank - 2) + (m, m)
+    rng = np.random.default_rng(rank)
+    x = rng.integers(-4, 5, shape).astype(np.float32)
+    y = rng.integers(-4, 5, shape).astype(np.float32)
+    c = rng.integers(-4, 5, shape).astype(np.float32)
+    z = np.zeros(shape, np.float32)
+    _dot_nd[(1, )](x, y, c, z, rank, m, use_acc)
+    np.testing.assert_array_equal(z, x @ np.swapaxes(y, -1, -2) + (c if use_acc else 0))
