@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402,F401
 
 from . import knobs  # noqa: E402
 from .runtime.jit import JITFunction, jit, MockTensor, TensorWrapper, reinterpret  # noqa: E402,F401

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from mlir import ir, passmanager  # noqa: F401
-from mlir.dialects import irdl
+from mlir.dialects import func, irdl  # noqa: F401  (func: the frontend builds func.call/func.func)
 
 from .dialect.ops import irdl_source
 

@@ -67,7 +67,7 @@ def producer(metadata: dict) -> dict:
     import platform
     import sys
 
-    from . import __version__
+    from ._version import __version__
     from .plugins import registry
     reg = registry()
     target = metadata.get("target") or [None]

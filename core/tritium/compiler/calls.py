@@ -195,7 +195,7 @@ def _generate_callee(sub: Any, arg_types: list[Any], params: list[tuple[str, Any
     """Generate the callee; returns the spec of its return value (tensors, tuples, constants)."""
     from .code_generator import ReturnSignal
     b = sub.builder
-    from mlir.dialects import func as func_d
+    from .._mlir import func as func_d
     from .._mlir import ir
     ir_args = [sub.semantic.ir_type(t) for t in arg_types]
     with b.context, b.loc:

@@ -110,7 +110,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
             elif t is not None:
                 flat.append(t)
         ir_args = [self.semantic.ir_type(t) for t in flat]
-        from mlir.dialects import func as func_d  # noqa: lazy, the bindings are loaded already here
+        from .._mlir import func as func_d
         from .._mlir import ir
         with b.context, b.loc:
             ftype = ir.FunctionType.get(ir_args, [])

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from .. import __version__, knobs
+from .. import knobs
+from .._version import __version__
 from ..backends.compiler import BaseBackend, GPUTarget, Language
 from ..cache import DumpFolder, KernelCache, OverrideFolder, package_fingerprint
 from ..plugins import PluginError, registry
