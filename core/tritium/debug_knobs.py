@@ -28,10 +28,13 @@ def check_artifacts(files: dict, relocated: bool = False) -> None:
     warned about."""
     texts = [v for v in files.values() if isinstance(v, str)]
     if knobs.compilation.dump_ir_extract_di_local_variables and not any("DILocalVariable" in t for t in texts):
+        # the CPU and GPU code generators describe named values (tritium.line_info); a backend that does not,
+        # a kernel without named run-time values, or TRITON_DISABLE_LINE_INFO=1 leave none
         warn_once("LLVM_EXTRACT_DI_LOCAL_VARIABLES",
-                  "LLVM_EXTRACT_DI_LOCAL_VARIABLES is set, but this backend's LLVM IR carries line tables only, no "
-                  "debug metadata of variables (no DILocalVariable records): kernel variables cannot be inspected "
-                  "in a debugger. Use TRITON_INTERPRET=1 to step through a kernel in Python instead.")
+                  "LLVM_EXTRACT_DI_LOCAL_VARIABLES is set, but the LLVM IR describes no variables (no DILocalVariable "
+                  "records): this backend does not emit them, the kernel binds no run-time value to a name, or "
+                  "TRITON_DISABLE_LINE_INFO=1 removed the locations they need. Use TRITON_INTERPRET=1 to step "
+                  "through a kernel in Python instead.")
     stage = knobs.compilation.use_ir_loc
     if not relocated:
         return

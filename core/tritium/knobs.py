@@ -396,7 +396,8 @@ class compilation_knobs(KnobGroup):
     use_ir_loc = StrKnob("USE_IR_LOC", doc="Stage (ttir, ttgir) whose IR file lines become the locations "
                          "of later stages, instead of the Python source lines")
     dump_ir_extract_di_local_variables = BoolKnob(
-        "LLVM_EXTRACT_DI_LOCAL_VARIABLES", doc="Full debug info with kernel variables (not supported: warns)")
+        "LLVM_EXTRACT_DI_LOCAL_VARIABLES", doc="Full debug info: values bound to Python names become debugger "
+        "variables (DILocalVariable; a tile shows its first element)")
     allow_non_constexpr_globals = BoolKnob("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS",
                                            doc="Let kernels read non-constexpr module globals")
     sanitize_overflow = BoolKnob("TRITON_SANITIZE_OVERFLOW",

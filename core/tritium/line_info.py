@@ -5,7 +5,12 @@ call site or a fusion). A code generator asks :meth:`LineTable.location` for the
 ``!dbg !N`` on the instructions it emits; :meth:`LineTable.metadata` then writes the compile unit, files,
 subprograms, locations and module flags. LLVM turns them into ``.debug_line`` in objects, or ``.file``/``.loc``
 directives in assembly, so profilers and debuggers point at the kernel's Python lines. Only line tables are
-described (no variables, no types): they must not change the generated code (the line-info tests compare it).
+described by default: they must not change the generated code (the line-info tests compare it).
+
+``LLVM_EXTRACT_DI_LOCAL_VARIABLES=1`` adds variables: the frontend wraps the location of an op whose value is
+bound to a Python name in ``loc("name"(...))`` (:func:`variable_name`), and a code generator calls
+:meth:`LineTable.variable` and :func:`dbg_value` after the value's definition; the compile unit is then
+``FullDebug`` (:data:`FULL`).
 
 ``TRITON_DISABLE_LINE_INFO=1`` strips locations in the frontend; :func:`enabled` says whether to write any.
 """
@@ -21,10 +26,47 @@ from . import knobs
 LINE_TABLES = "LineTablesOnly"
 DIRECTIVES_ONLY = "DebugDirectivesOnly"
 DWARF_VERSION = 4
+#: line tables and variables (LLVM_EXTRACT_DI_LOCAL_VARIABLES)
+FULL = "FullDebug"
+
+#: LLVM scalar type -> (DWARF name, bits, encoding) of its DIBasicType
+_BASIC = {"i1": ("bool", 8, "DW_ATE_boolean"), "i8": ("int8", 8, "DW_ATE_signed"),
+          "i16": ("int16", 16, "DW_ATE_signed"), "i32": ("int32", 32, "DW_ATE_signed"),
+          "i64": ("int64", 64, "DW_ATE_signed"), "half": ("fp16", 16, "DW_ATE_float"),
+          "bfloat": ("bf16", 16, "DW_ATE_float"), "float": ("fp32", 32, "DW_ATE_float"),
+          "double": ("fp64", 64, "DW_ATE_float")}
 
 
 def enabled() -> bool:
     return not knobs.compilation.disable_line_info
+
+
+def variables() -> bool:
+    """Whether code generators describe named values as variables (needs line info: they are located)."""
+    return enabled() and knobs.compilation.dump_ir_extract_di_local_variables
+
+
+def variable_name(loc: Any) -> Optional[str]:
+    """The Python name the frontend gave an op's value (``loc("x"(...))``), also through a fusion (passes
+    that merge ops fuse their locations)."""
+    if loc is None:
+        return None
+    if loc.is_a_name():
+        return loc.name_str
+    if loc.is_a_fused():
+        for inner in loc.locations:
+            got = variable_name(inner)
+            if got is not None:
+                return got
+    return None
+
+
+def dbg_value(llty: str, value: str, var: str) -> str:
+    """The call that says ``var`` holds ``value`` from here on (emit it with the op's ``!dbg``)."""
+    return f"call void @llvm.dbg.value(metadata {llty} {value}, metadata {var}, metadata !DIExpression())"
+
+
+DBG_VALUE_DECL = "declare void @llvm.dbg.value(metadata, metadata, metadata)"
 
 
 def source_position(loc: Any) -> Optional[tuple[str, int, int]]:
@@ -65,6 +107,12 @@ class LineTable:
         self._locs: dict[tuple, str] = {}
         self._cu: Optional[str] = None
         self._type: Optional[str] = None
+        self._types: dict[str, str] = {}
+        self._vars: dict[tuple[str, str, str], str] = {}
+        self._sp_line: dict[str, int] = {}                      # subprogram -> index of its line
+        self._retained: dict[str, list[str]] = {}                # subprogram -> its variables
+        #: how many DILocalVariable records were made (a backend that made none is warned about)
+        self.variables = 0
 
     def _node(self, body: str, distinct: bool = False) -> str:
         ref = f"!{self._next()}"
@@ -97,6 +145,7 @@ class LineTable:
                          f"scope: {f}, file: {f}, line: {line}, type: {self._type}, scopeLine: {line}, "
                          f"spFlags: DISPFlagDefinition | DISPFlagOptimized, unit: {cu})", distinct=True)
         self._sp_file[ref] = path
+        self._sp_line[ref] = len(self._lines) - 1
         return ref
 
     def _scope(self, subprogram: str, path: str) -> str:
@@ -125,6 +174,39 @@ class LineTable:
             self._locs[key] = ref
         return ref
 
+    def _basic_type(self, llty: str) -> Optional[str]:
+        ref = self._types.get(llty)
+        if ref is None:
+            if llty == "ptr" or llty.startswith("ptr "):
+                ref = self._node("!DIDerivedType(tag: DW_TAG_pointer_type, baseType: null, size: 64)")
+            elif llty in _BASIC:
+                name, bits, enc = _BASIC[llty]
+                ref = self._node(f'!DIBasicType(name: "{name}", size: {bits}, encoding: {enc})')
+            else:
+                return None
+            self._types[llty] = ref
+        return ref
+
+    def variable(self, name: str, loc: Any, subprogram: str, llty: str) -> str:
+        """``!N`` of a DILocalVariable ``name`` of LLVM type ``llty`` declared at ``loc`` in ``subprogram`` ("" when
+        the location is unknown or the type has no DWARF description: aggregates, vectors)."""
+        where = source_position(loc)
+        ty = self._basic_type(llty) if where is not None else None
+        if ty is None:
+            return ""
+        # a name assigned again (``acc += ...``) is the same variable, declared where it was first bound, as
+        # in C; rebound to a value of another type it is another variable of the same name
+        key = (name, subprogram, ty)
+        ref = self._vars.get(key)
+        if ref is None:
+            path, line, _ = where
+            self.variables += 1
+            ref = self._node(f'!DILocalVariable(name: "{_quote(name)}", scope: {self._scope(subprogram, path)}, '
+                             f"file: {self.file(path)}, line: {line}, type: {ty})")
+            self._vars[key] = ref
+            self._retained.setdefault(subprogram, []).append(ref)
+        return ref
+
     def location(self, loc: Any, subprogram: str) -> str:
         """``!N`` of an MLIR location in ``subprogram`` ("" for an unknown location)."""
         return self.at(source_position(loc), subprogram)
@@ -133,6 +215,13 @@ class LineTable:
         """Every metadata line, with ``!llvm.dbg.cu`` and the module flags LLVM requires of debug info."""
         if self._cu is None:
             return []
+        # a subprogram lists its variables (retainedNodes), so that one whose values the optimizer dropped is
+        # still declared and reads as "optimized out" in a debugger instead of being unknown
+        for sp, refs in self._retained.items():
+            nodes = self._node("!{" + ", ".join(refs) + "}")
+            at = self._sp_line[sp]
+            self._lines[at] = self._lines[at].replace(", unit: ", f", retainedNodes: {nodes}, unit: ", 1)
+        self._retained = {}
         version = self._node('!{i32 2, !"Debug Info Version", i32 3}')
         dwarf = self._node(f'!{{i32 7, !"Dwarf Version", i32 {DWARF_VERSION}}}')
         # named metadata given twice is merged by LLVM's parser: a backend may add flags of its own

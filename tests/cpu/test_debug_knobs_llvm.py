@@ -1,6 +1,6 @@
 """The seed's LLVM debugging knobs on CPU kernels: DISABLE_LLVM_OPT (all, or named LLVM options; part of the
-cache key), TRITON_ENABLE_LLVM_DEBUG, TRITON_LLVM_DEBUG_ONLY, LLVM_ENABLE_TIMING, and the one-time warning of
-LLVM_EXTRACT_DI_LOCAL_VARIABLES."""
+cache key), TRITON_ENABLE_LLVM_DEBUG, TRITON_LLVM_DEBUG_ONLY, LLVM_ENABLE_TIMING, and
+LLVM_EXTRACT_DI_LOCAL_VARIABLES making variables without a warning."""
 from __future__ import annotations
 
 import re
@@ -130,11 +130,11 @@ def test_llvm_timing_prints_the_pass_timing_report(scoped, capfd):
     assert "LoopVectorizePass" in err
 
 
-def test_extract_di_local_variables_warns_once_that_it_is_not_supported(scoped):
+def test_extract_di_local_variables_describes_the_variables_without_warning(scoped):
+    # the CPU backend honours it (tests/cpu/test_debug_local_variables.py): no "cannot" warning
     knobs.compilation.always_compile = True
     knobs.compilation.dump_ir_extract_di_local_variables = True
-    with pytest.warns(debug_knobs.DebugKnobWarning, match="LLVM_EXTRACT_DI_LOCAL_VARIABLES.*no debug metadata"):
-        run()
     with warnings.catch_warnings():
         warnings.simplefilter("error", debug_knobs.DebugKnobWarning)
-        run()                                                    # said once per process, not per kernel
+        llir = run().asm["llir"]
+    assert re.search(r'DILocalVariable\(name: "offs"', llir) and re.search(r'DILocalVariable\(name: "s"', llir)

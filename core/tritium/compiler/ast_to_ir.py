@@ -43,6 +43,7 @@ def kernel_arg_types(fn: Any, src: Any) -> tuple[list[Any], list[Any]]:
 def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: frozenset = frozenset()) -> Any:
     builder = Builder(context, options)
     builder.disable_line_info = knobs.compilation.disable_line_info
+    builder.name_values = knobs.compilation.dump_ir_extract_di_local_variables and not builder.disable_line_info
     module = builder.create_module()
     semantic = Semantic(builder, options, capabilities)
     types, values = kernel_arg_types(fn, src)

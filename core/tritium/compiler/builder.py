@@ -25,6 +25,9 @@ class Builder:
         self.loc: ir.Location = ir.Location.unknown(self.context)
         self._types: dict[str, ir.Type] = {}
         self.disable_line_info = False
+        #: give values bound to Python names a name location (LLVM_EXTRACT_DI_LOCAL_VARIABLES): the LLVM IR
+        #: generators describe such values as debugger variables
+        self.name_values = False
         with self.context:
             self.i1 = ir.IntegerType.get_signless(1)
             self.i32 = ir.IntegerType.get_signless(32)
@@ -53,6 +56,15 @@ class Builder:
     def set_loc(self, filename: str, line: int, col: int) -> None:
         if not self.disable_line_info:
             self.loc = ir.Location.file(filename, line, col, self.context)
+
+    def name_value(self, value: Any, name: str) -> None:
+        """Wrap the location of the op defining ``value`` in ``loc("name"(...))``. The first name wins: in
+        ``y = x`` the op is x's, and a block argument (a parameter, a loop-carried value) has no op."""
+        if not self.name_values or not isinstance(value, ir.OpResult):
+            return
+        op = value.owner
+        if not op.location.is_a_name():
+            op.location = ir.Location.name(name, childLoc=op.location, context=self.context)
 
     def op(self, name: str, operands: Sequence[Any] = (), results: Sequence[ir.Type] = (),
            attrs: Optional[dict[str, ir.Attribute]] = None, regions: int = 0,

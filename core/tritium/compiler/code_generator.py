@@ -176,6 +176,8 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
                 value = constexpr(value)
             self.lscope[target.id] = value
             self.local_defs[target.id] = value
+            if isinstance(value, tensor):
+                self.builder.name_value(value.handle, target.id)
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             vals = value.values if isinstance(value, tuple_value) else (

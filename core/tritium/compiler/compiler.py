@@ -113,7 +113,8 @@ def cache_key(src: Any, backend: BaseBackend, options: Any) -> str:
     hook = inspection_hook_key(knobs.runtime.add_stages_inspection_hook)
     parts = [__version__, package_fingerprint("tritium"), src.hash(), backend.hash(), BaseBackend.options_hash(options),
              plugin_key, hook, str(knobs.language.fp32_default), str(knobs.compilation.disable_line_info),
-             str(knobs.compilation.disable_llvm_opt), str(knobs.compilation.use_ir_loc)]
+             str(knobs.compilation.disable_llvm_opt), str(knobs.compilation.use_ir_loc),
+             str(knobs.compilation.dump_ir_extract_di_local_variables)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tritium import line_info
 from tritium._mlir import ir, walk_children
 
 from .blockptr import BlockPtrMixin
@@ -23,6 +24,7 @@ from .prefetch import PrefetchMixin
 from .streaming import StreamingMixin
 from .fastpath import load_masks, select_conditions, with_mask_fast_path
 from .frame import Frame
+from .variables import describe_results
 from .tiles import Buf, Elem, Evaluator, Node, Range, Remap, Scalar, Select2, Splat, Tile, loop_nest, numel
 
 _type_cache: dict[str, tuple[Optional[tuple[int, ...]], str, str]] = {}
@@ -78,6 +80,7 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
         self.arg_types: list[str] = []
         self.streaming_init(kernel)
         self.bounds = None
+        self.describe = line_info.variables()     # named values become debugger variables
         if getattr(options, "bounds_check", False):
             from .oob import BoundsChecker
             args = list(kernel.regions[0].blocks[0].arguments)
@@ -206,6 +209,8 @@ class KernelLowering(ControlFlowMixin, MemoryMixin, ReduceMixin, BlockPtrMixin, 
                 self.elementwise(op)
             else:
                 raise LoweringError(f"the CPU backend does not support {name} yet")
+            if self.describe:
+                describe_results(self, op)
         finally:
             frame.nested -= regions
             frame.op = saved

@@ -35,7 +35,8 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     kernel = _kernel_func(mlir_module)
     start = line_info.function_start(kernel) if line_info.enabled() else None
     if start is not None:
-        module.line_table = line_info.LineTable(next_metadata_id)
+        module.line_table = line_info.LineTable(
+            next_metadata_id, line_info.FULL if line_info.variables() else line_info.LINE_TABLES)
     lowering = KernelLowering(module, math, kernel, symbol, options, vector_bits)
     module.functions.append(lowering.lower())
     checker = lowering.bounds

@@ -35,8 +35,8 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     out = Module(target.triple, target.datalayout)
     start = line_info.function_start(func) if line_info.enabled() else None
     if start is not None:
-        out.line_table = line_info.LineTable(out.next_metadata_id, getattr(target, "line_table_kind",
-                                                                          line_info.LINE_TABLES))
+        kind = line_info.FULL if line_info.variables() else getattr(target, "line_table_kind", line_info.LINE_TABLES)
+        out.line_table = line_info.LineTable(out.next_metadata_id, kind)
     lowering = KernelLowering(out, target, func, num_warps, options, name)
     entry = func.regions[0].blocks[0]
     params = [lowering.llty(element_type(a.type)) for a in entry.arguments]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ... import line_info
 from ..._mlir import ir, walk_children
 from .. import layout as L
 from ..assign import element_type, read_layouts, tensor_shape
@@ -28,6 +29,7 @@ from .shared import SharedMixin, SharedTile
 from .loops import LoopFrame, SharedBuffersMixin
 from .smem_alloc import SharedAllocator
 from .values import LoweringError, Scalar, Tensor, owner_op
+from .variables import describe_results
 
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
 
@@ -267,6 +269,7 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
     def lower(self, params: list[str]) -> Function:
         self.fn, args = self.target.kernel_function(self.module, self.name, params, self.num_warps)
         lines = self.module.line_table
+        self.describe = lines is not None and line_info.variables()   # named values become debugger variables
         if lines is not None:
             from ...line_info import function_start
             self.fn.subprogram = lines.subprogram(ir.StringAttr(self.func.attributes["sym_name"]).value,
@@ -298,6 +301,8 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
                 self.op_elementwise(op)
             else:
                 raise LoweringError(f"GPU backends cannot lower {name} yet")
+            if self.describe:
+                describe_results(self, op)
         except LoweringError as exc:
             if "at " not in str(exc)[:3] and not getattr(exc, "located", False):
                 exc.located = True  # type: ignore[attr-defined]
