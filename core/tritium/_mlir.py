@@ -35,13 +35,6 @@ def parse_module(text: str, ctx: ir.Context | None = None) -> ir.Module:
         return ir.Module.parse(text)
 
 
-def gpu_object_bitcode(module: ir.Module) -> bytes:
-    """Bitcode of the first ``gpu.module`` after ``gpu-module-to-binary{format=llvm}`` has run."""
-    from mlir._mlir_libs._mlirDialectsGPU import ObjectAttr
-    op = module.body.operations[0]
-    return bytes(ObjectAttr(op.attributes["objects"][0]).object)
-
-
 def walk_children(op: ir.Operation) -> list[ir.Operation]:
     """The operations directly nested in ``op``'s regions, in order, without building OpViews (fast)."""
     out: list[ir.Operation] = []

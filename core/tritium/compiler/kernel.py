@@ -1,7 +1,6 @@
 """A compiled kernel: its stages (``kernel.asm``), its metadata, and its launcher."""
 from __future__ import annotations
 
-import json
 from collections import namedtuple
 from typing import Any, Optional
 
@@ -67,9 +66,6 @@ class CompiledKernel:
             from ..runtime.launch import run_compiled
             run_compiled(self, grid, args)
         return runner
-
-    def metadata_json(self) -> str:
-        return json.dumps(self.metadata_dict, default=str)
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.name} stages={list(self.asm)}>"

@@ -246,10 +246,6 @@ def _each(div: int, contig: int) -> int:
     return 1 if contig > 1 else div
 
 
-def _const_of(i: AxisInfo) -> bool:
-    return i.value is not None
-
-
 def _add(self: AxisAnalysis, op: Any, a: AxisInfo, b: AxisInfo, shape: tuple[int, ...], sub: bool = False,
          ptr: bool = False) -> AxisInfo:
     scale = _elem_bytes(op.results[0].type) if ptr else 1

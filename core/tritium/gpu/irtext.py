@@ -3,7 +3,6 @@ declarations, globals and functions. Targets add their own declarations through 
 from __future__ import annotations
 
 import struct
-from typing import Optional
 
 #: MLIR element type -> LLVM type (fp8 values live in bytes; pointers are filled in by the target)
 ELEMENT_TYPES = {
@@ -186,7 +185,3 @@ class Module:
 
 def vector_type(n: int, t: str) -> str:
     return t if n == 1 else f"<{n} x {t}>"
-
-
-def attr_int(value: Optional[int]) -> int:
-    return 0 if value is None else int(value)

@@ -8,7 +8,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..language import core as tl
-from ..language.dtypes import str_to_ty
 from .memory import Memory, Region
 
 def make_binder(fn: Any) -> Any:
@@ -116,7 +115,3 @@ def host_copies(values: list[Any]) -> Iterator[list[Any]]:
     finally:
         for dev_t, host in copies:
             dev_t.copy_(host)
-
-
-def pointer_type_of(ty: str) -> Any:
-    return str_to_ty(ty)

@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .values import MEMORY, UNSIGNED
+from .values import MEMORY
 
 SLOT_SHIFT = 41
 
@@ -478,7 +478,3 @@ class _RawBytes:
         raw = np.ascontiguousarray(vals).view(np.uint8).reshape(idx.size, self.dt.itemsize)
         for k, i in enumerate(idx):
             self._cell(int(i))[:] = raw[k]
-
-
-def unsigned_view(a: np.ndarray) -> np.ndarray:
-    return a.view(UNSIGNED[a.dtype.itemsize]) if a.dtype.kind != "u" else a

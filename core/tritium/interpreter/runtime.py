@@ -25,7 +25,7 @@ from ..language.core import CompileTimeError, _ambient_semantic, constexpr, tens
 from ..language.elementwise import condition as _condition
 from ..language.elementwise import slice as _tl_slice
 from .semantic import ElementwiseOnly
-from .values import V, as_type, storage
+from .values import as_type, storage
 
 
 class Divergence(BaseException):
@@ -322,11 +322,3 @@ def carry(value: Any) -> Any:
     if type(raw) in (bool, int, float):
         return _sem().to_tensor(raw)
     return value
-
-
-def as_value(x: Any) -> Any:
-    """numpy values of a kernel tensor (``tritium.interpreter.numpy``)."""
-    if isinstance(x, tensor) and isinstance(x.handle, V):
-        from .values import tensor_value
-        return tensor_value(x)
-    return tl._unwrap(x)

@@ -11,7 +11,7 @@ was derived from, so that bounds errors can name it.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -94,14 +94,6 @@ def signed(a: np.ndarray) -> np.ndarray:
 
 def unsigned(a: np.ndarray) -> np.ndarray:
     return as_type(a, UNSIGNED[a.dtype.itemsize]) if a.dtype.kind == "i" else a
-
-
-def batch_of(*vals: Optional[V]) -> int:
-    b = 1
-    for v in vals:
-        if v is not None and v.a.shape[0] != 1:
-            b = v.a.shape[0]
-    return b
 
 
 def tensor_value(t: Any) -> np.ndarray:

@@ -2,7 +2,6 @@
 ``tl.condition`` and ``tl.slice``."""
 from __future__ import annotations
 
-import builtins as _py
 from typing import Any
 
 from . import core
@@ -75,6 +74,3 @@ class slice:  # noqa: A001  (tl.slice mirrors Python's)
 
     def __init__(self, start: Any, stop: Any, step: Any) -> None:
         self.start, self.stop, self.step = start, stop, step
-
-    def as_python(self) -> _py.slice:
-        return _py.slice(_unwrap(self.start), _unwrap(self.stop), _unwrap(self.step))

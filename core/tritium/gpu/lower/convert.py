@@ -8,8 +8,6 @@ by one vector so that column-wise accesses spread over the banks.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from .. import layout as L
 from ..irtext import BYTES
 from .values import Tensor
@@ -156,11 +154,3 @@ def _aligned_vec(lay: L.Layout, dim: int, vec: int) -> int:
             return vec
         vec //= 2
     return 1
-
-
-def elem_bytes_of(ty: str) -> int:
-    return BYTES.get(ty, 8)
-
-
-def noop(*_: Any) -> None:
-    return None

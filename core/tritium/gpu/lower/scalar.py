@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..irtext import Function, Module, const, is_float
+from ..irtext import Function, Module, const
 
 INT_BIN = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.andi": "and", "arith.ori": "or",
            "arith.xori": "xor", "arith.shli": "shl", "arith.shrsi": "ashr", "arith.shrui": "lshr"}
@@ -210,7 +210,3 @@ def _bits(t: str) -> int:
     if t.startswith("i"):
         return int(t[1:])
     return {"half": 16, "bfloat": 16, "float": 32, "double": 64}.get(t, 64)
-
-
-def float_width(t: str) -> int:
-    return _bits(t) if is_float(t) else 0

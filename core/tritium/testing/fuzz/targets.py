@@ -33,10 +33,6 @@ class Target:
     small: bool = False            # wants small tiles
     features: Optional[frozenset] = None
 
-    @property
-    def is_oracle(self) -> bool:
-        return self.backend == ORACLE
-
 
 def _variants(spec: Any) -> dict:
     path = getattr(spec, "variants", "") or ""
