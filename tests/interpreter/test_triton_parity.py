@@ -29,3 +29,24 @@ def test_dot_below_16_like_tritons_interpreter(interpret, B, M, N, K):
     c = np.zeros((B, M, N), np.float32)
     _small_dot[(1, )](a, b, c, B, M, N, K)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+_NO_SOURCE = '''
+def shapes(out_ptr):
+    s = tl.full([], 1, tl.int32)
+    tl.static_assert(s.shape == [])
+    b = tl.zeros([2, 4], tl.int32)
+    tl.static_assert(b.shape == [2, 4])
+    tl.store(out_ptr, s)
+'''
+
+
+def test_shape_equals_list_without_source(interpret):
+    # Triton's test_core.py patch_kernel exec()s kernels in interpreter mode: they run as plain Python, with
+    # no rewritten comparison, so the shape itself must equal a list (Triton's tl.tuple does)
+    ns = {"tl": tl}
+    exec(_NO_SOURCE, ns)
+    kernel = triton.jit(ns["shapes"])
+    out = np.zeros(1, np.int32)
+    kernel[(1, )](out)
+    assert out[0] == 1

@@ -231,6 +231,23 @@ def _bin(name: str, reverse: bool = False) -> Callable[..., Any]:
     return builtin(method)
 
 
+class _Shape(_py.tuple):
+    """A tensor's shape: a tuple that also equals the list of the same sizes, as Triton's ``tl.tuple`` does
+    (``tl.static_assert(x.shape == [])``). The interpreter runs exec()'d kernels as plain Python, where no
+    code generator turns the shape into a ``tuple_value`` first."""
+
+    def __eq__(self, other: Any) -> bool:  # type: ignore[override]
+        if isinstance(other, (list, _py.tuple)):
+            return [_unwrap(s) for s in self] == [_unwrap(s) for s in other]
+        return NotImplemented
+
+    def __ne__(self, other: Any) -> bool:  # type: ignore[override]
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = _py.tuple.__hash__
+
+
 class tensor(base_value):
     """A value computed by the kernel: a scalar or a block (tile) of elements."""
 
@@ -238,7 +255,7 @@ class tensor(base_value):
         self.handle = handle
         self.type = type
         self.dtype = type.scalar
-        self.shape: tuple[int, ...] = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.shape: tuple[int, ...] = _Shape(constexpr(s) for s in type.shape) if type.is_block() else _Shape()
         self.numel = constexpr(type.numel if type.is_block() else 1)
 
     def __str__(self) -> str:

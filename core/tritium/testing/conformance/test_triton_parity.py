@@ -52,3 +52,22 @@ def test_dot_of_rank_above_3(backend, rank, use_acc):
     z = np.zeros(shape, np.float32)
     _dot_nd[(1, )](x, y, c, z, rank, m, use_acc)
     np.testing.assert_array_equal(z, x @ np.swapaxes(y, -1, -2) + (c if use_acc else 0))
+
+
+@triton.jit
+def _shapes_equal_lists(out_ptr):
+    s = tl.full([], 1, tl.int32)
+    tl.static_assert(s.shape == [])
+    r = tl.sum(tl.arange(0, 8))
+    tl.static_assert(r.shape == [])
+    b = tl.zeros([2, 4], tl.int32)
+    tl.static_assert(b.shape == [2, 4])
+    tl.static_assert(b.shape != [4, 2])
+    tl.store(out_ptr, s + r)
+
+
+def test_shape_equals_list(backend):
+    # test_core.py::test_full / test_slice / test_expand_dims: `x.shape == []` is true of a scalar
+    out = np.zeros(1, np.int32)
+    _shapes_equal_lists[(1, )](out)
+    assert out[0] == 29
