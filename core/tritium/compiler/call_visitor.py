@@ -97,8 +97,9 @@ class CallMixin:
                 raise self.error(node, f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
                                        "run-time tensors")
             return _wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
+        # methods of compile-time values run as Python, as in Triton: x.dtype.is_floating(), t.index(v)
         if isinstance(fn, types.BuiltinMethodType) or (inspect.ismethod(fn) and
-                                                       isinstance(fn.__self__, (tuple_value, constexpr))):
+                                                       isinstance(fn.__self__, (tuple_value, constexpr, tl.dtype))):
             return _wrap_python(fn(*[tl._unwrap(a) for a in args], **kwargs))
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
         if callable(fn):

@@ -49,16 +49,28 @@ class CompiledKernel:
         return cls(src, entry.files, entry.metadata, key, backend)
 
     @property
-    def run(self) -> Any:
-        """``run(grid, args)``: the driver's launcher for this kernel, built on first use."""
+    def launcher(self) -> Any:
+        """``launcher(grid, args)``: the driver's launcher for this kernel, built on first use."""
         if self._launcher is None:
             from ..runtime.driver import driver
             self._launcher = driver.active.make_launcher(self)
         return self._launcher
 
+    @property
+    def run(self) -> Any:
+        """Triton's launcher protocol: ``run(gx, gy, gz, stream, function, packed_metadata, launch_metadata,
+        enter_hook, exit_hook, *args)`` (code generated against Triton's CompiledKernel calls it)."""
+        from ..runtime.triton_run import TritonRun
+        return TritonRun(self)
+
+    def launch_metadata(self, grid: tuple, stream: Any, *args: Any) -> Any:
+        """Triton's: None unless a launch enter hook is set, else what the hooks receive (``.get()``)."""
+        from ..runtime.triton_run import launch_metadata
+        return launch_metadata(self, grid, stream, *args)
+
     def _init_handles(self) -> None:
         """Load the binary (build the launcher) now rather than on the first launch."""
-        self.run
+        self.launcher
 
     def __getitem__(self, grid: Any) -> Any:
         """``kernel[grid](*args)`` with every argument of the @jit function, constexprs included (as Triton)."""

@@ -250,8 +250,9 @@ class Runtime:
                 raise CompileTimeError(f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
                                        "run-time tensors")
             return fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()})
+        # methods of compile-time values run as Python, as in the compiler: x.dtype.is_floating()
         if isinstance(fn, types.BuiltinMethodType) or (inspect.ismethod(fn) and
-                                                       isinstance(fn.__self__, (tuple_value, constexpr))):
+                                                       isinstance(fn.__self__, (tuple_value, constexpr, tl.dtype))):
             return fn(*[tl._unwrap(a) for a in args], **kwargs)
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
         if callable(fn):

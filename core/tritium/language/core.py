@@ -398,10 +398,7 @@ def _is_const_like(a: Any) -> bool:
     return isinstance(a, (int, float, bool, str, type(None), dtype)) or callable(a)
 
 
-def constexpr_function(fn: T) -> T:
-    """Allow a plain Python function to be called from kernels on compile-time values."""
-    fn.__triton_constexpr_function__ = True  # type: ignore[attr-defined]
-    return fn
+from .constexpr_function import ConstexprFunction, constexpr_function  # noqa: E402,F401
 
 
 def is_constexpr_function(fn: Any) -> bool:

@@ -4,11 +4,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import re
 import textwrap
 from typing import Any, Callable, Optional, Sequence
 
 from .. import knobs
 from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
+from ..language.constexpr_function import ConstexprFunction  # noqa: F401,E402  (Triton's home for the class)
 
 
 class KernelParam:
@@ -63,7 +65,14 @@ class JITFunction(KernelInterface):
         self.launch_metadata = launch_metadata
         try:
             lines, start = inspect.getsourcelines(fn)
-            self._src: Optional[str] = textwrap.dedent("".join(lines))
+            src = textwrap.dedent("".join(lines))
+            # as Triton's, the source starts at `def`: code generators (torch inductor) copy it under their own
+            # decorator, or parse "def " + src; first_line stays the line of src's first line
+            at = re.search(r"^def\s+\w+\s*\(", src, re.MULTILINE)
+            if at is not None:
+                start += src.count("\n", 0, at.start())
+                src = src[at.start():]
+            self._src: Optional[str] = src
             self.filename = inspect.getsourcefile(fn) or "<unknown>"
             self.first_line = start
         except (OSError, TypeError):
@@ -206,6 +215,27 @@ class JITFunction(KernelInterface):
 
     def __repr__(self) -> str:
         return self._repr(self) if self._repr else f"JITFunction({self.module}:{self.fn.__qualname__})"
+
+    # -- Triton's attribute names, which torch inductor saves, clears and restores around pickling a kernel
+    @property
+    def repr(self) -> Callable[[Any], str]:
+        """Triton's ``fn.repr(fn)``: the name profilers and hooks show (the ``repr=`` given to @jit, else the
+        function's name)."""
+        return self.__dict__.get("_repr_override") or (
+            lambda _: self.__name__ if self._repr is None else self._repr(_))
+
+    @repr.setter
+    def repr(self, value: Callable[[Any], str]) -> None:
+        self.__dict__["_repr_override"] = value
+
+    @property
+    def used_global_vals(self) -> dict:
+        """Triton's view of ``used_globals``: ``{(name, id(namespace)): (value, namespace)}``."""
+        return {(name, id(ns)): (value, ns) for ns, name, value in self.used_globals}
+
+    @used_global_vals.setter
+    def used_global_vals(self, vals: Optional[dict]) -> None:
+        self.used_globals = [(ns, name, value) for (name, _), (value, ns) in (vals or {}).items()]
 
 
 class _Missing:

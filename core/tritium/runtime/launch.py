@@ -257,4 +257,4 @@ def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
         values.append(v)
     if callable(grid):
         raise TypeError(f"kernel `{name}`: a compiled kernel is launched on a fixed grid, not a callable")
-    kernel.run(grid3(name, grid, tuple(_driver.active.max_grid())), tuple(values))
+    kernel.launcher(grid3(name, grid, tuple(_driver.active.max_grid())), tuple(values))

@@ -1,0 +1,46 @@
+"""``@constexpr_function``: a plain Python function that kernels may call on compile-time values (it runs while
+the kernel compiles). As in Triton it is a ``ConstexprFunction`` object (``triton.runtime.jit.ConstexprFunction``)
+with the function's source: code generators that copy a kernel's helpers into generated source (torch inductor,
+for user-written Triton kernels) recognise it by class and re-emit ``src`` under ``@triton.constexpr_function``."""
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import textwrap
+from typing import Any, Callable, Optional
+
+
+class ConstexprFunction:
+    __triton_constexpr_function__ = True
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+        # the dependency hash and the launch-time check of globals read these, as on a function
+        self.__code__ = fn.__code__
+        self.__globals__ = fn.__globals__
+        self._src: Optional[str] = None
+
+    @property
+    def src(self) -> str:
+        """The source from ``def`` on (decorators stripped), dedented; empty where Python kept none."""
+        if self._src is None:
+            try:
+                text = textwrap.dedent(inspect.getsource(self.fn))
+            except (OSError, TypeError):
+                text = ""
+            m = re.search(r"^def\s+\w+\s*\(", text, re.MULTILINE)
+            self._src = text[m.start():] if m else text
+        return self._src
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"ConstexprFunction({self.__module__}:{self.__qualname__})"
+
+
+def constexpr_function(fn: Callable) -> ConstexprFunction:
+    """Allow a plain Python function to be called from kernels on compile-time values."""
+    return fn if isinstance(fn, ConstexprFunction) else ConstexprFunction(fn)
