@@ -44,3 +44,18 @@ def test_has_capability_answers_for_the_compile_target(fresh_cache):
         assert "2222" not in ttir
         # outside a compilation it still answers for the active backend (the CPU here)
         assert tl.target_info.has_capability("host-memory") and not tl.target_info.has_capability("device-memory")
+
+
+def test_make_ir_with_tritons_five_arguments_still_asks_the_active_driver(fresh_cache):
+    """A caller of ASTSource.make_ir written for Triton passes no capabilities: the active driver answers."""
+    from tritium import knobs, plugins
+    from tritium._mlir import tile_context
+    from tritium.compiler.compiler import make_backend
+    registry = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "cpu": "tritium_cpu.plugin",
+                                                    "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(registry), knobs.runtime.scope():
+        knobs.runtime.default_backend = "cpu"
+        target = GPUTarget("cuda", 90, 32)
+        opts = make_backend(target).parse_options({})
+        module = ASTSource(which_memory, {"o_ptr": "*i32"}, {}).make_ir(target, opts, None, None, tile_context())
+        assert "2222" in str(module) and "1111" not in str(module)

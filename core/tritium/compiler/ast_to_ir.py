@@ -1,7 +1,7 @@
 """Build the tile IR module of a kernel from its ASTSource."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from .. import knobs
 from ..language import core as tl
@@ -40,12 +40,14 @@ def kernel_arg_types(fn: Any, src: Any) -> tuple[list[Any], list[Any]]:
     return types, values
 
 
-def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: frozenset = frozenset()) -> Any:
+def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: Optional[frozenset] = None) -> Any:
+    """``capabilities``: the compiling backend's; None (a caller that does not know them) leaves
+    tl.target_info.has_capability asking the active driver."""
     builder = Builder(context, options)
     builder.disable_line_info = knobs.compilation.disable_line_info
     builder.name_values = knobs.compilation.dump_ir_extract_di_local_variables and not builder.disable_line_info
     module = builder.create_module()
-    semantic = Semantic(builder, options, capabilities)
+    semantic = Semantic(builder, options, frozenset() if capabilities is None else capabilities)
     types, values = kernel_arg_types(fn, src)
     gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=fn.__name__, is_kernel=True,
                         options=options)

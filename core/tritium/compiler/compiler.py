@@ -47,7 +47,7 @@ class ASTSource:
     # Triton's signature (target, options, codegen_fns, module_map, context): callers written for Triton pass
     # all five; tritium's frontend uses neither codegen_fns nor module_map, so compile() passes None for both
     def make_ir(self, target: GPUTarget, options: Any, codegen_fns: Optional[dict], module_map: Optional[dict],
-                context: Any, capabilities: frozenset = frozenset()) -> Any:
+                context: Any, capabilities: Optional[frozenset] = None) -> Any:
         from .ast_to_ir import ast_to_ttir
         return ast_to_ttir(self.fn, self, options=options, context=context, capabilities=capabilities)
 

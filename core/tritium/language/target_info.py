@@ -30,8 +30,12 @@ _compiling: contextvars.ContextVar[Optional[frozenset]] = contextvars.ContextVar
 
 
 @contextlib.contextmanager
-def compiling_for(capabilities: frozenset) -> Iterator[None]:
-    """``has_capability`` answers from ``capabilities`` inside this block (the frontend's code generation)."""
+def compiling_for(capabilities: Optional[frozenset]) -> Iterator[None]:
+    """``has_capability`` answers from ``capabilities`` inside this block (the frontend's code generation);
+    None: unknown (make_ir called with Triton's five arguments), the active driver answers as before."""
+    if capabilities is None:
+        yield
+        return
     token = _compiling.set(frozenset(capabilities))
     try:
         yield
