@@ -50,3 +50,24 @@ def test_shape_equals_list_without_source(interpret):
     out = np.zeros(1, np.int32)
     kernel[(1, )](out)
     assert out[0] == 1
+
+
+@triton.jit
+def _serialized_add(data, lock):
+    ptrs = data + tl.arange(0, 128)
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    tl.store(ptrs, tl.load(ptrs) + 1.0)
+    tl.atomic_xchg(lock, 0)
+
+
+def test_spin_lock_over_more_programs_than_the_recursion_limit(interpret):
+    # test_core.py::test_atomic_cas: each split of a batch on the lock peels one program off; splitting by
+    # recursion hit Python's recursion limit (RecursionError) past ~1000 programs in one batch
+    import sys
+    n = sys.getrecursionlimit() + 100
+    data = np.zeros(128, np.float32)
+    lock = np.zeros(1, np.int32)
+    _serialized_add[(n, )](data, lock)
+    np.testing.assert_array_equal(data, np.full(128, n, np.float32))
+    assert lock[0] == 0

@@ -176,7 +176,19 @@ class Launch:
             st.divergent.add(self.key)  # splitting cost more than it saved: go one by one next time
 
     def _run_batch(self, progs: np.ndarray, kernel_args: list[Any]) -> int:
-        """Run ``progs`` as one batch, splitting on divergence; returns how many executions it took."""
+        """Run ``progs`` as one batch, splitting on divergence; returns how many executions it took. The groups
+        a divergence splits into run depth-first from a work list, not by recursion: a spin lock (a `while` on
+        tl.atomic_cas) peels one program off the batch per split, so the depth reaches the batch size."""
+        pending = [progs]
+        runs = 0
+        while pending:
+            runs += 1
+            pending.extend(reversed(self._run_once(pending.pop(), kernel_args)))
+        return runs
+
+    def _run_once(self, progs: np.ndarray, kernel_args: list[Any]) -> list[np.ndarray]:
+        """Run ``progs`` as one batch; on divergence, undo it and return the groups (in program order) that
+        agree on every decision, to be run next."""
         self._set_programs(progs)
         batched = progs.size > 1
         self.prints = [] if batched else None
@@ -206,7 +218,7 @@ class Launch:
         if divergence is None and failed is None:
             self.memory.commit()
             self._flush_prints()
-            return 1
+            return []
         self.memory.rollback()
         self.prints = None
         if failed is not None:
@@ -222,10 +234,7 @@ class Launch:
             raise failed
         key = divergence.key.reshape(progs.size, -1)
         _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        runs = 1
-        for g in np.argsort(first, kind="stable"):
-            runs += self._run_batch(progs[inverse.reshape(-1) == g], kernel_args)
-        return runs
+        return [progs[inverse.reshape(-1) == g] for g in np.argsort(first, kind="stable")]
 
     # -- output and errors -------------------------------------------------------------------------
     def note_tile(self, numel: int) -> None:
