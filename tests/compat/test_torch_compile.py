@@ -2,8 +2,7 @@
 ``triton`` compat package: inductor generates Triton kernels, compiles them with ``triton.compile`` and launches
 them through ``CompiledKernel.run`` with Triton's launcher protocol. Each model is compared with eager mode at
 torch's default tolerances. Also: the compat package leaves the default C++ CPU backend working."""
-from __future__ import annotations
-
+# no `from __future__ import annotations`: the annotated global below must be a class, as in user code
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed")
@@ -146,7 +145,8 @@ def test_transformer_block_backward(inductor):
         torch.testing.assert_close(p.grad, r.grad, msg=lambda m: f"{name}: {m}")
 
 
-SCALE = triton.language.constexpr(3)
+dtype = triton.language.dtype
+SCALE: triton.language.constexpr = triton.language.constexpr(3)
 
 
 @triton.constexpr_function
@@ -154,17 +154,23 @@ def _half(v):
     return v // 2
 
 
+@triton.constexpr_function
+def _bits(dt: dtype):
+    return dt.primitive_bitwidth
+
+
 @triton.jit
 def _user_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: triton.language.constexpr):
     o = triton.language.program_id(0) * BLOCK + triton.language.arange(0, BLOCK)
     m = o < n
     x, y = triton.language.load(x_ptr + o, mask=m), triton.language.load(y_ptr + o, mask=m)
-    triton.language.store(out_ptr + o, (x + y) * SCALE + _half(4), mask=m)
+    triton.language.store(out_ptr + o, (x + y) * SCALE + _half(4) + _bits(x.dtype), mask=m)
 
 
 def test_user_written_triton_kernel(inductor, tmp_path):
-    """A user's @triton.jit kernel inside a compiled function: inductor copies its source, the global constexpr
-    and the constexpr function it calls into generated code and launches it with Triton's launcher protocol."""
+    """A user's @triton.jit kernel inside a compiled function: inductor copies its source, the annotated global
+    constexpr (annotation written as ``module.class``) and the constexpr functions it calls (``dtype`` imported
+    from the class's module) into generated code and launches it with Triton's launcher protocol."""
     def f(x, y):
         out = torch.empty_like(x)
         _user_kernel[(triton.cdiv(x.numel(), 128), )](x, y, out, x.numel(), BLOCK=128)

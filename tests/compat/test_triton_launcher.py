@@ -130,3 +130,13 @@ def test_src_starts_at_def_and_first_line_is_its_line():
     assert nan_max_kernel.src.startswith("def nan_max_kernel(X, Y, OUT, n, BLOCK: tl.constexpr):")
     lines, start = inspect.getsourcelines(nan_max_kernel.fn)
     assert nan_max_kernel.first_line == start + 1  # one decorator line
+
+
+def test_classes_written_into_generated_code_have_importable_triton_names():
+    # inductor writes `annotation.__module__ + "." + annotation.__name__` into code that imports only triton
+    import importlib
+    import triton
+    for cls in (triton.language.constexpr, triton.language.dtype):
+        assert cls.__module__.startswith("triton.")
+        assert getattr(importlib.import_module(cls.__module__), cls.__name__) is cls
+    assert pickle.loads(pickle.dumps(tl.constexpr(3))).value == 3

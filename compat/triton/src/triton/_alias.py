@@ -84,7 +84,23 @@ class TritonAliasFinder(importlib.abc.MetaPathFinder):
                                                is_package=found.submodule_search_locations is not None)
 
 
+#: classes whose ``module.name`` code generators write into the code they generate (torch inductor: a global's
+#: annotation ``X: tl.constexpr``, ``from <dtype's module> import dtype``, only when it starts with "triton"):
+#: generated code imports ``triton``, not ``tritium``
+EMITTED_CLASSES = (("tritium.language.core", "constexpr"), ("tritium.language.dtypes", "dtype"))
+
+
+def name_emitted_classes() -> None:
+    """Give those classes their Triton module names, as in Triton (``triton.language.core.constexpr``): the
+    names resolve through this package to the same classes (also for pickle)."""
+    for module, name in EMITTED_CLASSES:
+        cls = getattr(importlib.import_module(module), name)
+        if cls.__module__ == module:
+            cls.__module__ = triton_name(module)
+
+
 def install() -> None:
     if not any(isinstance(f, TritonAliasFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, TritonAliasFinder())
     register_loaded_children("tritium")
+    name_emitted_classes()
