@@ -94,6 +94,12 @@ class ControlFlowMixin:
 
     # -- if ----------------------------------------------------------------------------------------
     def _scalar_condition(self, node: ast.AST, cond: tensor) -> Any:
+        if cond.type.is_block() and cond.type.numel == 1:
+            # Triton takes a one-element block as its element (with this warning): test_core.py::test_unsplat
+            import warnings
+            warnings.warn(f"If conditional called with multidimensional Tensor instead of scalar; please use "
+                          f"\"if ({ast.unparse(getattr(node, 'test', node))}).item()\" instead", stacklevel=2)
+            cond = self.semantic.unsplat(cond)  # type: ignore[attr-defined]
         if cond.type.is_block():
             raise self.error(node, f"an `if` condition must be a scalar, got a block of type {cond.type}; "  # type: ignore
                                    "use tl.where for elementwise choices")

@@ -71,3 +71,19 @@ def test_shape_equals_list(backend):
     out = np.zeros(1, np.int32)
     _shapes_equal_lists[(1, )](out)
     assert out[0] == 29
+
+
+@triton.jit
+def _if_one_element_block(x_ptr):
+    condition = tl.load(x_ptr + tl.arange(0, 1)) > 42
+    if condition:
+        tl.store(x_ptr, 42)
+
+
+@pytest.mark.filterwarnings("ignore:If conditional called with multidimensional Tensor")
+@pytest.mark.parametrize("value, want", [(41, 41), (43, 42)])
+def test_if_on_a_one_element_block(backend, value, want):
+    # test_core.py::test_unsplat: Triton takes a one-element block as its element in an `if`
+    x = np.full(1, value, np.int32)
+    _if_one_element_block[(1, )](x)
+    assert x[0] == want
