@@ -90,6 +90,9 @@ class CallMixin:
             if any(isinstance(a, tensor) for a in ua):
                 raise self.error(node, f"{fn.__name__}() builds a type at compile time and cannot take tensors")
             return _wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
+        if fn is isinstance and len(args) == 2 and not kwargs:
+            # a value's Python type is known at compile time, a tensor's too: isinstance(x, tl.tensor) (Triton)
+            return _wrap_python(isinstance(tl._unwrap(args[0]), tl._unwrap(args[1])))
         if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor \
                 or getattr(fn, "__module__", "") == "math" or fn in _static_builtin_objects():
             ua = [tl._unwrap(a) for a in args]

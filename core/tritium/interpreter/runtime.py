@@ -246,6 +246,9 @@ class Runtime:
             if any(isinstance(a, tensor) for a in ua):
                 raise CompileTimeError(f"{fn.__name__}() builds a type at compile time and cannot take tensors")
             return fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()})
+        if fn is isinstance and len(args) == 2 and not kwargs:
+            # a value's Python type is known at compile time, a tensor's too: isinstance(x, tl.tensor) (Triton)
+            return isinstance(tl._unwrap(args[0]), tl._unwrap(args[1]))
         if getattr(fn, "__triton_constexpr_function__", False) or getattr(fn, "__module__", "") == "math" \
                 or _is_static_builtin(fn):
             ua = [tl._unwrap(a) for a in args]

@@ -87,3 +87,21 @@ def test_if_on_a_one_element_block(backend, value, want):
     x = np.full(1, value, np.int32)
     _if_one_element_block[(1, )](x)
     assert x[0] == want
+
+
+@triton.jit
+def _split_to_scalars(x_ptr, z_ptr):
+    z1, z2 = tl.split(tl.load(x_ptr + tl.arange(0, 2)))
+    tl.static_assert(isinstance(z1, tl.tensor))
+    tl.static_assert(not isinstance(z2, tl.constexpr))
+    tl.static_assert(z1.shape == [])
+    tl.store(z_ptr, z2)
+    tl.store(z_ptr + 1, z1)
+
+
+def test_isinstance_of_a_tensor_and_split_to_scalars(backend):
+    # test_core.py::test_split_to_scalar: isinstance() of a run-time tensor is answered at compile time
+    x = np.array([3, 5], np.int32)
+    z = np.zeros(2, np.int32)
+    _split_to_scalars[(1, )](x, z)
+    np.testing.assert_array_equal(z, [5, 3])
