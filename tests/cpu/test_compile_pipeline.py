@@ -155,6 +155,13 @@ def test_disk_cache_hit_and_always_compile(fresh):
     assert len(built) == 2
 
 
+def test_stages_keep_their_order_on_a_cache_hit(fresh):
+    compiled = list(_run().asm)
+    assert compiled[:3] == ["ttir", "llir", "obj"]
+    twice.device_caches.clear()
+    assert list(_run().asm) == compiled, "a kernel from the disk cache lists its stages in another order"
+
+
 def test_corrupt_cache_entry_is_recompiled(fresh):
     k = _run()
     paths = [os.path.join(d, f) for d, _, files in os.walk(fresh) for f in files if f.endswith(".obj")]

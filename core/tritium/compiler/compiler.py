@@ -229,6 +229,8 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
     check_artifacts(files, relocated)
     metadata["compile_seconds"] = round(time.perf_counter() - t0, 6)
     metadata["stage_seconds"] = timings
+    # a list, so that a kernel loaded from the cache (whose manifest is canonical JSON) keeps the stage order
+    metadata["stages"] = [name.rsplit(".", 1)[-1] for name in files]
     files[f"{file_name}.json"] = json.dumps(metadata, default=str)
     if dump is not None:
         dump.put(f"{file_name}.json", files[f"{file_name}.json"])

@@ -25,7 +25,8 @@ class CompiledKernel:
         self.metadata_dict = md
         binary_ext = backend.binary_ext if backend is not None else ""
         asm = AsmDict()
-        for fname, data in files.items():
+        order = {ext: i for i, ext in enumerate(md.get("stages", ()))}   # compile order, also on a cache hit
+        for fname, data in sorted(files.items(), key=lambda kv: order.get(kv[0].rsplit(".", 1)[-1], len(order))):
             ext = fname.rsplit(".", 1)[-1]
             if ext == "json":
                 continue
