@@ -78,6 +78,27 @@ def test_reductions(inductor):
     _check(lambda x: (x.sum(1), x.amax(0), x.mean(), x.argmax(1)), torch.randn(129, 71))
 
 
+def test_dynamic_shapes_and_scan(inductor):
+    # dynamic sizes are run-time kernel arguments; cumsum's reduction kernels call triton_helpers.select_one,
+    # which picks an integer type with tl.core.get_int_dtype (a constexpr function) at compile time
+    f = lambda x: torch.softmax(x * 2, -1) + x.cumsum(-1)  # noqa: E731
+    compiled = torch.compile(f, dynamic=True, fullgraph=True)
+    for n in (37, 100):
+        x = torch.randn(5, n)
+        torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_bfloat16(inductor):
+    # inductor keeps fused intermediates in float32 where eager rounds each op to bfloat16 (eager differs by up
+    # to 0.125 here), so the reference is inductor's default C++ backend, which rounds as the Triton kernels do
+    f = lambda x: (x.float().exp() * 3).to(torch.bfloat16) + x  # noqa: E731
+    x = torch.randn(300).to(torch.bfloat16)
+    out = torch.compile(f, fullgraph=True)(x)
+    torch._dynamo.reset()
+    with inductor_config.patch(cpu_backend="cpp"):
+        torch.testing.assert_close(out, torch.compile(f, fullgraph=True)(x))
+
+
 def test_mlp_forward(inductor):
     mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 32))
     _check(mlp, torch.randn(16, 64))

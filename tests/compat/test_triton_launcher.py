@@ -140,3 +140,20 @@ def test_classes_written_into_generated_code_have_importable_triton_names():
         assert cls.__module__.startswith("triton.")
         assert getattr(importlib.import_module(cls.__module__), cls.__name__) is cls
     assert pickle.loads(pickle.dumps(tl.constexpr(3))).value == 3
+
+
+@tritium.jit
+def _bits_kernel(X, OUT, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK))
+    # as inductor's triton_helpers.select_one: the unsigned type of the value's width, chosen at compile time
+    tl.store(OUT + tl.arange(0, BLOCK), x.to(tl.core.get_int_dtype(x.dtype.primitive_bitwidth, signed=False),
+                                              bitcast=True))
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_get_int_dtype_is_a_constexpr_function(interpret):
+    x, out = np.array([1.0, -2.0, 0.5, 3.0], np.float32), np.zeros(4, np.uint32)
+    k = tritium.JITFunction(_bits_kernel.fn)
+    k.interpret = interpret
+    k[(1, )](x, out, BLOCK=4)
+    np.testing.assert_array_equal(out, x.view(np.uint32))

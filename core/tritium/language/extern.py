@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from . import core
+from .constexpr_function import constexpr_function
 from .core import CompileTimeError, _unwrap, builtin
 
 
@@ -28,6 +29,7 @@ def to_tensor(x, _semantic=None):
     return _semantic.to_tensor(_unwrap(x))
 
 
+@constexpr_function  # as Triton's: kernels call it (torch inductor's triton_helpers.select_one, sorts)
 def get_int_dtype(bitwidth: int, signed: bool) -> core.dtype:
     names = {(1, True): "int1", (1, False): "int1", (8, True): "int8", (8, False): "uint8", (16, True): "int16",
              (16, False): "uint16", (32, True): "int32", (32, False): "uint32", (64, True): "int64",
