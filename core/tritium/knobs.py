@@ -176,6 +176,12 @@ class StrKnob(Knob[Optional[str]]):
         return value
 
 
+def _bool_or_none(text: str) -> Optional[bool]:
+    """True/False for the spellings of a boolean, None for any other text (a name or a list)."""
+    low = text.strip().lower()
+    return True if low in _TRUE else False if low in _FALSE else None
+
+
 class DumpKnob(Knob[object]):
     """``1``/``0`` or a kernel name (MLIR_ENABLE_DUMP=1 dumps every kernel, =name only that one)."""
     kind = "bool|kernel-name"
@@ -184,12 +190,8 @@ class DumpKnob(Knob[object]):
         super().__init__(env, False, doc)
 
     def parse(self, text: str, var: str) -> object:
-        low = text.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        return text.strip()
+        flag = _bool_or_none(text)
+        return text.strip() if flag is None else flag
 
     def check(self, value: Any) -> object:
         return value if isinstance(value, str) else bool(value)
@@ -224,12 +226,8 @@ class FlagsKnob(Knob[object]):
         super().__init__(env, False, doc)
 
     def parse(self, text: str, var: str) -> object:
-        low = text.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        return tuple(p.strip() for p in text.split(",") if p.strip())
+        flag = _bool_or_none(text)
+        return tuple(p.strip() for p in text.split(",") if p.strip()) if flag is None else flag
 
     def check(self, value: Any) -> object:
         if isinstance(value, str):
