@@ -1,81 +1,69 @@
 """Launches that Ctrl-C can stop.
 
 Python runs signal handlers only in the main thread and only between bytecodes, so a main thread that sits
-in a long native call ignores Ctrl-C until the call returns. A launch that may run long is therefore made
-by a helper thread while the main thread waits on a lock, which a signal interrupts: the handler's
-KeyboardInterrupt then sets the launch's cancel flag, which the native code reads between programs and at
-its loops' back-edges (codegen/frame.py), the main thread waits for the native threads to stop (they may
-still be writing the caller's arrays) and re-raises. Launches known to be short, and launches from other
-threads (which never receive signals), call the native code directly: a hand-off costs a few microseconds.
+in a long native call ignores Ctrl-C until the call returns. But CPython's C-level handler, which runs at
+once, also writes the signal's number to the "wakeup fd" (``signal.set_wakeup_fd``). During a launch that may
+run long, that fd is a pipe read by a watcher thread: on SIGINT it sets the launch's cancel flag, which the
+native code reads between programs and at its loops' back-edges (codegen/frame.py). The kernel's threads
+stop, the native call returns, and the main thread raises KeyboardInterrupt at its next bytecode through
+Python's own handler. The kernel itself runs on the calling thread: an earlier design ran it on a helper
+thread and waited for it, and on two cores the kernel's two native threads then ran one after the other (same
+CPU time, 1.7x the wall time; probably the scheduler placing the new thread beside its creator, not verified).
+
+Only when SIGINT has Python's default handler (which raises KeyboardInterrupt) is a launch cancelled: a
+program that installed its own handler gets its handler, and the kernel runs to the end. Launches from other
+threads never receive signals and run as they are.
 """
 from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import threading
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 #: passed to launches that nobody can cancel
 NEVER = ctypes.c_int32(0)
 NEVER_PTR = ctypes.c_void_p(ctypes.addressof(NEVER))
 
 
-class _Helper:
+class _Watcher:
     def __init__(self) -> None:
         self.flag = ctypes.c_int32(0)
         self.flag_ptr = ctypes.c_void_p(ctypes.addressof(self.flag))
-        self.go = threading.Lock()
-        self.go.acquire()
-        self.done = threading.Lock()
-        self.done.acquire()
-        self.job: Optional[tuple[Callable, tuple]] = None
-        self.error: Optional[BaseException] = None
-        self.busy = False
-        threading.Thread(target=self._serve, name="tritium-cpu-launch", daemon=True).start()
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.write_fd, False)   # set_wakeup_fd requires it
+        self.forward = -1   # the wakeup fd someone else (asyncio) had set: signals are passed on to it
+        threading.Thread(target=self._serve, name="tritium-cpu-sigwatch", daemon=True).start()
 
     def _serve(self) -> None:
         while True:
-            self.go.acquire()
-            fn, args = self.job  # type: ignore[misc]
             try:
-                fn(*args, self.flag_ptr)
-            except BaseException as e:  # handed to the launching thread
-                self.error = e
-            self.job = None
-            self.done.release()
+                data = os.read(self.read_fd, 64)
+            except OSError:
+                return
+            if not data:
+                return
+            if signal.SIGINT in data:
+                self.flag.value = 1
+            if self.forward >= 0:
+                try:
+                    os.write(self.forward, data)
+                except OSError:
+                    pass
 
     def run(self, fn: Callable, args: tuple) -> None:
         self.flag.value = 0
-        self.error = None
-        self.job = (fn, args)
-        self.busy = True
+        previous = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
+        self.forward = previous if previous != self.write_fd else -1
         try:
-            self.go.release()
-            try:
-                self.done.acquire()
-            except BaseException:
-                # KeyboardInterrupt (or whatever a signal handler raised): stop the kernel, and return only
-                # once no native thread touches the arguments any more
-                self.flag.value = 1
-                _wait_ignoring_interrupts(self.done)
-                raise
+            fn(*args, self.flag_ptr)
         finally:
-            self.busy = False
-        if self.error is not None:
-            raise self.error
+            signal.set_wakeup_fd(previous)
+            self.forward = -1
 
 
-def _wait_ignoring_interrupts(lock: Any) -> None:
-    while True:
-        try:
-            lock.acquire()
-            return
-        except KeyboardInterrupt:
-            continue   # a second Ctrl-C while the kernel stops: it stops at its next check anyway
-
-
-_helper: Optional[_Helper] = None
-_helper_lock = threading.Lock()
+_watcher: Optional[_Watcher] = None
 _main_ident = threading.main_thread().ident
 
 
@@ -92,27 +80,22 @@ def launch(fn: Callable, args: tuple, may_block: bool) -> None:
 
 
 def wait_interruptibly(fn: Callable, args: tuple) -> None:
-    """Call ``fn(*args, cancel_flag)`` on the helper thread (main thread only)."""
-    global _helper
-    h = _helper
-    if h is None:
-        with _helper_lock:
-            if _helper is None:
-                _helper = _Helper()
-            h = _helper
-    if h.busy:   # a launch from a signal handler that runs during another launch's wait
-        fn(*args, NEVER_PTR)
+    """Call ``fn(*args, cancel_flag)`` on this (the main) thread, so that Ctrl-C cancels it."""
+    global _watcher
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        fn(*args, NEVER_PTR)   # the program handles SIGINT itself: do not cut the kernel short behind its back
         return
-    h.run(fn, args)
+    if _watcher is None:
+        _watcher = _Watcher()
+    _watcher.run(fn, args)
 
 
-def _forget_helper() -> None:
-    # a forked child has no helper thread: start a new one on its first launch
-    global _helper, _helper_lock, _main_ident
-    _helper = None
-    _helper_lock = threading.Lock()
+def _forget_watcher() -> None:
+    # a forked child has no watcher thread: start a new one on its first launch
+    global _watcher, _main_ident
+    _watcher = None
     _main_ident = threading.main_thread().ident
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_helper)
+    os.register_at_fork(after_in_child=_forget_watcher)
