@@ -116,13 +116,19 @@ def test_import_is_light():
 
 
 def test_set_allocator():
-    from tritium.runtime.allocation import get_allocator
-    with pytest.raises(RuntimeError, match="no allocator is set"):
-        get_allocator()(64, 16, None)
-    tritium.set_allocator(lambda size, alignment, stream: bytearray(size))
-    assert len(get_allocator()(64, 16, None)) == 64
-    with pytest.raises(TypeError, match="takes a callable"):
-        tritium.set_allocator(3)
+    from tritium.runtime import allocation
+    # start from the default and leave things as found: the allocator is process state that other tests (and
+    # torch inductor's generated code, in the compat tests) set too
+    token = allocation._allocator.set(allocation._no_allocator)
+    try:
+        with pytest.raises(RuntimeError, match="no allocator is set"):
+            allocation.get_allocator()(64, 16, None)
+        tritium.set_allocator(lambda size, alignment, stream: bytearray(size))
+        assert len(allocation.get_allocator()(64, 16, None)) == 64
+        with pytest.raises(TypeError, match="takes a callable"):
+            tritium.set_allocator(3)
+    finally:
+        allocation._allocator.reset(token)
 
 
 def _kw_only(x_ptr, n, *, BLOCK: tl.constexpr = 8, scale=1.5):
