@@ -117,6 +117,8 @@ class HostMemory:
         numpy arrays never are tracked)."""
         torch = sys.modules.get("torch")
         tensor_type = getattr(torch, "Tensor", None)
+        # plain tensors only: a subclass (torch.compile's FakeTensor, wrappers) has no memory of its own to accept
+        plain_tensors = (tensor_type, getattr(getattr(torch, "nn", None), "Parameter", None))
         byte_bounds = getattr(np, "byte_bounds", None)   # numpy 1; numpy 2 moved it
         if byte_bounds is None:
             from numpy.lib.array_utils import byte_bounds
@@ -128,7 +130,7 @@ class HostMemory:
                 if o.size and id(o) not in _OWN:
                     lo, hi = byte_bounds(o)
                     spans.append((int(lo), int(hi), bool(o.flags.writeable)))
-            else:
+            elif type(o) in plain_tensors:
                 try:
                     if o.device.type != "cpu":
                         return
