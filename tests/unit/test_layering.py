@@ -22,6 +22,7 @@ LAYERS = {
     "tritium.plugin_discovery": 1,
     "tritium.errors": 1,          # the TritonError base class: imports nothing
     "tritium.debug_knobs": 1,     # warnings about knobs this build cannot honour (reads knobs)
+    "tritium.op_registry": 1,     # the decorator-built op tables of the lowerings (imports nothing)
     # 2: wrappers and base types
     "tritium._mlir": 2,
     "tritium.dialect": 2,
