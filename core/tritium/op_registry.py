@@ -17,6 +17,10 @@ the context object given to :meth:`bind`. Families of ops that one generic handl
 ``math.*``) are declared with :meth:`OpTable.family`, so coverage can be checked by name: every ``tt`` op has a
 handler, a family or an explicit refusal in every lowering (``tests/unit/test_op_coverage.py``).
 
+Some handlers are called by their own name, not through a table's dispatch: the interpreter's builder API
+(``load``, ``splat``...) is called by the semantic directly. ``lowers(..., dispatch=False)`` records such a
+handler, so that coverage and the guide see it, and :meth:`OpTable.bind` leaves it out.
+
 Registering one name twice in one table is an error naming both handlers.
 """
 from __future__ import annotations
@@ -34,6 +38,8 @@ class Entry:
     #: the class whose instances implement it; None for a module-level function
     owner: Optional[type] = None
     attr: str = ""
+    #: False: the lowering calls it by its own name (bind() leaves it out)
+    dispatch: bool = True
 
     def where(self) -> str:
         owner = f"{self.owner.__module__}.{self.owner.__qualname__}." if self.owner else f"{self.fn.__module__}."
@@ -43,12 +49,12 @@ class Entry:
 class _Method:
     """A decorated method until its class exists: then it records its owner and puts the plain function back."""
 
-    def __init__(self, table: "OpTable", names: tuple[str, ...], fn: Callable[..., Any]):
-        self.table, self.names, self.fn = table, names, fn
+    def __init__(self, table: "OpTable", names: tuple[str, ...], fn: Callable[..., Any], dispatch: bool):
+        self.table, self.names, self.fn, self.dispatch = table, names, fn, dispatch
 
     def __set_name__(self, owner: type, attr: str) -> None:
         for name in self.names:
-            self.table._add(Entry(name, self.fn, owner, attr))
+            self.table._add(Entry(name, self.fn, owner, attr, self.dispatch))
         setattr(owner, attr, self.fn)
 
 
@@ -63,17 +69,18 @@ class OpTable:
         self.families: list[tuple[str, Callable[[str], bool]]] = []
 
     # -- declaring --------------------------------------------------------------------------------------
-    def lowers(self, *names: str) -> Callable[[F], F]:
-        """Decorator: the function or method handles ops ``names``."""
+    def lowers(self, *names: str, dispatch: bool = True) -> Callable[[F], F]:
+        """Decorator: the function or method handles ops ``names``. ``dispatch=False``: the lowering calls it by
+        its own name, not through :meth:`bind` (it still counts as handling the ops)."""
         if not names:
             raise TypeError("OpTable.lowers needs at least one op name")
 
         def register(fn: F) -> F:
             scope = getattr(fn, "__qualname__", "").split(".")
             if len(scope) > 1 and scope[-2] != "<locals>":   # defined in a class body
-                return _Method(self, names, fn)  # type: ignore[return-value]  # becomes fn again in __set_name__
+                return _Method(self, names, fn, dispatch)  # type: ignore[return-value]  # fn again in __set_name__
             for name in names:
-                self._add(Entry(name, fn))
+                self._add(Entry(name, fn, dispatch=dispatch))
             return fn
         return register
 
@@ -119,9 +126,12 @@ class OpTable:
 
     def bind(self, *parts: Any, context: Any = None) -> dict[str, Callable[[Any], Any]]:
         """Op name -> callable(op): each method bound to the part that is an instance of its owner (the first
-        one given wins), each module-level function to ``context``."""
+        one given wins), each module-level function to ``context``; entries declared ``dispatch=False`` are left
+        out."""
         out: dict[str, Callable[[Any], Any]] = {}
         for name, entry in self.entries.items():
+            if not entry.dispatch:
+                continue
             if entry.owner is None:
                 if context is None:
                     raise TypeError(f"{self.lowering}: {entry.where()} is a function; bind() needs context=")

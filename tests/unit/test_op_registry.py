@@ -65,3 +65,34 @@ def test_bind_reports_a_missing_collaborator():
 
     with pytest.raises(TypeError, match="Memory.store"):
         table.bind(object())
+
+
+def test_handlers_called_by_name_count_but_are_not_bound():
+    """The interpreter's builder API (``load``, ``splat``) is called by the semantic directly: such handlers
+    cover their op, and bind() does not need an object or context for them."""
+    table = OpTable("the test lowering")
+
+    class Builder:
+        @table.lowers("tt.load", dispatch=False)
+        def load(self, ptr, mask, other):
+            return ("load", ptr)
+
+        @table.lowers("tt.clampf")
+        def tt_clampf(self, o, res, attrs):
+            return ("clampf", o)
+
+    class Semantic:
+        @table.lowers("tt.print", dispatch=False)
+        def device_print(self, prefix, args): ...
+
+    @table.lowers("tt.assume", dispatch=False)
+    def assume(ctx, op): ...
+
+    assert table.handles("tt.load").endswith("Builder.load")
+    assert table.handles("tt.print").endswith("Semantic.device_print")
+    assert table.handles("tt.assume").endswith(".assume")
+    b = Builder()
+    bound = table.bind(b)     # no Semantic object and no context: neither is needed
+    assert set(bound) == {"tt.clampf"}
+    assert bound["tt.clampf"]({"x": 1}, [], {}) == ("clampf", {"x": 1})
+    assert b.load(1, None, None) == ("load", 1)
