@@ -13,7 +13,7 @@ compiled entry is published there (``cache_remote``).
 from __future__ import annotations
 
 import hashlib
-import json
+import importlib.util
 import os
 import re
 import shutil
@@ -22,62 +22,22 @@ import uuid
 from typing import Any, Optional, Union
 
 from . import knobs
+from .cache_manifest import MANIFEST, decode_manifest, encode_manifest, valid_file_name
+from .cache_manifest import sha as _sha
+# RemoteCacheBackend: Triton's triton.runtime.cache (this module) holds it too
+from .cache_remote import RemoteCacheBackend as RemoteCacheBackend
+from .cache_remote import remote
 from .cache_safety import CacheWarning as CacheWarning  # users filter warnings by tritium.cache.CacheWarning
 from .cache_safety import (UntrustedEntry, check_folder, claim_folder, describe_error, make_dirs,
                            read_trusted, resolve_root, sweep_folder, sweep_root, trust_advice, warn_once,
                            write_new_file)
 
 Artifact = Union[str, bytes]
-MANIFEST = "manifest.json"
-FORMAT = 2
 _KEY = re.compile(r"[0-9A-Za-z_-]{2,128}")
-_SHA = re.compile(r"[0-9a-f]{64}")
-_MANIFEST_KEYS = {"format", "key", "files", "metadata", "digest"}
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _as_bytes(a: Artifact) -> bytes:
     return a if isinstance(a, bytes) else a.encode("utf-8")
-
-
-def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def valid_file_name(name: object) -> bool:
-    """A plain file name inside an entry: no folders, nothing upward, not the manifest."""
-    return (isinstance(name, str) and 0 < len(name) <= 255 and name not in (".", "..", MANIFEST)
-            and not any(c in name for c in "/\\\0"))
-
-
-def encode_manifest(key: str, digests: dict[str, str], metadata: dict) -> bytes:
-    # the digest covers the metadata as readers will see it (after a JSON round trip), so compute it on that
-    meta = json.loads(json.dumps(metadata, default=str))
-    body = {"format": FORMAT, "key": key, "files": dict(digests), "metadata": meta}
-    body["digest"] = _sha(_canonical(body))
-    return _canonical(body)
-
-
-def decode_manifest(raw: bytes, key: str) -> tuple[dict[str, str], dict]:
-    """(file digests, metadata) of a manifest written for ``key``; ValueError saying why it is not valid."""
-    body = json.loads(raw)
-    if not isinstance(body, dict) or set(body) != _MANIFEST_KEYS:
-        raise ValueError("not a manifest of this format")
-    digest = body.pop("digest")
-    if not isinstance(digest, str) or _sha(_canonical(body)) != digest:
-        raise ValueError("manifest checksum mismatch")
-    if body["format"] != FORMAT or body["key"] != key:
-        raise ValueError("manifest of another format or key")
-    files, metadata = body["files"], body["metadata"]
-    if not isinstance(metadata, dict) or not isinstance(files, dict) or not files:
-        raise ValueError("manifest without files or metadata")
-    for name, d in files.items():
-        if not valid_file_name(name) or not isinstance(d, str) or not _SHA.fullmatch(d):
-            raise ValueError(f"manifest names an invalid file {name!r}")
-    return files, metadata
 
 
 def atomic_write(path: str, data: Artifact, mode: int = 0o600) -> None:
@@ -108,7 +68,6 @@ def package_fingerprint(package: str) -> str:
     an edited compiler never reuses kernels the old code compiled. Computed once per process."""
     fp = _fingerprints.get(package)
     if fp is None:
-        import importlib.util
         spec = importlib.util.find_spec(package)
         h = hashlib.sha256(package.encode())
         roots = list(spec.submodule_search_locations or []) if spec else []
@@ -159,7 +118,6 @@ class KernelCache:
         here."""
         entry = self._get_local(key)
         if entry is None:
-            from .cache_remote import remote
             tier = remote()
             fetched = tier.fetch(key) if tier is not None else None
             if fetched is not None:
@@ -202,7 +160,6 @@ class KernelCache:
     def put(self, key: str, files: dict[str, Artifact], metadata: dict) -> bool:
         """Store an entry here and publish it to the remote cache, if there is one."""
         stored = self._put_local(key, files, metadata)
-        from .cache_remote import remote
         tier = remote()
         if tier is not None:
             raw = {name: _as_bytes(data) for name, data in files.items()}
@@ -291,11 +248,8 @@ class KernelCache:
 
 
 def __getattr__(name: str) -> Any:
-    # Triton's module of these names is triton.runtime.cache (this module): "module:Class" settings and
-    # subclasses written for Triton find them here, and the redis client is imported only when asked for
-    if name == "RemoteCacheBackend":
-        from .cache_remote import RemoteCacheBackend
-        return RemoteCacheBackend
+    # Triton's module of RedisRemoteCacheBackend is triton.runtime.cache (this module): "module:Class" settings
+    # and subclasses written for Triton find it here; the redis client is imported only when asked for
     if name == "RedisRemoteCacheBackend":
         from .cache_redis import RedisRemoteCacheBackend
         return RedisRemoteCacheBackend

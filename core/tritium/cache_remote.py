@@ -25,11 +25,16 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import platform
+import sys
 import time
 from typing import Any, Optional
 
 from . import knobs
+from ._version import __version__
+from .cache_manifest import decode_manifest
 from .cache_safety import warn_once
+from .plugins import registry
 
 RECORD = "entry.json"
 BLOBS = "blob"
@@ -64,11 +69,6 @@ def _canonical(obj: Any) -> bytes:
 
 def producer(metadata: dict) -> dict:
     """Who made an entry: tritium, the backend that compiled it and every active plugin, with versions."""
-    import platform
-    import sys
-
-    from ._version import __version__
-    from .plugins import registry
     reg = registry()
     target = metadata.get("target") or [None]
     backend: dict[str, Any] = {"name": target[0], "target": target}
@@ -157,7 +157,6 @@ class RemoteTier:
 
     def fetch(self, key: str) -> Optional[tuple[dict[str, bytes], dict]]:
         """The verified files and metadata of ``key`` from the store; None: absent, invalid, unreachable."""
-        from .cache import decode_manifest
         if not self.available():
             return None
         try:

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from . import hookspecs as hs
 from . import knobs
-from .plugins import PluginError, PluginRegistry
+from .plugin_registry import PluginError, PluginRegistry
 
 ENTRY_POINT_GROUP = "tritium.plugins"
 _NATIVE = (".so", ".dylib", ".dll", ".pyd")

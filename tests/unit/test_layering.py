@@ -19,6 +19,7 @@ LAYERS = {
     "tritium._version": 1,        # __version__, for the compiler's cache keys and the remote cache's records
     "tritium.hookspecs": 1,
     "tritium.plugins": 1,
+    "tritium.plugin_registry": 1,  # the registry class (plugins.py: which one is in effect; discovery builds one)
     "tritium.plugin_discovery": 1,
     "tritium.errors": 1,          # the TritonError base class: imports nothing
     "tritium.debug_knobs": 1,     # warnings about knobs this build cannot honour (reads knobs)
@@ -27,6 +28,7 @@ LAYERS = {
     "tritium._mlir": 2,
     "tritium.dialect": 2,
     "tritium.cache": 2,
+    "tritium.cache_manifest": 2,  # an entry's manifest format, for the local and the remote tier
     "tritium.cache_safety": 2,
     "tritium.cache_remote": 2,
     "tritium.cache_redis": 2,
