@@ -14,6 +14,7 @@ TABLE = {
     "triton.runtime.cache": "tritium.cache",
     "triton.runtime.errors": "triton._runtime_errors",
     "triton.runtime._allocation": "tritium.runtime._allocation",
+    "triton.tools.mxfp": "triton._mxfp",
     # vendor spellings of libdevice: tritium's libdevice serves every target
     "triton.language.extra.cuda": "tritium.language.extra",
     "triton.language.extra.cuda.libdevice": "tritium.language.extra.libdevice",
@@ -21,7 +22,7 @@ TABLE = {
     "triton.language.extra.hip.libdevice": "tritium.language.extra.libdevice",
 }
 #: modules of this package itself (found as files, never aliased)
-OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._runtime_errors"}
+OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._runtime_errors", "triton._mxfp"}
 
 
 def target_of(fullname: str) -> Optional[str]:
