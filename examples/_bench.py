@@ -57,6 +57,7 @@ def triton_twin(example_file: str) -> Optional[Any]:
     src = open(example_file).read()
     src = src.replace("import tritium.language as tl", "import triton.language as tl")
     src = src.replace("import tritium as triton", "import triton")
+    src = src.replace("from tritium.tools.", "from triton.tools.")
     src = src.replace('if __name__ == "__main__":', "if False:")
     d = tempfile.mkdtemp(prefix="triton-twin-")
     path = os.path.join(d, "twin_" + os.path.basename(example_file))
