@@ -38,8 +38,10 @@ class EmulatorTarget(TargetHooks):
     safe_int_div = True
     max_shared_bytes = 1 << 20
 
-    def __init__(self, triple: str, datalayout: str) -> None:
+    def __init__(self, triple: str, datalayout: str, warp_size: int = 32) -> None:
         self.triple, self.datalayout = triple, datalayout
+        # lanes per warp: any power of two; the layouts, shuffles and warp barriers all follow it
+        self.warp_size = warp_size
 
     def kernel_function(self, module: Module, name: str, params: list[str], num_warps: int) -> tuple[Function, list[str]]:
         fn = Function(f"{name}_kernel", "void", [("ptr", "%args"), ("ptr", "%ctx")], attrs="nounwind")
@@ -51,7 +53,7 @@ class EmulatorTarget(TargetHooks):
                 names.append(fn.pinst(f"trunc i8 {b} to i1"))
             else:
                 names.append(fn.pinst(f"load {t}, ptr {slot}, align 8"))
-        _runtime(module)
+        _runtime(module, self.warp_size)
         return fn, names
 
     def _field(self, fn: Function, k: int, ty: str = "i32") -> str:
@@ -84,7 +86,7 @@ class EmulatorTarget(TargetHooks):
         fn.emit(f"call i32 (ptr, ...) @printf(ptr {g}{rest})")
 
 
-def _runtime(module: Module) -> None:
+def _runtime(module: Module, warp_size: int = 32) -> None:
     if "emu_barrier" in module.declarations:
         return
     module.declare("pthread_barrier_wait", "declare i32 @pthread_barrier_wait(ptr)")
@@ -103,8 +105,8 @@ def _runtime(module: Module) -> None:
   %wbs = load ptr, ptr %wbp
   %bufp = getelementptr inbounds {RT}, ptr %rt, i32 0, i32 2
   %buf = load ptr, ptr %bufp
-  %lane = and i32 %tid, 31
-  %warp = lshr i32 %tid, 5
+  %lane = and i32 %tid, {warp_size - 1}
+  %warp = lshr i32 %tid, {warp_size.bit_length() - 1}
   %wboff = mul i32 %warp, {BARRIER_BYTES}
   %wb = getelementptr inbounds i8, ptr %wbs, i32 %wboff
   %mine = getelementptr inbounds i32, ptr %buf, i32 %tid
@@ -115,7 +117,7 @@ def _runtime(module: Module) -> None:
   %upneg = icmp slt i32 %up, 0
   %up2 = select i1 %upneg, i32 %lane, i32 %up
   %dn = add i32 %lane, %op
-  %dnbig = icmp sgt i32 %dn, 31
+  %dnbig = icmp sgt i32 %dn, {warp_size - 1}
   %dn2 = select i1 %dnbig, i32 %lane, i32 %dn
   %isx = icmp eq i32 %kind, 0
   %isup = icmp eq i32 %kind, 1
@@ -123,8 +125,8 @@ def _runtime(module: Module) -> None:
   %s0 = select i1 %isdn, i32 %dn2, i32 %op
   %s1 = select i1 %isup, i32 %up2, i32 %s0
   %src = select i1 %isx, i32 %x, i32 %s1
-  %srcm = and i32 %src, 31
-  %base = shl i32 %warp, 5
+  %srcm = and i32 %src, {warp_size - 1}
+  %base = shl i32 %warp, {warp_size.bit_length() - 1}
   %idx = or i32 %base, %srcm
   %theirs = getelementptr inbounds i32, ptr %buf, i32 %idx
   %got = load volatile i32, ptr %theirs
@@ -237,6 +239,8 @@ class EmuOptions:
     extern_libs: Any = None
     instrumentation_mode: str = ""
     arch: str = "host"
+    #: threads per warp (a launch option; the default is the target's warp size)
+    warp_size: int = 32
 
 
 @functools.lru_cache(maxsize=None)
@@ -274,13 +278,17 @@ class EmulatorBackend(BaseBackend):
             opts.setdefault("sanitize_overflow", True)
         if "allowed_dot_input_precisions" in opts:
             opts["allowed_dot_input_precisions"] = tuple(opts["allowed_dot_input_precisions"])
+        opts.setdefault("warp_size", self.target.warp_size or 32)
+        ws = opts["warp_size"]
+        if not isinstance(ws, int) or ws < 1 or ws & (ws - 1):
+            raise ValueError(f"warp_size must be a power of 2, got {ws!r}")
         return EmuOptions(**opts)
 
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
         from . import stages as gs
         tm = host_machine()
         import llvmlite.binding as llvm
-        target = EmulatorTarget(llvm.get_default_triple(), str(tm.target_data))
+        target = EmulatorTarget(llvm.get_default_triple(), str(tm.target_data), options.warp_size)
         stages["ttir"] = lambda src, md: gs.make_ttir(src, md, options, self)
         stages["ttgir"] = lambda src, md: gs.make_ttgir(src, md, options, self, target)
         stages["llir"] = lambda src, md: self.make_llir(src, md, options, target)
@@ -289,6 +297,7 @@ class EmulatorBackend(BaseBackend):
     def make_llir(self, module: Any, metadata: dict, options: Any, target: EmulatorTarget) -> str:
         from . import stages as gs
         text = gs.make_llir(module, metadata, options, target)
+        metadata["warp_size"] = target.warp_size
         extra = Module()
         thread_main(extra, metadata["name"])
         text = text + "\n" + extra.functions[0].text() + "\n" + BF16_HELPERS
@@ -314,6 +323,7 @@ class EmulatorLauncher:
         self.fn = _THREAD(engine.get_function_address(f"{kernel.name}_thread"))
         self.types = md["arg_types"]
         self.num_warps = md["num_warps"]
+        self.warp_size = md.get("warp_size", 32)
         self.shared = max(16, md["shared"])
         self.state = engine.get_global_value_address(f"{kernel.name}_assert_state") if md.get("has_assert") else 0
         self.messages = md.get("assert_messages", [])
@@ -321,7 +331,7 @@ class EmulatorLauncher:
         # host registers, so n_regs is the lowering's estimate from the layouts (gpu/lower/regs.py), capped as a
         # GPU register allocator must: at most MAX_REGS_PER_THREAD, and few enough that one program of
         # num_warps warps fits in a multiprocessor's MAX_NUM_REGS; the words over the cap are reported as spills.
-        threads = self.num_warps * 32
+        threads = self.num_warps * self.warp_size
         estimate = max(1, int(md.get("regs_estimate", 0) or 0))
         kernel.n_regs = min(estimate, MAX_REGS_PER_THREAD, MAX_NUM_REGS // threads)
         kernel.n_spills = estimate - kernel.n_regs
@@ -329,13 +339,13 @@ class EmulatorLauncher:
 
     def __call__(self, grid: tuple[int, int, int], args: list[Any]) -> None:
         slots = (ctypes.c_uint64 * max(1, len(args)))(*[_pack(t, a, self.kernel.name) for t, a in zip(self.types, args)])
-        threads = self.num_warps * 32
+        threads = self.num_warps * self.warp_size
         libc = ctypes.CDLL(None)
         cta = ctypes.create_string_buffer(BARRIER_BYTES)
         warps = ctypes.create_string_buffer(BARRIER_BYTES * self.num_warps)
         libc.pthread_barrier_init(cta, None, threads)
         for w in range(self.num_warps):
-            libc.pthread_barrier_init(ctypes.byref(warps, w * BARRIER_BYTES), None, 32)
+            libc.pthread_barrier_init(ctypes.byref(warps, w * BARRIER_BYTES), None, self.warp_size)
         shfl = (ctypes.c_int32 * threads)()
         smem = ctypes.create_string_buffer(self.shared + 64)
         smem_addr = (ctypes.addressof(smem) + 63) // 64 * 64
