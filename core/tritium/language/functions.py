@@ -82,8 +82,15 @@ def expand_dims(input, axis, _semantic=None):
     axes = list(axis) if isinstance(axis, (list, tuple, core.tuple_value)) else [axis]
     axes = [_unwrap(a) for a in axes]
     rank = len(input.shape) + len(axes)
-    axes = sorted(a + rank if a < 0 else a for a in axes)
     for a in axes:
+        if not -rank <= a < rank:
+            raise CompileTimeError(f"expand_dims: invalid axis {a}; the result has rank {rank}, so the axis must be "
+                                   f"in [{-rank}, {rank})")
+    normalized = [a + rank if a < 0 else a for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise CompileTimeError(f"expand_dims received duplicate axes, normalized axes = {normalized}; name each new "
+                               "axis once")
+    for a in sorted(normalized):
         input = _semantic.expand_dims(input, a)
     return input
 

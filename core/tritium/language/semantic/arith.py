@@ -53,8 +53,8 @@ class ArithMixin:
         if not a.is_int() or not b.is_int():
             raise TypeError(f"unexpected types {a} and {b}")
         if div_or_mod and a.int_signedness != b.int_signedness:
-            raise TypeError(f"cannot use /, // or % with {a} and {b}, which have different signedness; "
-                            "cast them to the same signedness")
+            raise TypeError(f"Cannot use /, // or % with {a} and {b} because they have different signedness; "
+                            "cast one of them (x.to(...)) so that both are signed or both unsigned")
         return self.integer_promote(a, b)
 
     def to_tensor(self, x: Any, check_type: bool = True) -> Any:

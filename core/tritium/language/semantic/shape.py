@@ -18,12 +18,12 @@ class ShapeMixin:
 
     def program_id(self, axis: int) -> T:
         if axis not in (0, 1, 2):
-            raise CompileTimeError(f"program_id axis must be 0, 1 or 2, got {axis}")
+            raise CompileTimeError(f"program_id axis must be 0, 1, or 2 but got {axis}")
         return T(self.builder.get_program_id(axis), tl.int32)
 
     def num_programs(self, axis: int) -> T:
         if axis not in (0, 1, 2):
-            raise CompileTimeError(f"num_programs axis must be 0, 1 or 2, got {axis}")
+            raise CompileTimeError(f"num_programs axis must be 0, 1, or 2 but got {axis}")
         return T(self.builder.get_num_programs(axis), tl.int32)
 
     def arange(self, start: Any, end: Any) -> T:

@@ -1,0 +1,84 @@
+"""Errors that Triton's own language tests match by their key phrase (``pytest.raises(match=...)`` or a regex over
+``str(err.__cause__)``): tritium keeps its own style (kernel, line, what to do) and carries Triton's phrase inside
+it. Each test names the Triton test that checks the phrase."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+
+
+def _error(kernel, *args) -> triton.CompilationError:
+    with pytest.raises(triton.CompilationError) as info:
+        kernel[(1, )](*args)
+    return info.value
+
+
+def _text(err: BaseException) -> str:
+    """The error with everything it was raised from (Triton's tests read ``__cause__``)."""
+    parts = []
+    while err is not None:
+        parts.append(str(err))
+        err = err.__cause__
+    return "\n".join(parts)
+
+
+@triton.jit
+def _mixed_div(x_ptr, y_ptr, DIV: tl.constexpr):
+    a = tl.load(x_ptr + tl.arange(0, 16))
+    b = tl.load(y_ptr + tl.arange(0, 16))
+    if DIV:
+        c = a / b
+    else:
+        c = a % b
+    tl.store(x_ptr + tl.arange(0, 16), c)
+
+
+@pytest.mark.parametrize("div", [True, False])
+@pytest.mark.parametrize("tx, ty", [(np.int8, np.uint8), (np.uint32, np.int16), (np.int64, np.uint64)])
+def test_mixed_signedness_division(backend, div, tx, ty):
+    # test_core.py::test_bin_op[...-int8-uint8-/]: match='Cannot use .* because they have different signedness'
+    err = _error(_mixed_div, np.ones(16, tx), np.ones(16, ty), div)
+    text = _text(err)
+    assert re.search("Cannot use .* because they have different signedness", text), text
+    assert "_mixed_div" in text
+
+
+@triton.jit
+def _pid_axis(x_ptr, AXIS: tl.constexpr):
+    tl.store(x_ptr, tl.program_id(AXIS))
+
+
+def test_program_id_axis(backend):
+    # test_core.py::test_invalid_pid_axis: "program_id axis must be 0, 1, or 2 but got 20" in str(err.__cause__)
+    err = _error(_pid_axis, np.zeros(1, np.int32), 20)
+    assert re.search(r"program_id axis must be 0, 1, or 2 but got 20", str(err.__cause__)), _text(err)
+
+
+@triton.jit
+def _expand(x_ptr, AXES: tl.constexpr, SCALAR: tl.constexpr):
+    v = tl.arange(0, 8)
+    if SCALAR:
+        v = tl.sum(v)
+    t = tl.expand_dims(v, AXES)
+    tl.store(x_ptr + tl.arange(0, 1), tl.sum(tl.reshape(t, [t.numel])))
+
+
+@pytest.mark.parametrize("axes, scalar, phrase", [
+    (-3, False, "invalid axis -3"), (2, False, "invalid axis 2"), (1, True, "invalid axis 1"),
+    ((0, 0), False, r"duplicate axes, normalized axes = \[0, 0\]"),
+    ((0, -3), False, r"duplicate axes, normalized axes = \[0, 0\]")])
+def test_expand_dims_bad_axes(backend, axes, scalar, phrase):
+    # test_core.py::test_expand_dims_error_cases
+    err = _error(_expand, np.zeros(1, np.int32), axes, scalar)
+    assert re.search(phrase, str(err.__cause__)), _text(err)
+
+
+def test_expand_dims_good_axes(backend):
+    out = np.zeros(1, np.int32)
+    _expand[(1, )](out, (0, -1), False)
+    assert out[0] == sum(range(8))
