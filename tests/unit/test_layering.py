@@ -66,8 +66,6 @@ ALLOWED = {
     ("tritium.compiler.kernel", "tritium.runtime"):
         "CompiledKernel is Triton's launchable object: its launch API (kernel[grid](*args), run, launcher, "
         "launch_metadata) is the runtime's (driver.active.make_launcher, launch.run_compiled, triton_run)",
-    ("tritium.compiler.call_visitor", "tritium.runtime.jit"):
-        "the frontend recognizes a @jit callee by its class, JITFunction, which lives with jit() in the runtime",
     ("tritium.language.target_info", "tritium.runtime.driver"):
         "tl.target_info.current_target() is the active driver's target (Triton's); has_capability asks it "
         "only outside a compilation",

@@ -11,76 +11,71 @@ from typing import Any, Optional
 
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
-from .calls import call_jit_function
+from ..language.device_function import DeviceFunction
+from ..language.elementwise import condition
+from ..language.elementwise import slice as tl_slice
+from .frontend import Generator, Visitors, wrap_python
 
 #: Python builtins a kernel may call; on compile-time values they run as Python
-_STATIC_BUILTINS = {
+STATIC_BUILTINS = {
     "len", "int", "float", "bool", "str", "isinstance", "getattr", "hasattr", "abs", "round", "zip", "enumerate",
     "list", "tuple", "type", "repr", "divmod", "all", "any", "sorted", "reversed", "dict", "set", "slice",
     "ValueError", "TypeError", "RuntimeError", "AssertionError", "NotImplementedError", "sum",
 }
 
-def _is_jit(fn: Any) -> bool:
-    from ..runtime.jit import JITFunction
-    return isinstance(fn, JITFunction)
 
+class CallVisitor:
+    def __init__(self, gen: Generator) -> None:
+        self.gen = gen
 
-def _wrap_python(v: Any) -> Any:
-    if isinstance(v, (int, float, bool, str, type(None), tl.dtype)) and not isinstance(v, constexpr):
-        return constexpr(v)
-    if isinstance(v, builtins.tuple) and not isinstance(v, tuple_value):
-        return tuple_value([_wrap_python(x) for x in v])
-    return v
+    def visitors(self) -> Visitors:
+        return {ast.Call: self.visit_Call, ast.keyword: self.visit_keyword}
 
-
-
-class CallMixin:
     def visit_keyword(self, node: ast.keyword) -> tuple[Optional[str], Any]:
-        return node.arg, self.visit(node.value)
+        return node.arg, self.gen.visit(node.value)
 
     def visit_Call(self, node: ast.Call) -> Any:
-        fn = self.visit(node.func)
+        fn = self.gen.visit(node.func)
         args: list[Any] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                v = self.visit(a.value)
+                v = self.gen.visit(a.value)
                 args += list(v.values if isinstance(v, tuple_value) else tl._unwrap(v))
             else:
-                args.append(self.visit(a))
+                args.append(self.gen.visit(a))
         kwargs: dict[str, Any] = {}
         for kw in node.keywords:
             name, val = self.visit_keyword(kw)
             if name is None:
-                kwargs.update({k: _wrap_python(v) for k, v in tl._unwrap(val).items()})
+                kwargs.update({k: wrap_python(v) for k, v in tl._unwrap(val).items()})
             else:
                 kwargs[name] = val
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
         fn = tl._unwrap(fn)
-        if _is_jit(fn):
-            return self.call_jit_function(fn, args, kwargs, node)
+        if isinstance(fn, DeviceFunction):
+            return self.gen.call_jit_function(fn, args, kwargs, node)
         func = getattr(fn, "__func__", fn)
         if tl.is_builtin(func):
-            extra = {"_semantic": self.semantic}
+            extra = {"_semantic": self.gen.semantic}
             if getattr(func, "__wants_generator__", False):
-                extra["_generator"] = self
-            return _wrap_python(fn(*args, **kwargs, **extra))
+                extra["_generator"] = self.gen
+            return wrap_python(fn(*args, **kwargs, **extra))
         if isinstance(fn, tl.dtype):
             if len(args) != 1:
-                raise self.error(node, f"{fn}(x) takes one value to convert")
-            return self.semantic.cast(self.semantic.to_tensor(args[0]), fn)
+                raise self.gen.error(node, f"{fn}(x) takes one value to convert")
+            return self.gen.semantic.cast(self.gen.semantic.to_tensor(args[0]), fn)
         if fn is builtins.print:
             prefix = ""
             vals = list(args)
             if vals and isinstance(vals[0], constexpr) and isinstance(vals[0].value, str):
                 prefix = vals.pop(0).value
-            return self.semantic.device_print(prefix, [self.semantic.to_tensor(v) for v in vals], False)
+            return self.gen.semantic.device_print(prefix, [self.gen.semantic.to_tensor(v) for v in vals], False)
         if fn in (builtins.min, builtins.max):
             return self._minmax(fn, args, node)
         if fn is builtins.range:
-            raise self.error(node, "range() can only be used as the iterable of a for loop")
-        from ..language.elementwise import condition, slice as tl_slice
+            raise self.gen.error(node, "range() can only be used as the iterable of a for loop")
         if isinstance(fn, type) and issubclass(fn, (tl.range, tl.static_range, constexpr, tuple_value, condition,
                                                     tl_slice)):
             return fn(*args, **kwargs)
@@ -88,44 +83,41 @@ class CallMixin:
             # types are compile-time values: tl.pointer_type(tl.float16), tl.block_type(...), tl.dtype("fp32")
             ua = [tl._unwrap(a) for a in args]
             if any(isinstance(a, tensor) for a in ua):
-                raise self.error(node, f"{fn.__name__}() builds a type at compile time and cannot take tensors")
-            return _wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
+                raise self.gen.error(node, f"{fn.__name__}() builds a type at compile time and cannot take tensors")
+            return wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
         if fn is isinstance and len(args) == 2 and not kwargs:
             # a value's Python type is known at compile time, a tensor's too: isinstance(x, tl.tensor) (Triton)
-            return _wrap_python(isinstance(tl._unwrap(args[0]), tl._unwrap(args[1])))
+            return wrap_python(isinstance(tl._unwrap(args[0]), tl._unwrap(args[1])))
         if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor \
                 or getattr(fn, "__module__", "") == "math" or fn in _static_builtin_objects():
             ua = [tl._unwrap(a) for a in args]
             if any(isinstance(a, tensor) for a in ua):
-                raise self.error(node, f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
+                raise self.gen.error(node, f"{getattr(fn, '__name__', fn)}() runs at compile time and cannot take "
                                        "run-time tensors")
-            return _wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
+            return wrap_python(fn(*ua, **{k: tl._unwrap(v) for k, v in kwargs.items()}))
         # methods of compile-time values run as Python, as in Triton: x.dtype.is_floating(), t.index(v)
         if isinstance(fn, types.BuiltinMethodType) or (inspect.ismethod(fn) and
                                                        isinstance(fn.__self__, (tuple_value, constexpr, tl.dtype))):
-            return _wrap_python(fn(*[tl._unwrap(a) for a in args], **kwargs))
+            return wrap_python(fn(*[tl._unwrap(a) for a in args], **kwargs))
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
         if callable(fn):
-            raise self.error(node, f"cannot call the Python function `{name}` from a kernel; decorate it with "
+            raise self.gen.error(node, f"cannot call the Python function `{name}` from a kernel; decorate it with "
                                    "@triton.jit to make it a device function, or with @triton.constexpr_function "
                                    "if it only computes compile-time values")
-        raise self.error(node, f"{name!r} is not callable")
+        raise self.gen.error(node, f"{name!r} is not callable")
 
     def _minmax(self, fn: Any, args: list[Any], node: ast.AST) -> Any:
         if len(args) == 1:
             args = list(tl._unwrap(args[0]))
         if not any(isinstance(a, tensor) for a in args):
-            return _wrap_python(fn(*[tl._unwrap(a) for a in args]))
+            return wrap_python(fn(*[tl._unwrap(a) for a in args]))
         acc = args[0]
         for a in args[1:]:
-            acc = self.semantic.minimum(acc, a) if fn is builtins.min else self.semantic.maximum(acc, a)
+            acc = self.gen.semantic.minimum(acc, a) if fn is builtins.min else self.gen.semantic.maximum(acc, a)
         return acc
 
-    # one definition, in calls.py; as a method, ``self`` is its ``gen``
-    call_jit_function = call_jit_function
 
-
-_STATIC_BUILTIN_OBJECTS = frozenset(getattr(builtins, n) for n in _STATIC_BUILTINS)
+_STATIC_BUILTIN_OBJECTS = frozenset(getattr(builtins, n) for n in STATIC_BUILTINS)
 
 
 def _static_builtin_objects() -> frozenset:

@@ -9,14 +9,18 @@ import contextlib
 import inspect
 from typing import Any, Iterator, Sequence
 
+from .._mlir import func as func_d
+from .._mlir import ir
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
+from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
+from ..language.device_function import DeviceFunction
 from .errors import CompilationError
+from .frontend import Generator, ReturnSignal
 
 
 def _flatten(v: Any, out: list[tensor]) -> Any:
     """Replace tensors inside ``v`` with placeholders (their index in ``out``)."""
-    from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
     if isinstance(v, tensor):
         out.append(v)
         return ("T", len(out) - 1, v.type)
@@ -32,7 +36,6 @@ def _flatten(v: Any, out: list[tensor]) -> Any:
 
 
 def _build_descriptor(block: Any, parts: list[Any]) -> Any:
-    from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
     handle = parts[0].handle
     if len(parts) == 1:
         return tensor_descriptor_base(handle, block)
@@ -65,12 +68,10 @@ def _rebuild(spec: Any, handles: Sequence[Any]) -> Any:
     return v if isinstance(v, (constexpr, tuple_value)) else constexpr(v)
 
 
-def _inline_call(gen: Any, fn: Any, bound: Any, node: Any) -> Any:
+def _inline_call(gen: Generator, fn: DeviceFunction, bound: inspect.BoundArguments) -> Any:
     """Generate ``fn``'s body at the current insertion point. Used inside the regions of tile ops (combine
     functions of reduce/scan, map_elementwise), where MLIR's inliner cannot reach calls."""
-    from .code_generator import CodeGenerator, ReturnSignal
-    sub = CodeGenerator(fn, gen.semantic, gen.module, gen.function_cache, arg_values=[], func_name="",
-                        is_kernel=False, call_stack=gen.call_stack, options=gen.options)
+    sub = gen.spawn(fn, "")
     sub.inline_calls = True
     for name, v in bound.arguments.items():
         sub.lscope[name] = v if isinstance(v, (tensor, tuple_value, constexpr)) else constexpr(tl._unwrap(v))
@@ -79,13 +80,13 @@ def _inline_call(gen: Any, fn: Any, bound: Any, node: Any) -> Any:
     except ReturnSignal:
         pass
     rets = sub.ret_values or []
-    if getattr(sub, "ret_is_tuple", False):
+    if sub.ret_is_tuple:
         return tuple_value(rets)
     return rets[0] if rets else constexpr(None)
 
 
 @contextlib.contextmanager
-def _seen_from(gen: Any, node: Any) -> Iterator[None]:
+def _seen_from(gen: Generator, node: Any) -> Iterator[None]:
     """An error inside a called @jit function also shows the call that led there, up to the kernel."""
     try:
         yield
@@ -93,14 +94,13 @@ def _seen_from(gen: Any, node: Any) -> Iterator[None]:
         raise err.called_from(gen.fn.__name__, gen.src, node, gen.filename, gen.first_line) from None
 
 
-def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any = None,
-                      inline: bool = False) -> Any:
+def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], kwargs: dict[str, Any],
+                      node: Any = None, inline: bool = False) -> Any:
     """Call a @jit device function: build (or reuse) a specialized ``func.func`` and call it; with
-    ``inline``, generate its body in place (inside the regions of tile ops). It is also the code generator's
-    method ``call_jit_function`` (CallMixin), which the language's builtins call on ``_generator``."""
-    from .code_generator import CodeGenerator
+    ``inline``, generate its body in place (inside the regions of tile ops). The code generator's method
+    ``call_jit_function``, which the language's builtins call on ``_generator``, is this function."""
     if node is None:   # called from a builtin (tl.reduce's combine, elementwise helpers): the call being visited
-        node = gen._last_node
+        node = gen.last_node
     if fn in gen.call_stack:
         chain = " -> ".join(f.__name__ for f in gen.call_stack + (fn, ))
         raise gen.error(node, f"recursive call of @jit function `{fn.__name__}` ({chain}); kernels cannot "
@@ -111,9 +111,9 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
     except TypeError as exc:
         raise gen.error(node, f"bad arguments for `{fn.__name__}`: {exc}") from None
     bound.apply_defaults()
-    if inline or getattr(gen, "inline_calls", False):
+    if inline or gen.inline_calls:
         with _seen_from(gen, node):
-            return _inline_call(gen, fn, bound, node)
+            return _inline_call(gen, fn, bound)
     tensors: list[tensor] = []
     specs = []
     for name, param in sig.parameters.items():
@@ -126,31 +126,20 @@ def call_jit_function(gen: Any, fn: Any, args: Sequence[Any], kwargs: dict[str, 
         if fn.is_constexpr_param(name) and not isinstance(v, tensor):
             specs.append(("C", v if isinstance(v, constexpr) else constexpr(tl._unwrap(v))))
         else:
-            from ..language.descriptor import tensor_descriptor_base
             passthrough = (tensor, tuple_value, constexpr, tensor_descriptor_base)
             specs.append(_flatten(v if isinstance(v, passthrough) else constexpr(v), tensors))
     key = (fn.cache_key, tuple(_spec_key(s) for s in specs))
     entry = gen.function_cache.get(key)
     if entry is None:
         fname = f"{fn.__name__}__{len(gen.function_cache)}"
-        arg_values = [_rebuild(s, [t.handle for t in tensors]) if s[0] != "T" else None for s in specs]
-        arg_types: list[Any] = []
-        flat_params: list[tuple[str, Any]] = []
         # parameters are flattened: each tensor becomes one IR argument
-        for name, s in zip(sig.parameters, specs):
-            flat_params.append((name, s))
-        sub = CodeGenerator(fn, gen.semantic, gen.module, gen.function_cache, arg_values=[], func_name=fname,
-                            is_kernel=False, call_stack=gen.call_stack, options=gen.options)
-        sub.arg_values = []
-        arg_types = [t.type for t in tensors]
-        sub._param_specs = flat_params  # type: ignore[attr-defined]
+        flat_params = list(zip(sig.parameters, specs))
+        sub = gen.spawn(fn, fname)
         with _seen_from(gen, node):
-            entry_spec = _generate_callee(sub, arg_types, flat_params)
+            entry_spec = _generate_callee(sub, [t.type for t in tensors], flat_params)
         gen.function_cache[key] = entry = (fname, entry_spec)
-        del arg_values
     fname, ret_spec = entry
     b = gen.builder
-    from .._mlir import ir
     attrs = {"callee": ir.FlatSymbolRefAttr.get(fname, context=b.context)}
     if fn.noinline:
         attrs["no_inline"] = ir.UnitAttr.get(b.context)
@@ -191,12 +180,9 @@ def _rebuild_return(spec: Any, handles: list[Any]) -> Any:
     return build(spec)
 
 
-def _generate_callee(sub: Any, arg_types: list[Any], params: list[tuple[str, Any]]) -> Any:
+def _generate_callee(sub: Generator, arg_types: list[Any], params: list[tuple[str, Any]]) -> Any:
     """Generate the callee; returns the spec of its return value (tensors, tuples, constants)."""
-    from .code_generator import ReturnSignal
     b = sub.builder
-    from .._mlir import func as func_d
-    from .._mlir import ir
     ir_args = [sub.semantic.ir_type(t) for t in arg_types]
     with b.context, b.loc:
         with ir.InsertionPoint.at_block_begin(sub.module.body):
@@ -216,8 +202,7 @@ def _generate_callee(sub: Any, arg_types: list[Any], params: list[tuple[str, Any
             except ReturnSignal:
                 pass
             rets = sub.ret_values or []
-            is_tuple = getattr(sub, "ret_is_tuple", False)
-            value: Any = tuple_value(rets) if is_tuple else (rets[0] if rets else None)
+            value: Any = tuple_value(rets) if sub.ret_is_tuple else (rets[0] if rets else None)
             flat: list[tensor] = []
             spec = _flatten(value, flat) if value is not None else None
             b.op("func.return", [t.handle for t in flat], [])

@@ -3,6 +3,10 @@
 Every expression evaluates to a ``tl.tensor`` (a value in the IR), a ``tl.constexpr`` (known while
 compiling), or a plain Python object (modules, functions, dtypes). Control flow on compile-time
 values is resolved here; on run-time values it becomes ``scf`` operations (see :mod:`.control_flow`).
+
+The code generator holds the state of one function and the statements that change it (assignments,
+``return``, ``assert``); expressions, calls and run-time control flow are its collaborators, each given the
+generator as a :class:`~.frontend.Generator`, and each node goes to the one that handles its class.
 """
 from __future__ import annotations
 
@@ -10,21 +14,25 @@ import ast
 from typing import Any, Callable, Optional, Sequence
 
 from .. import knobs
+from .._mlir import func as func_d
+from .._mlir import ir
 from ..language import core as tl
 from ..language.core import CompileTimeError, constexpr, tensor, tuple_value
-from .call_visitor import CallMixin, _wrap_python
-from .control_flow import ControlFlowMixin
-from .expr_visitor import _BINOPS, ExpressionMixin
+from ..language.device_function import DeviceFunction
+from . import calls
+from .call_visitor import CallVisitor
+from .control_flow import ControlFlow, contains_return
 from .errors import (UNSUPPORTED_CONSTRUCTS, CompilationError, CompileTimeAssertionFailure,
                      UnsupportedLanguageConstruct)
+from .expr_visitor import _BINOPS, ExpressionVisitor
+from .frontend import Generator, ReturnSignal, Visitors, wrap_python
+from .kernel_args import ArgSpec, build, flat_args
 
-class ReturnSignal(Exception):
-    pass
 
-
-class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisitor):
-    def __init__(self, fn: Any, semantic: Any, module: Any, function_cache: dict, *, arg_values: Sequence[Any],
-                 func_name: str, is_kernel: bool, call_stack: tuple = (), options: Any = None) -> None:
+class CodeGenerator(ast.NodeVisitor):
+    def __init__(self, fn: DeviceFunction, semantic: Any, module: Any, function_cache: dict, *,
+                 arg_values: Sequence[Any], func_name: str, is_kernel: bool, call_stack: tuple = (),
+                 options: Any = None) -> None:
         self.fn = fn
         self.semantic = semantic
         self.builder = semantic.builder
@@ -39,7 +47,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
         self.local_defs: dict[str, Any] = {}
         self.gscope = dict(fn.get_globals())
         self.ret_values: Optional[list[Any]] = None
-        self.ret_types: Optional[list[Any]] = None
+        self.ret_is_tuple = False
         self.returned = False
         self.filename = fn.filename
         self.first_line = fn.first_line
@@ -47,21 +55,46 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
         self.func_op: Any = None
         #: generate called @jit functions in place (set inside the regions of tile ops)
         self.inline_calls = False
-        self._last_node: Optional[ast.AST] = None
+        self.last_node: Optional[ast.AST] = None
+        self.expressions = ExpressionVisitor(self)
+        self.calls = CallVisitor(self)
+        self.control = ControlFlow(self)
+        self._visitors: Visitors = {**self.expressions.visitors(), **self.calls.visitors(), **self.control.visitors()}
+
+    def spawn(self, fn: DeviceFunction, func_name: str) -> Generator:
+        return CodeGenerator(fn, self.semantic, self.module, self.function_cache, arg_values=[], func_name=func_name,
+                             is_kernel=False, call_stack=self.call_stack, options=self.options)
+
+    # -- what the collaborators call on each other (Generator) ------------------------------------
+    def binary(self, method: str, lhs: Any, rhs: Any, node: ast.AST) -> Any:
+        return self.expressions.binary(method, lhs, rhs, node)
+
+    def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
+        return self.calls.call(fn, args, kwargs, node)
+
+    def call_jit_function(self, fn: Any, args: Sequence[Any], kwargs: dict[str, Any], node: Any = None,
+                          inline: bool = False) -> Any:
+        return calls.call_jit_function(self, fn, args, kwargs, node, inline)
+
+    def if_expression(self, node: ast.IfExp, cond: tensor) -> tensor:
+        return self.control.if_expression(node, cond)
 
     # -- errors ------------------------------------------------------------------------------------
     def error(self, node: Optional[ast.AST], message: str, cls: type = CompilationError) -> CompilationError:
         return cls(self.fn.__name__, self.src, node, message, self.filename, self.first_line)
 
-    def visit(self, node: ast.AST) -> Any:
+    def visit(self, node: Optional[ast.AST]) -> Any:
         if node is None:
             return None
+        visitor = self._visitors.get(type(node))
+        if visitor is not None:
+            return self._visit_node(node, lambda: visitor(node))
         return self._visit_node(node, lambda: super(CodeGenerator, self).visit(node))
 
     def _visit_node(self, node: ast.AST, run: Callable[[], Any]) -> Any:
-        last = self._last_node
+        last = self.last_node
         if hasattr(node, "lineno"):
-            self._last_node = node
+            self.last_node = node
             self.builder.set_loc(self.filename, node.lineno + self.first_line - 1, node.col_offset + 1)
         try:
             return run()
@@ -72,7 +105,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
                 raise
             raise self._as_compilation_error(node, exc) from exc
         finally:
-            self._last_node = last
+            self.last_node = last
             if last is not None and hasattr(last, "lineno"):
                 self.builder.set_loc(self.filename, last.lineno + self.first_line - 1, last.col_offset + 1)
 
@@ -100,9 +133,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
         return self.visit_function(fdef, arg_types)
 
     def visit_function(self, node: ast.FunctionDef, arg_types: Sequence[Any]) -> Any:
-        from ..language.core import tensor as T
         b = self.builder
-        from .kernel_args import ArgSpec, build, flat_args
         flat = []
         for i, t in enumerate(arg_types):
             if isinstance(t, ArgSpec):
@@ -110,8 +141,6 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
             elif t is not None:
                 flat.append(t)
         ir_args = [self.semantic.ir_type(t) for t in flat]
-        from .._mlir import func as func_d
-        from .._mlir import ir
         with b.context, b.loc:
             ftype = ir.FunctionType.get(ir_args, [])
             with ir.InsertionPoint(self.module.body):
@@ -123,14 +152,14 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
         with b.at(entry):
             for name, ty, val in zip(params, arg_types, self.arg_values):
                 if ty is None:
-                    self.lscope[name] = val if isinstance(val, (constexpr, tuple_value)) else _wrap_python(val)
+                    self.lscope[name] = val if isinstance(val, (constexpr, tuple_value)) else wrap_python(val)
                 elif isinstance(ty, ArgSpec):
                     try:
                         self.lscope[name] = build(ty, ir_args_iter, self.semantic)
                     except CompileTimeError as exc:  # a host descriptor the language refuses
                         raise self.error(node, f"argument `{name}`: {exc}") from None
                 else:
-                    self.lscope[name] = T(next(ir_args_iter), ty)
+                    self.lscope[name] = tensor(next(ir_args_iter), ty)
             try:
                 self.visit_compound(node.body)
             except ReturnSignal:
@@ -149,13 +178,12 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
 
     # -- statements ------------------------------------------------------------------------------
     def visit_compound(self, stmts: Sequence[ast.stmt]) -> None:
-        from .control_flow import contains_return
         for i, stmt in enumerate(stmts):
             if self.returned:
                 raise self.error(stmt, "code after `return` is not supported; move it before the return")
             if isinstance(stmt, ast.If) and contains_return(stmt):
                 # an early return: the rest of the body runs on the paths that do not return
-                self._visit_node(stmt, lambda: self.visit_If(stmt, rest=stmts[i + 1:]))
+                self._visit_node(stmt, lambda: self.control.visit_If(stmt, rest=stmts[i + 1:]))
                 return
             self.visit(stmt)
 
@@ -170,7 +198,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
             return None  # docstring
         self.visit(node.value)
 
-    def _assign_target(self, target: ast.AST, value: Any) -> None:
+    def assign_target(self, target: ast.AST, value: Any) -> None:
         if isinstance(target, ast.Name):
             if isinstance(value, (int, float, bool)) or value is None:
                 value = constexpr(value)
@@ -185,7 +213,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
             if len(vals) != len(target.elts):
                 raise self.error(target, f"cannot unpack {len(vals)} values into {len(target.elts)} names")
             for t, v in zip(target.elts, vals):
-                self._assign_target(t, _wrap_python(v))
+                self.assign_target(t, wrap_python(v))
             return
         if isinstance(target, ast.Subscript):
             raise self.error(target, "tensors are immutable in kernels: build a new one (e.g. with tl.where) "
@@ -195,7 +223,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
         for target in node.targets:
-            self._assign_target(target, value)
+            self.assign_target(target, value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         ann = self.visit(node.annotation)
@@ -205,14 +233,14 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, CallMixin, ast.NodeVisito
                 raise self.error(node.value, f"{ast.unparse(node.target)} is annotated tl.constexpr but its value "
                                              "is only known at run time")
             value = constexpr(value)
-        self._assign_target(node.target, value)
+        self.assign_target(node.target, value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "augmented assignment needs a plain name on the left")
         lhs = self.visit(ast.Name(id=node.target.id, ctx=ast.Load(), lineno=node.lineno, col_offset=node.col_offset))
         rhs = self.visit(node.value)
-        self._assign_target(node.target, self._binary(_BINOPS[type(node.op)], lhs, rhs, node))
+        self.assign_target(node.target, self.binary(_BINOPS[type(node.op)], lhs, rhs, node))
 
     def visit_Return(self, node: ast.Return) -> None:
         value = self.visit(node.value) if node.value is not None else None

@@ -7,10 +7,14 @@ then for real with those variables as loop-carried values.
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, Sequence
+import builtins
+import warnings
+from typing import Any, Callable, Optional, Sequence
 
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
+from ..language.elementwise import condition
+from .frontend import Generator, ReturnSignal, Visitors
 
 
 def _type_name(v: Any) -> str:
@@ -55,63 +59,63 @@ def _same_static(a: Any, b: Any) -> bool:
     return type(ua) is type(ub) and ua == ub
 
 
-class ControlFlowMixin:
-    lscope: dict
-    local_defs: dict
-    semantic: Any
-    builder: Any
+class ControlFlow:
+    def __init__(self, gen: Generator) -> None:
+        self.gen = gen
+        #: what the block :meth:`_run_block` last ran returned (None: it did not return)
+        self._block_returns: Optional[list[Any]] = None
+
+    def visitors(self) -> Visitors:
+        return {ast.If: self.visit_If, ast.For: self.visit_For, ast.While: self.visit_While}
 
     # -- helpers ---------------------------------------------------------------------------------
     def _run_block(self, stmts: Sequence[ast.stmt], scope: dict) -> tuple[dict, dict, bool]:
         """Visit ``stmts`` with a copy of ``scope``; return (scope after, names assigned, returned).
 
         When the block returned, ``self._block_returns`` holds what it returned (a list of values)."""
-        saved_scope, saved_defs, saved_ret = self.lscope, self.local_defs, self.returned  # type: ignore
-        saved_values = self.ret_values  # type: ignore[has-type]
-        self.lscope, self.local_defs = dict(scope), {}
-        self.ret_values = None
-        from .code_generator import ReturnSignal
+        gen = self.gen
+        saved_scope, saved_defs, saved_ret, saved_values = gen.lscope, gen.local_defs, gen.returned, gen.ret_values
+        gen.lscope, gen.local_defs = dict(scope), {}
+        gen.ret_values = None
         returned = False
         try:
-            self.visit_compound(stmts)  # type: ignore[attr-defined]
+            gen.visit_compound(stmts)
         except ReturnSignal:
             returned = True
-        returned = returned or self.returned  # type: ignore[has-type]
-        self._block_returns = list(self.ret_values or []) if returned else None
+        returned = returned or gen.returned
+        self._block_returns = list(gen.ret_values or []) if returned else None
         try:
-            return self.lscope, self.local_defs, returned
+            return gen.lscope, gen.local_defs, returned
         finally:
-            self.lscope, self.local_defs, self.returned = saved_scope, saved_defs, saved_ret  # type: ignore
-            self.ret_values = saved_values
+            gen.lscope, gen.local_defs, gen.returned, gen.ret_values = saved_scope, saved_defs, saved_ret, saved_values
 
     def _carried_value(self, node: ast.AST, name: str, v: Any) -> tensor:
         if isinstance(v, tensor):
             return v
         if isinstance(v, constexpr) and isinstance(v.value, (int, float, bool)):
-            return self.semantic.to_tensor(v)
-        raise self.error(node, f"`{name}` changes inside run-time control flow but holds {_type_name(v)}, "  # type: ignore
+            return self.gen.semantic.to_tensor(v)
+        raise self.gen.error(node, f"`{name}` changes inside run-time control flow but holds {_type_name(v)}, "
                                "which only exists at compile time")
 
     # -- if ----------------------------------------------------------------------------------------
     def _scalar_condition(self, node: ast.AST, cond: tensor) -> Any:
         if cond.type.is_block() and cond.type.numel == 1:
             # Triton takes a one-element block as its element (with this warning): test_core.py::test_unsplat
-            import warnings
             warnings.warn(f"If conditional called with multidimensional Tensor instead of scalar; please use "
                           f"\"if ({ast.unparse(getattr(node, 'test', node))}).item()\" instead", stacklevel=2)
-            cond = self.semantic.unsplat(cond)  # type: ignore[attr-defined]
+            cond = self.gen.semantic.unsplat(cond)
         if cond.type.is_block():
-            raise self.error(node, f"an `if` condition must be a scalar, got a block of type {cond.type}; "  # type: ignore
+            raise self.gen.error(node, f"an `if` condition must be a scalar, got a block of type {cond.type}; "
                                    "use tl.where for elementwise choices")
-        return self.semantic.cast(cond, tl.int1).handle
+        return self.gen.semantic.cast(cond, tl.int1).handle
 
     def visit_If(self, node: ast.If, rest: Sequence[ast.stmt] = ()) -> None:
         """``rest``: the statements after this ``if`` in the function body, when a branch returns early; they
         run in each branch that does not return, so both branches end the function."""
-        cond = self.visit(node.test)  # type: ignore[attr-defined]
+        cond = self.gen.visit(node.test)
         if not isinstance(cond, tensor):
             body = node.body if tl._unwrap(cond) else node.orelse
-            self.visit_compound(list(body) + list(rest))  # type: ignore[attr-defined]
+            self.gen.visit_compound(list(body) + list(rest))
             return
         then_stmts = list(node.body) + ([] if always_returns(node.body) else list(rest))
         else_stmts = list(node.orelse) + ([] if always_returns(node.orelse) else list(rest))
@@ -130,18 +134,18 @@ class ControlFlowMixin:
     def _emit_if(self, node: ast.AST, cond: tensor, then_fn: Callable, else_fn: Callable,
                  want: Sequence[str] | None = None, early_return: bool = False,
                  returns: list | None = None) -> list[tensor]:
-        b = self.builder
+        b = self.gen.builder
         c = self._scalar_condition(node, cond)
         tmp = b.op("scf.if", [c], [], regions=2)
         then_block = tmp.regions[0].blocks.append()
         else_block = tmp.regions[1].blocks.append()
-        liveins = dict(self.lscope)
+        liveins = dict(self.gen.lscope)
         with b.at(then_block):
             then_scope, then_defs, then_ret = then_fn(liveins)
         with b.at(else_block):
             else_scope, else_defs, else_ret = else_fn(liveins)
         if (then_ret or else_ret) and not early_return:
-            raise self.error(node, "`return` inside a run-time `if` is not supported here; assign the result to a "  # type: ignore
+            raise self.gen.error(node, "`return` inside a run-time `if` is not supported here; assign the result to a "
                                    "variable and return it after the if")
         if early_return:
             return self._if_returns(node, c, tmp, then_block, else_block, returns or [None, None])
@@ -161,7 +165,7 @@ class ControlFlowMixin:
             with b.at(else_block):
                 ev = self._carried_value(node, n, ev)
             if tv.type != ev.type:
-                raise self.error(node, f"`{n}` has type {tv.type} after the then-branch but {ev.type} after the "  # type: ignore
+                raise self.gen.error(node, f"`{n}` has type {tv.type} after the then-branch but {ev.type} after the "
                                        "else-branch; make both branches produce the same type")
             then_vals.append((n, tv))
             else_vals.append((n, ev))
@@ -176,21 +180,21 @@ class ControlFlowMixin:
         results = []
         for i, (n, v) in enumerate(then_vals):
             t = tensor(real.results[i], v.type)
-            self.lscope[n] = t
-            self.local_defs[n] = t
+            self.gen.lscope[n] = t
+            self.gen.local_defs[n] = t
             results.append(t)
         for n, v in static.items():
-            self.lscope[n] = v
-            self.local_defs[n] = v
+            self.gen.lscope[n] = v
+            self.gen.local_defs[n] = v
         return results
 
     def _if_returns(self, node: ast.AST, c: Any, tmp: Any, then_block: Any, else_block: Any,
                     returns: list) -> list[tensor]:
         """An ``if`` that ends the function: its branches' return values become the ``scf.if`` results."""
-        b = self.builder
+        b = self.gen.builder
         then_vals, else_vals = (list(r or []) for r in returns)
         if len(then_vals) != len(else_vals):
-            raise self.error(node, "the branches of this `if` return different numbers of values; return the "  # type: ignore
+            raise self.gen.error(node, "the branches of this `if` return different numbers of values; return the "
                                    "same kind of value on every path")
         ty, yields = [], ([], [])
         static: list = []
@@ -203,7 +207,7 @@ class ControlFlowMixin:
             with b.at(else_block):
                 ev = self._carried_value(node, "return value", ev)
             if tv.type != ev.type:
-                raise self.error(node, f"this function returns {tv.type} on one path and {ev.type} on another; "  # type: ignore
+                raise self.gen.error(node, f"this function returns {tv.type} on one path and {ev.type} on another; "
                                        "convert them to one type")
             ty.append(tv.type)
             yields[0].append(tv.handle)
@@ -224,8 +228,8 @@ class ControlFlowMixin:
                 k += 1
             else:
                 results.append(sv)
-        self.ret_values = results  # type: ignore[attr-defined]
-        self.returned = True  # type: ignore[attr-defined]
+        self.gen.ret_values = results
+        self.gen.returned = True
         return [r for r in results if isinstance(r, tensor)]
 
     def if_expression(self, node: ast.IfExp, cond: tensor) -> tensor:
@@ -233,64 +237,63 @@ class ControlFlowMixin:
 
         def branch(expr: ast.AST) -> Callable:
             def run(scope: dict) -> tuple[dict, dict, bool]:
-                value = self.visit(expr)  # type: ignore[attr-defined]
+                value = self.gen.visit(expr)
                 return {key: value}, {key: value}, False
             return run
 
         results = self._emit_if(node, cond, branch(node.body), branch(node.orelse), want=[key])
-        self.lscope.pop(key, None)
-        self.local_defs.pop(key, None)
+        self.gen.lscope.pop(key, None)
+        self.gen.local_defs.pop(key, None)
         if not results:
-            raise self.error(node, "a run-time conditional expression must produce a value in both branches")  # type: ignore
+            raise self.gen.error(node, "a run-time conditional expression must produce a value in both branches")
         return results[0]
 
     # -- for ---------------------------------------------------------------------------------------
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
-            raise self.error(node, "`for ... else` is not supported in kernels")  # type: ignore
+            raise self.gen.error(node, "`for ... else` is not supported in kernels")
         it = node.iter
         if not isinstance(it, ast.Call):
-            iterable = self.visit(it)  # type: ignore[attr-defined]
+            iterable = self.gen.visit(it)
             return self._unrolled(node, tl._unwrap(iterable))
-        fn = tl._unwrap(self.visit(it.func))  # type: ignore[attr-defined]
-        args = [self.visit(a) for a in it.args]  # type: ignore[attr-defined]
-        kwargs = {kw.arg: self.visit(kw.value) for kw in it.keywords}  # type: ignore[attr-defined]
-        import builtins
+        fn = tl._unwrap(self.gen.visit(it.func))
+        args = [self.gen.visit(a) for a in it.args]
+        kwargs = {kw.arg: self.gen.visit(kw.value) for kw in it.keywords}
         if fn is tl.static_range:
             r = tl.static_range(*args, **kwargs)
             return self._unrolled(node, range(tl._unwrap(r.start), tl._unwrap(r.end), tl._unwrap(r.step)))
         if fn is builtins.range or fn is tl.range:
             r = tl.range(*args, **kwargs)
             return self._scf_for(node, r)
-        iterable = self.call(fn, args, kwargs, it)  # type: ignore[attr-defined]
+        iterable = self.gen.call(fn, args, kwargs, it)
         return self._unrolled(node, tl._unwrap(iterable))
 
     def _unrolled(self, node: ast.For, values: Any) -> None:
         if isinstance(values, tensor):
-            raise self.error(node.iter, "cannot iterate over a tensor; use range() over its length")  # type: ignore
+            raise self.gen.error(node.iter, "cannot iterate over a tensor; use range() over its length")
         try:
             items = list(values.values if isinstance(values, tuple_value) else values)
         except TypeError:
-            raise self.error(node.iter, f"cannot iterate over {values!r} in a kernel") from None  # type: ignore
+            raise self.gen.error(node.iter, f"cannot iterate over {values!r} in a kernel") from None
         for v in items:
-            self._assign_target(node.target, v if isinstance(v, (tensor, constexpr, tuple_value))  # type: ignore
+            self.gen.assign_target(node.target, v if isinstance(v, (tensor, constexpr, tuple_value))
                                 else constexpr(v))
-            self.visit_compound(node.body)  # type: ignore[attr-defined]
+            self.gen.visit_compound(node.body)
 
     def _bound(self, v: Any) -> tensor:
-        t = self.semantic.to_tensor(v)
+        t = self.gen.semantic.to_tensor(v)
         if t.type.is_block() or not t.dtype.is_int():
             raise tl.CompileTimeError(f"loop bounds must be integer scalars, got {t.type}")
         return t
 
     def _scf_for(self, node: ast.For, r: tl.range) -> None:
-        s, b = self.semantic, self.builder
+        s, b = self.gen.semantic, self.gen.builder
         if not isinstance(node.target, ast.Name):
-            raise self.error(node.target, "the loop variable must be a single name")  # type: ignore
+            raise self.gen.error(node.target, "the loop variable must be a single name")
         step_c = tl._unwrap(r.step)
         negative = isinstance(step_c, int) and step_c < 0
         if isinstance(step_c, int) and step_c == 0:
-            raise self.error(node.iter, "range() step must not be zero")  # type: ignore
+            raise self.gen.error(node.iter, "range() step must not be zero")
         lb, ub, st = self._bound(r.start), self._bound(r.end), self._bound(r.step)
         ity = tl.int64 if tl.int64 in (lb.dtype, ub.dtype, st.dtype) or tl.uint64 in (lb.dtype, ub.dtype, st.dtype) \
             else tl.int32
@@ -319,7 +322,7 @@ class ControlFlowMixin:
             scope[name] = ivt
             return scope
 
-        liveins = dict(self.lscope)
+        liveins = dict(self.gen.lscope)
         # 1) dry run: which live-in names does the body assign?
         tmp = b.op("scf.for", [lb.handle, ub.handle, st.handle], [], regions=1)
         tblock = tmp.regions[0].blocks.append(iv_ir)
@@ -327,7 +330,7 @@ class ControlFlowMixin:
             _, defs, returned = self._run_block(node.body, body_scope(tblock.arguments[0], liveins))
         tmp.erase()
         if returned:
-            raise self.error(node, "`return` inside a loop is not supported")  # type: ignore
+            raise self.gen.error(node, "`return` inside a loop is not supported")
         carried = [n for n in defs if n in liveins and n != name]
         inits = [self._carried_value(node, n, liveins[n]) for n in carried]
         # 2) the real loop
@@ -343,29 +346,29 @@ class ControlFlowMixin:
             for n, v in zip(carried, inits):
                 nv = self._carried_value(node, n, after[n])
                 if nv.type != v.type:
-                    raise self.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "  # type: ignore
+                    raise self.gen.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "
                                            f"{nv.type} after an iteration; keep its type the same (initialize it "
                                            "with the type the loop produces, e.g. tl.zeros(..., dtype=...))")
                 outs.append(nv.handle)
             b.yield_(outs)
         for i, (n, v) in enumerate(zip(carried, inits)):
             t = tensor(op.results[i], v.type)
-            self.lscope[n] = t
-            self.local_defs[n] = t
+            self.gen.lscope[n] = t
+            self.gen.local_defs[n] = t
 
     # -- while -------------------------------------------------------------------------------------
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
-            raise self.error(node, "`while ... else` is not supported in kernels")  # type: ignore
-        b = self.builder
-        liveins = dict(self.lscope)
+            raise self.gen.error(node, "`while ... else` is not supported in kernels")
+        b = self.gen.builder
+        liveins = dict(self.gen.lscope)
         tmp = b.op("scf.execute_region", [], [], regions=1)
         tblock = tmp.regions[0].blocks.append()
         with b.at(tblock):
             _, defs, returned = self._run_block(node.body, liveins)
         tmp.erase()
         if returned:
-            raise self.error(node, "`return` inside a loop is not supported")  # type: ignore
+            raise self.gen.error(node, "`return` inside a loop is not supported")
         carried = [n for n in defs if n in liveins]
         inits = [self._carried_value(node, n, liveins[n]) for n in carried]
         types = [v.handle.type for v in inits]
@@ -376,17 +379,16 @@ class ControlFlowMixin:
         for i, (n, v) in enumerate(zip(carried, inits)):
             scope[n] = tensor(before.arguments[i], v.type)
         with b.at(before):
-            saved = self.lscope
-            self.lscope = scope
+            saved = self.gen.lscope
+            self.gen.lscope = scope
             try:
-                cond = self.visit(node.test)  # type: ignore[attr-defined]
+                cond = self.gen.visit(node.test)
             finally:
-                self.lscope = saved
-            from ..language.elementwise import condition
+                self.gen.lscope = saved
             if isinstance(cond, condition):
                 cond = tl._unwrap(cond.condition)
             if not isinstance(cond, tensor):
-                cond = self.semantic.to_tensor(cond)
+                cond = self.gen.semantic.to_tensor(cond)
             c = self._scalar_condition(node.test, cond)
             b.op("scf.condition", [c] + list(before.arguments), [])
         scope = dict(liveins)
@@ -398,11 +400,11 @@ class ControlFlowMixin:
             for n, v in zip(carried, inits):
                 nv = self._carried_value(node, n, result_scope[n])
                 if nv.type != v.type:
-                    raise self.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "  # type: ignore
+                    raise self.gen.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "
                                            f"{nv.type} after an iteration; keep its type the same")
                 outs.append(nv.handle)
             b.yield_(outs)
         for i, (n, v) in enumerate(zip(carried, inits)):
             t = tensor(op.results[i], v.type)
-            self.lscope[n] = t
-            self.local_defs[n] = t
+            self.gen.lscope[n] = t
+            self.gen.local_defs[n] = t

@@ -1,7 +1,7 @@
 """Expressions of a @jit function: names, constants, operators, subscripts, attributes.
 
-Split from :mod:`.code_generator`; mixed into ``CodeGenerator``, which provides ``visit``, ``error``,
-``semantic``, ``lscope``/``gscope`` and ``if_expression``.
+A collaborator of the code generator: it reaches the generator's state and the other visitors through the
+:class:`~.frontend.Generator` it is given.
 """
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from typing import Any
 from .. import knobs
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
-from .call_visitor import _STATIC_BUILTINS, _is_jit, _wrap_python
+from ..language.device_function import DeviceFunction
+from .call_visitor import STATIC_BUILTINS
+from .frontend import Generator, Visitors, wrap_python
 
 _BINOPS = {
     ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__", ast.FloorDiv: "__floordiv__",
@@ -29,8 +31,17 @@ _REFLECT = {"__lt__": "__gt__", "__le__": "__ge__", "__gt__": "__lt__", "__ge__"
             "__ne__": "__ne__"}
 
 
-class ExpressionMixin:
-    # listed before ast.NodeVisitor in CodeGenerator's bases: NodeVisitor defines its own visit_Constant
+class ExpressionVisitor:
+    def __init__(self, gen: Generator) -> None:
+        self.gen = gen
+
+    def visitors(self) -> Visitors:
+        return {ast.Constant: self.visit_Constant, ast.JoinedStr: self.visit_JoinedStr,
+                ast.FormattedValue: self.visit_FormattedValue, ast.Name: self.visit_Name, ast.Tuple: self.visit_Tuple,
+                ast.List: self.visit_Tuple, ast.Slice: self.visit_Slice, ast.Subscript: self.visit_Subscript,
+                ast.Attribute: self.visit_Attribute, ast.UnaryOp: self.visit_UnaryOp, ast.BinOp: self.visit_BinOp,
+                ast.Compare: self.visit_Compare, ast.BoolOp: self.visit_BoolOp, ast.IfExp: self.visit_IfExp}
+
     def visit_Constant(self, node: ast.Constant) -> Any:
         return constexpr(node.value)
 
@@ -40,12 +51,12 @@ class ExpressionMixin:
             if isinstance(v, ast.Constant):
                 parts.append(str(v.value))
             elif isinstance(v, ast.FormattedValue):
-                val = self.visit(v.value)
+                val = self.gen.visit(v.value)
                 if isinstance(val, tensor):
-                    raise self.error(v, "f-strings can only format compile-time values; pass tensors to "
+                    raise self.gen.error(v, "f-strings can only format compile-time values; pass tensors to "
                                         "tl.device_print as arguments")
                 val = tl._unwrap(val)
-                spec = tl._unwrap(self.visit(v.format_spec)) if v.format_spec is not None else ""
+                spec = tl._unwrap(self.gen.visit(v.format_spec)) if v.format_spec is not None else ""
                 conv = {115: str, 114: repr, 97: ascii}.get(v.conversion, lambda x: x)
                 parts.append(format(conv(val), spec))
         return constexpr("".join(parts))
@@ -55,28 +66,28 @@ class ExpressionMixin:
 
     def visit_Name(self, node: ast.Name) -> Any:
         name = node.id
-        if name in self.lscope:
-            return self.lscope[name]
-        if name in self.gscope:
-            return self._global(node, name, self.gscope[name])
+        if name in self.gen.lscope:
+            return self.gen.lscope[name]
+        if name in self.gen.gscope:
+            return self._global(node, name, self.gen.gscope[name])
         if hasattr(builtins, name):
             obj = getattr(builtins, name)
-            if name in ("range", "min", "max", "print") or name in _STATIC_BUILTINS or name in ("True", "False",
+            if name in ("range", "min", "max", "print") or name in STATIC_BUILTINS or name in ("True", "False",
                                                                                                     "None"):
                 return obj
-            raise self.error(node, f"the Python builtin `{name}` cannot be used in a kernel")
-        raise self.error(node, f"name `{name}` is not defined")
+            raise self.gen.error(node, f"the Python builtin `{name}` cannot be used in a kernel")
+        raise self.gen.error(node, f"name `{name}` is not defined")
 
     def _global(self, node: ast.AST, name: str, val: Any) -> Any:
-        if isinstance(val, (constexpr, types.ModuleType, type, tl.dtype)) or callable(val) or _is_jit(val):
+        if isinstance(val, (constexpr, types.ModuleType, type, tl.dtype)) or callable(val) or isinstance(val, DeviceFunction):
             return val
         if val is None or isinstance(val, (tl.base_value, )):
-            return _wrap_python(val)
+            return wrap_python(val)
         if knobs.compilation.allow_non_constexpr_globals:
-            return _wrap_python(val)
+            return wrap_python(val)
         if getattr(val, "__triton_constexpr__", False):
-            return _wrap_python(val)
-        raise self.error(node, f"cannot read the global variable `{name}` from a kernel: only globals created as "
+            return wrap_python(val)
+        raise self.gen.error(node, f"cannot read the global variable `{name}` from a kernel: only globals created as "
                                f"`{name} = tl.constexpr(...)` (and modules, functions, dtypes) are compile-time "
                                "constants. Wrap it in tl.constexpr, or pass it as an argument "
                                "(TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lifts the check)")
@@ -85,67 +96,66 @@ class ExpressionMixin:
         vals = []
         for e in node.elts:
             if isinstance(e, ast.Starred):
-                v = self.visit(e.value)
+                v = self.gen.visit(e.value)
                 vals += list(v.values if isinstance(v, tuple_value) else tl._unwrap(v))
             else:
-                vals.append(self.visit(e))
+                vals.append(self.gen.visit(e))
         return tuple_value(vals)
 
-    visit_List = visit_Tuple
 
     def visit_Slice(self, node: ast.Slice) -> Any:
-        lo = tl._unwrap(self.visit(node.lower)) if node.lower else None
-        hi = tl._unwrap(self.visit(node.upper)) if node.upper else None
-        st = tl._unwrap(self.visit(node.step)) if node.step else None
+        lo = tl._unwrap(self.gen.visit(node.lower)) if node.lower else None
+        hi = tl._unwrap(self.gen.visit(node.upper)) if node.upper else None
+        st = tl._unwrap(self.gen.visit(node.step)) if node.step else None
         return slice(lo, hi, st)
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
-        value = self.visit(node.value)
-        idx = self.visit(node.slice)
+        value = self.gen.visit(node.value)
+        idx = self.gen.visit(node.slice)
         if isinstance(value, tensor):
-            return self.semantic.subscript(value, idx)
+            return self.gen.semantic.subscript(value, idx)
         if isinstance(value, tuple_value):
             i = tl._unwrap(idx)
             if isinstance(i, tensor):
-                raise self.error(node.slice, "tuples can only be indexed with compile-time integers")
+                raise self.gen.error(node.slice, "tuples can only be indexed with compile-time integers")
             return value[i]
         raw = tl._unwrap(value)
-        return _wrap_python(raw[tl._unwrap(idx)])
+        return wrap_python(raw[tl._unwrap(idx)])
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        value = self.visit(node.value)
+        value = self.gen.visit(node.value)
         attr = node.attr
         if isinstance(value, tensor):
             if attr == "T":
-                return self.semantic.permute(value, list(range(len(value.shape)))[:-2] +
+                return self.gen.semantic.permute(value, list(range(len(value.shape)))[:-2] +
                                              [len(value.shape) - 1, len(value.shape) - 2])
             if attr in ("dtype", "type", "shape", "numel", "handle"):
-                return _wrap_python(getattr(value, attr))
+                return wrap_python(getattr(value, attr))
             return getattr(value, attr)
         if isinstance(value, constexpr) and not isinstance(value.value, (types.ModuleType, )):
-            return _wrap_python(getattr(value.value, attr))
+            return wrap_python(getattr(value.value, attr))
         if isinstance(value, tuple_value):
             return getattr(value, attr)
         if isinstance(value, tl.dtype):
-            return _wrap_python(getattr(value, attr))
-        return _wrap_python(getattr(value, attr))
+            return wrap_python(getattr(value, attr))
+        return wrap_python(getattr(value, attr))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
-        operand = self.visit(node.operand)
+        operand = self.gen.visit(node.operand)
         op = type(node.op)
         if isinstance(operand, tensor):
             fn = {ast.USub: "__neg__", ast.UAdd: "__pos__", ast.Invert: "__invert__", ast.Not: "__not__"}[op]
-            return getattr(operand, fn)(_semantic=self.semantic)
+            return getattr(operand, fn)(_semantic=self.gen.semantic)
         v = tl._unwrap(operand)
         return constexpr({ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Invert: lambda: ~v,
                           ast.Not: lambda: not v}[op]())
 
-    def _binary(self, method: str, lhs: Any, rhs: Any, node: ast.AST) -> Any:
+    def binary(self, method: str, lhs: Any, rhs: Any, node: ast.AST) -> Any:
         if isinstance(lhs, tensor):
-            return getattr(lhs, method)(rhs, _semantic=self.semantic)
+            return getattr(lhs, method)(rhs, _semantic=self.gen.semantic)
         if isinstance(rhs, tensor):
             rmethod = _REFLECT.get(method, "__r" + method[2:])
-            return getattr(rhs, rmethod)(lhs, _semantic=self.semantic)
+            return getattr(rhs, rmethod)(lhs, _semantic=self.gen.semantic)
         a, b = tl._unwrap(lhs), tl._unwrap(rhs)
         if isinstance(a, tuple_value) or isinstance(b, tuple_value):
             return getattr(lhs, method)(rhs)
@@ -154,56 +164,56 @@ class ExpressionMixin:
         try:
             # Python's own dispatch (reflected operand, identity fallback of ==): calling a.__eq__(b) directly
             # gave NotImplemented for `None == 0`, a truthy value that took the wrong constexpr branch
-            return _wrap_python(_PYOPS[method](a, b))
+            return wrap_python(_PYOPS[method](a, b))
         except TypeError as exc:
-            raise self.error(node, f"cannot apply {method} to the compile-time values {a!r} and {b!r}: {exc}") \
+            raise self.gen.error(node, f"cannot apply {method} to the compile-time values {a!r} and {b!r}: {exc}") \
                 from exc
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
-        lhs = self.visit(node.left)
-        rhs = self.visit(node.right)
+        lhs = self.gen.visit(node.left)
+        rhs = self.gen.visit(node.right)
         method = _BINOPS.get(type(node.op))
         if method is None:
-            raise self.error(node, f"operator {type(node.op).__name__} is not supported")
-        return self._binary(method, lhs, rhs, node)
+            raise self.gen.error(node, f"operator {type(node.op).__name__} is not supported")
+        return self.binary(method, lhs, rhs, node)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         if len(node.comparators) != 1:
-            raise self.error(node, "chained comparisons (a < b < c) are not supported; write (a < b) & (b < c)")
-        lhs = self.visit(node.left)
-        rhs = self.visit(node.comparators[0])
+            raise self.gen.error(node, "chained comparisons (a < b < c) are not supported; write (a < b) & (b < c)")
+        lhs = self.gen.visit(node.left)
+        rhs = self.gen.visit(node.comparators[0])
         op = type(node.ops[0])
         if op in (ast.Is, ast.IsNot):
             none = tl._unwrap(lhs) is None or tl._unwrap(rhs) is None
             if (isinstance(lhs, tensor) or isinstance(rhs, tensor)) and not none:
                 # `x is None` is decidable (a tensor never is), as in Triton; tensor identity is not
-                raise self.error(node, "`is` compares compile-time values only; use == for tensors")
+                raise self.gen.error(node, "`is` compares compile-time values only; use == for tensors")
             res = tl._unwrap(lhs) is tl._unwrap(rhs)
             return constexpr(res if op is ast.Is else not res)
         if op in (ast.In, ast.NotIn):
             res = tl._unwrap(lhs) in tl._unwrap(rhs)
             return constexpr(res if op is ast.In else not res)
-        return self._binary(_CMPOPS[op], lhs, rhs, node)
+        return self.binary(_CMPOPS[op], lhs, rhs, node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         is_and = isinstance(node.op, ast.And)
-        result = self.visit(node.values[0])
+        result = self.gen.visit(node.values[0])
         for v in node.values[1:]:
             if not isinstance(result, tensor):
                 # short-circuit on compile-time values, like Python
                 if bool(tl._unwrap(result)) != is_and:
                     return result
-                result = self.visit(v)
+                result = self.gen.visit(v)
                 continue
-            rhs = self.visit(v)
-            result = self.semantic.logical_and(result, rhs) if is_and else self.semantic.logical_or(result, rhs)
+            rhs = self.gen.visit(v)
+            result = self.gen.semantic.logical_and(result, rhs) if is_and else self.gen.semantic.logical_or(result, rhs)
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
-        cond = self.visit(node.test)
+        cond = self.gen.visit(node.test)
         if not isinstance(cond, tensor):
-            return self.visit(node.body if tl._unwrap(cond) else node.orelse)
-        return self.if_expression(node, cond)
+            return self.gen.visit(node.body if tl._unwrap(cond) else node.orelse)
+        return self.gen.if_expression(node, cond)
 
 
 def _py_num(a: Any, b: Any) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from ..language import core as tl
 from ..language.dtypes import pointer_type, str_to_ty, tuple_type
+from .frontend import wrap_python
 
 _DESC = re.compile(r"tensordesc<\s*([\w]+)\s*\[([\d,\s]*)\]\s*(?:,\s*padding\s*=\s*(\w+)\s*)?>$")
 
@@ -68,10 +69,9 @@ def flat_args(spec: Any, path: tuple) -> list[tuple[Any, tuple, list]]:
 
 def build(spec: Any, args: Iterator[Any], semantic: Any) -> Any:
     """The kernel's value of a parameter, from its IR arguments; descriptors emit their make op here."""
-    from .call_visitor import _wrap_python
     if isinstance(spec, tuple):
         v = spec[1]
-        return v if isinstance(v, (tl.constexpr, tl.tuple_value)) else _wrap_python(v)
+        return v if isinstance(v, (tl.constexpr, tl.tuple_value)) else wrap_python(v)
     if not isinstance(spec, ArgSpec):
         return tl.tensor(next(args), spec)
     if spec.kind == "tuple":

@@ -22,8 +22,10 @@ import numpy as np
 
 from ..language import core as tl
 from ..language.core import CompileTimeError, _ambient_semantic, constexpr, tensor, tuple_value
+from ..language.device_function import DeviceFunction
 from ..language.elementwise import condition as _condition
 from ..language.elementwise import slice as _tl_slice
+from .floats import fp8_to_f32
 from .semantic import ElementwiseOnly
 from .values import as_type, storage
 
@@ -54,7 +56,6 @@ def _uniform_scalar(t: tensor, what: str) -> Any:
     v = a[0]
     elt = t.dtype
     if elt.is_fp8():
-        from .floats import fp8_to_f32
         return float(fp8_to_f32(a[:1], elt.name)[0])
     return v.item()
 
@@ -224,8 +225,7 @@ class Runtime:
         if getattr(func, tl.TRITON_BUILTIN, False):
             s = _sem()
             return fn(*args, **kwargs, _semantic=s, _generator=s.launch.generator)
-        from ..runtime.jit import JITFunction
-        if isinstance(fn, JITFunction):
+        if isinstance(fn, DeviceFunction):
             return _sem().launch.call_jit(fn, args, kwargs)
         if isinstance(fn, tl.dtype):
             if len(args) != 1 or kwargs:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional, Sequence
 from .. import knobs
 from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
 from ..language.constexpr_function import ConstexprFunction  # noqa: F401,E402  (Triton's home for the class)
+from ..language.device_function import DeviceFunction
 
 
 class KernelParam:
@@ -42,7 +43,7 @@ class KernelInterface:
         return lambda *args, **kwargs: run(*args, grid=grid, warmup=False, **kwargs)
 
 
-class JITFunction(KernelInterface):
+class JITFunction(KernelInterface, DeviceFunction):
     """A Python function compiled for devices: a kernel (launched with ``fn[grid](...)``) or a device
     function (called from other @jit functions)."""
 
