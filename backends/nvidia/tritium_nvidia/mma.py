@@ -133,8 +133,9 @@ class NvidiaPolicy(LayoutPolicy):
             else "tf32"
         kind = choose_kind(element_type(a_type), element_type(b_type), precision, self.capability)
         c_elem = element_type(c_type)
-        if 90 <= self.capability < 100 and kind in (F16, BF16) and len(c_shape) == 2 and c_elem in ("f32", "f16") \
-                and a_shape[-1] % 16 == 0:
+        if 90 <= self.capability < 100 and kind is not None and len(c_shape) == 2 \
+                and c_elem in (("i32", ) if kind.acc == "i32" else ("f32", "f16")) \
+                and a_shape[-1] % (256 // kind.elem_bits) == 0:
             from .wgmma import acc_layout, wgmma_shape
             if wgmma_shape(c_shape[0], c_shape[1], self.num_warps) is not None:
                 return DotPlan(f"wgmma.{kind.name}", acc_layout(c_shape[0], c_shape[1], self.num_warps),

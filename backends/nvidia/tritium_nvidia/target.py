@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from tritium.gpu.irtext import BYTES, Function, Module, const
+from tritium.llvmir.text import Function, Module
+from tritium.llvmir.types import BYTES, const
 from tritium.gpu.target import TargetHooks, unpack
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -274,9 +275,9 @@ class NvidiaTarget(TargetHooks):
     def async_dots(self) -> bool:
         return 90 <= self.capability < 100
 
-    def async_dot_wait(self, fn: Function, pending: int, regs: list[str]) -> list[str]:
+    def async_dot_wait(self, fn: Function, pending: int, regs: list[str], ty: str = "float") -> list[str]:
         from .wgmma import wait_group
-        return wait_group(fn, pending, regs)
+        return wait_group(fn, pending, regs, ty=ty)
 
     def read_shared_tile(self, lowering: Any, tile: Any, dst: Any, ty: str) -> Any:
         from .ldmatrix import read_operand

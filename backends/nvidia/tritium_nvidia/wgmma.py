@@ -1,4 +1,5 @@
-"""Hopper's warpgroup matrix multiply (``wgmma.mma_async``, sm_90a) for fp16/bf16 dots.
+"""Hopper's warpgroup matrix multiply (``wgmma.mma_async``, sm_90a) for every dot type it has: fp16, bf16,
+tf32 (fp32 operands), fp8 e4m3/e5m2 and 8-bit integers (s32 accumulators).
 
 Four consecutive warps (a warpgroup) compute a 64 x N tile of the accumulator per instruction, reading B
 (and usually A) from shared memory through 64-bit descriptors. Warpgroups split M. The operands come from
@@ -10,6 +11,10 @@ and XOR swizzle are the canonical layouts the descriptors name:
 
 - K-major (the K elements of a row contiguous): LBO unused, SBO = 8 rows of one panel;
 - MN-major (16-bit only, "transposed"): LBO = the stride between 128-byte panels, SBO = 8 rows.
+
+An instruction covers 32 bytes of K (k16 for 16-bit types, k8 for tf32, k32 for 8-bit types). Operands of
+the other types must be K-major: a pipeline stage that is not (B of a row-major (K, N) matrix) is rewritten
+K-major in scratch memory first, which is correct but slower; store B as (N, K) and use ``b.T`` for speed.
 
 The accumulator layout is the mma.sync one per warp (rows 16w..16w+15 of the warpgroup's 64), with the
 N/8 blocks of the instruction in consecutive registers, which is the order of wgmma's result registers.
@@ -25,6 +30,15 @@ from tritium.gpu.lower.values import Tensor
 from .mma import C_LANE
 
 _SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
+#: dot kind (mma.py's names) -> (PTX operand types, bytes per element, accumulator LLVM type)
+KINDS = {"f16": ("f16.f16", 2, "float"), "bf16": ("bf16.bf16", 2, "float"), "tf32": ("tf32.tf32", 4, "float"),
+         "e4m3": ("e4m3.e4m3", 1, "float"), "e5m2": ("e5m2.e5m2", 1, "float"), "i8": ("s8.s8", 1, "i32"),
+         "u8": ("u8.u8", 1, "i32")}
+
+
+def k_step(kind: str) -> int:
+    """K per instruction: 32 bytes of operand elements."""
+    return 32 // KINDS[kind][1]
 
 
 def wgmma_shape(M: int, N: int, num_warps: int) -> Optional[tuple[int, int]]:
@@ -55,8 +69,10 @@ def acc_layout(M: int, N: int, num_warps: int) -> L.Layout:
     return L.Layout((M, N), reg, C_LANE, warp)
 
 
-def _compatible(smem: SmemLayout) -> bool:
-    return smem.row_bytes in _SWIZZLE_MODE and smem.eb == 2 and smem.rows % 8 == 0
+def _compatible(smem: SmemLayout, k_dim: int) -> bool:
+    # only 16-bit operands may be MN-major ("transposed")
+    return smem.row_bytes in _SWIZZLE_MODE and smem.eb in (1, 2, 4) and smem.rows % 8 == 0 \
+        and (smem.eb == 2 or smem.fast == k_dim)
 
 
 def _descriptor(lo: Any, addr: str, lbo: int, sbo: int, mode: int) -> str:
@@ -72,11 +88,11 @@ def _descriptor(lo: Any, addr: str, lbo: int, sbo: int, mode: int) -> str:
 def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
     """Operand ``v`` as a shared tile the descriptors can describe (written to scratch if needed)."""
     got = lo.values.get(v)
-    if isinstance(got, SharedTile) and _compatible(got.smem):
+    if isinstance(got, SharedTile) and _compatible(got.smem, k_dim):
         return got
     t = lo.tensor(v)
     smem = smem_layout_for(t.layout, lo.storage_type(t.ty))
-    if not _compatible(smem):
+    if not _compatible(smem, k_dim):
         smem = SmemLayout(t.layout.shape, k_dim, smem.eb)
     nbytes = (smem.nbytes + 1023) // 1024 * 1024
     frame = lo.invariant_loop(v) if isinstance(got, Tensor) else None
@@ -140,6 +156,10 @@ def _loop_invariant_tile(lo: Any, frame: Any, v: Any, t: Tensor, smem: SmemLayou
 
 def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
     fn = lo.fn
+    from .mma import lo_kind
+    kind = lo_kind(op)
+    ptx_types, _, acc_ty = KINDS[kind]
+    kstep = k_step(kind)
     M, N = acc_lay.shape
     K = lo.values[op.operands[0]].shape[1] if hasattr(lo.values[op.operands[0]], "shape") else a_lay.shape[1]
     wg, n_inst = wgmma_shape(M, N, lo.num_warps)
@@ -153,9 +173,10 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
         lo.target.barrier(fn)
     c = lo.tensor_in(op.operands[2], acc_lay)
     a_ty = lo.tensor(op.operands[0]).ty if a is None else a.ty
-    ty = "bf16" if a_ty == "bfloat" else "f16"
+    dty = "s32" if acc_ty == "i32" else "f32"
+    rc = "r" if acc_ty == "i32" else "f"
     cregs = list(c.regs)
-    if c.ty != "float":
+    if c.ty != acc_ty:
         cregs = [fn.inst(f"fpext {c.ty} {x} to float") for x in cregs]
     # this warp's warpgroup: its rows of A
     wgi = fn.pinst(f"lshr i32 {lo.warp}, 2", "wg")
@@ -174,29 +195,32 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
         for n0 in range(0, N, n_inst):
             idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
             cur = [out[i] for i in idx]
-            for k0 in range(0, K, 16):
+            for k0 in range(0, K, kstep):
                 db = _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0)
                 trans_b = 0 if b.smem.fast == 0 else 1
                 outs = ", ".join(f"${i}" for i in range(nregs))
-                st = "{ " + ", ".join(["float"] * nregs) + " }"
+                st = "{ " + ", ".join([acc_ty] * nregs) + " }"
+                inst = f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{kstep}.{dty}.{ptx_types}"
                 # scale-d is a predicate (1: accumulate into d)
                 if a is None:
                     packed = _pack_a(lo, a_regs, m0, k0, a_ty)
                     a_live += packed
                     ins = ", ".join(f"${nregs + i}" for i in range(4))
                     asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 5}, 0; "
-                           f"wgmma.mma_async.sync.aligned.m64n{n_inst}k16.f32.{ty}.{ty} {{{outs}}}, {{{ins}}}, "
-                           f"${nregs + 4}, p, 1, 1, {trans_b}; }}")
+                           f"{inst} {{{outs}}}, {{{ins}}}, ${nregs + 4}, p, 1, 1, {trans_b}; }}")
                     cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(nregs)])
                     args = [f"i32 {x}" for x in packed] + [f"i64 {db}", "i32 1"] + [f"float {x}" for x in cur]
                 else:
                     da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
                     trans_a = 0 if a.smem.fast == 1 else 1
+                    # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
+                    tail = "" if acc_ty == "i32" else ", 1, 1"
+                    if KINDS[kind][1] == 2:
+                        tail += f", {trans_a}, {trans_b}"
                     asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 2}, 0; "
-                           f"wgmma.mma_async.sync.aligned.m64n{n_inst}k16.f32.{ty}.{ty} {{{outs}}}, ${nregs}, "
-                           f"${nregs + 1}, p, 1, 1, {trans_a}, {trans_b}; }}")
-                    cons = ",".join(["=f"] * nregs + ["l", "l", "r"] + [str(i) for i in range(nregs)])
-                    args = [f"i64 {da}", f"i64 {db}", "i32 1"] + [f"float {x}" for x in cur]
+                           f"{inst} {{{outs}}}, ${nregs}, ${nregs + 1}, p{tail}; }}")
+                    cons = ",".join([f"={rc}"] * nregs + ["l", "l", "r"] + [str(i) for i in range(nregs)])
+                    args = [f"i64 {da}", f"i64 {db}", "i32 1"] + [f"{acc_ty} {x}" for x in cur]
                 res = fn.inst(f'call {st} asm sideeffect "{asm}", "{cons}"({", ".join(args)})')
                 cur = [fn.inst(f"extractvalue {st} {res}, {i}") for i in range(nregs)]
             for i, x in zip(idx, cur):
@@ -206,10 +230,10 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
         # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
         # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)
-        out = wait_group(fn, 0, out, a_live)
+        out = wait_group(fn, 0, out, a_live, acc_ty)
     if lo.wgmma_scratch_used:
         lo.scratch_read_done()
-    if c.ty != "float":
+    if c.ty != acc_ty:
         out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
     return Tensor(acc_lay, out, c.ty)
 
@@ -223,9 +247,14 @@ def _inst_offsets(n_inst: int) -> list[tuple[int, int]]:
     return out
 
 
-def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]] = None) -> list[str]:
-    """``wgmma.wait_group pending``, passing the finished accumulators through so that nothing reads them
-    earlier; ``keep`` (i32 registers the dots read) are inputs of the wait, so they stay untouched until it."""
+_CONSTRAINT = {"float": "f", "i32": "r", "half": "h", "bfloat": "h"}
+
+
+def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]] = None,
+               ty: str = "float") -> list[str]:
+    """``wgmma.wait_group pending``, passing the finished accumulators (LLVM type ``ty``) through so that
+    nothing reads them earlier; ``keep`` (i32 registers the dots read) are inputs of the wait, so they stay
+    untouched until it."""
     keep = keep or []
     kcons = "".join(",r" for _ in keep)
     kargs = [f"i32 {x}" for x in keep]
@@ -237,10 +266,10 @@ def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]]
     for i in range(0, len(regs), 32):
         chunk = regs[i:i + 32]
         n = len(chunk)
-        st = "{ " + ", ".join(["float"] * n) + " }"
-        cons = ",".join(["=f"] * n + [str(k) for k in range(n)]) + (kcons if i == 0 else "")
+        st = "{ " + ", ".join([ty] * n) + " }"
+        cons = ",".join([f"={_CONSTRAINT[ty]}"] * n + [str(k) for k in range(n)]) + (kcons if i == 0 else "")
         body = f"wgmma.wait_group.sync.aligned {pending};" if i == 0 else ""
-        args = [f"float {x}" for x in chunk] + (kargs if i == 0 else [])
+        args = [f"{ty} {x}" for x in chunk] + (kargs if i == 0 else [])
         r = fn.inst(f'call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(args)})')
         out += [fn.inst(f"extractvalue {st} {r}, {k}") for k in range(n)]
     return out

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from .irtext import BYTES, Function, Module, const, vector_type
+from ..llvmir.text import Function, Module
+from ..llvmir.types import BYTES, const, vector_type
 
 if TYPE_CHECKING:   # assign imports the MLIR bindings: only compiling needs them
     from .assign import LayoutPolicy
@@ -193,9 +194,9 @@ class TargetHooks:
     #: dot strategies may leave a loop-carried accumulator in flight into the next iteration (async_dot_wait)
     async_dots = False
 
-    def async_dot_wait(self, fn: Function, pending: int, regs: list[str]) -> list[str]:
+    def async_dot_wait(self, fn: Function, pending: int, regs: list[str], ty: str = "float") -> list[str]:
         """Wait until at most ``pending`` groups of asynchronous dots are in flight; ``regs`` (accumulators of
-        the finished ones) are returned as values that are ordered after the wait."""
+        the finished ones, of LLVM type ``ty``) are returned as values that are ordered after the wait."""
         return regs
 
     def convert_layout(self, lowering: Any, value: Any, dst: Any) -> Any:

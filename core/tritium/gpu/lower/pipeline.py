@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from ..._mlir import block_ops
 from ..assign import tensor_shape
-from ..irtext import BYTES
+from ...llvmir.types import BYTES
 from .memory import split_operands
 from .reduce import _Overlay
 from .scalar import EXPENSIVE, is_scalar_op
@@ -287,7 +287,7 @@ class PipelineMixin:
         for r, p, j in zip(op.results, phis, range(len(phis))):
             if deferring and j in plan.deferred.values():
                 # the last iteration's dots finish here; their registers are read only after this
-                p = Tensor(p.layout, self.target.async_dot_wait(fn, 0, p.regs), p.ty)
+                p = Tensor(p.layout, self.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
             self.values[r] = p
         # every copy has landed and every dot has read its operands, in every thread: the stages are dead
         self.target.barrier(fn)
