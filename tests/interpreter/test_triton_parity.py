@@ -71,3 +71,43 @@ def test_spin_lock_over_more_programs_than_the_recursion_limit(interpret):
     _serialized_add[(n, )](data, lock)
     np.testing.assert_array_equal(data, np.full(128, n, np.float32))
     assert lock[0] == 0
+
+
+_NO_SOURCE_CONTROL = '''
+def strided_rows(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(pid, tl.cdiv(N, BLOCK), tl.num_programs(0)):
+        acc += tl.load(x_ptr + start * BLOCK + tl.arange(0, BLOCK))
+    if pid > 0:
+        acc = acc * 2.0
+    tl.store(y_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+'''
+
+
+def test_run_time_loop_and_if_without_source(interpret):
+    # test_core.py::test_optimize_thread_locality (exec()ed by patch_kernel): Python's own range() and `if` meet
+    # scalar tensors that differ between programs (program id, num_programs): they take each program's value
+    ns = {"tl": tl}
+    exec(_NO_SOURCE_CONTROL, ns)
+    kernel = triton.jit(ns["strided_rows"])
+    block, n, progs = 8, 8 * 7, 3
+    x = np.arange(n, dtype=np.float32)
+    y = np.zeros(progs * block, np.float32)
+    kernel[(progs, )](x, y, n, block)
+    rows = x.reshape(-1, block)
+    for p in range(progs):
+        want = rows[p::progs].sum(axis=0) * (2.0 if p > 0 else 1.0)
+        np.testing.assert_array_equal(y[p * block:(p + 1) * block], want)
+
+
+@triton.jit
+def _int_of_tensor(x_ptr):
+    n = tl.load(x_ptr)
+    tl.store(x_ptr, int(n))
+
+
+def test_python_int_of_a_tensor_stays_a_compile_error_with_source(interpret):
+    # the leniency above is only for functions without source: a rewritten kernel keeps the compiler's rule
+    with pytest.raises(triton.CompilationError, match="cannot take run-time tensors"):
+        _int_of_tensor[(1, )](np.ones(1, np.int32))

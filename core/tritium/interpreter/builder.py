@@ -14,6 +14,7 @@ from ..language import core as tl
 from . import elementwise as ew
 from . import floats
 from .memory import Memory
+from .optable import INTERPRETER_OPS
 from .tiles import TileOps
 from .values import MEMORY, PTR, V, as_type, storage
 
@@ -34,6 +35,16 @@ def _bshape(*arrays: Optional[np.ndarray]) -> tuple[int, ...]:
     return np.broadcast_shapes(*[a.shape for a in arrays if a is not None])
 
 
+# Which op each handler implements is said beside it (@INTERPRETER_OPS.lowers here, in tiles.py, semantic.py).
+INTERPRETER_OPS.family("arith and math ops: the builder's binary, unary, cmpi, cmpf, select, cast and op, computed in "
+                       "elementwise.py", lambda name: name.startswith(("arith.", "math.")))
+INTERPRETER_OPS.family("control flow and calls (scf.*, func.*): the kernel runs as its own Python, rewritten by "
+                       "rewrite.py (rt.cond, rt.iterate)", lambda name: name.startswith(("scf.", "func.")))
+INTERPRETER_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) "
+                                        "and never emits tt.dot_scaled; add a tt_dot_scaled method in tiles.py to "
+                                        "run it")
+
+
 class NumpyBuilder(TileOps):
     def __init__(self, launch: Any) -> None:
         self.launch = launch
@@ -42,6 +53,8 @@ class NumpyBuilder(TileOps):
         self._ranges: dict[tuple[int, int], V] = {}
         #: while not None, binary operations are recorded here (see InterpreterSemantic._simple_combine)
         self.trace: Optional[list[tuple[str, V, V, V]]] = None
+        #: "clampf" -> self.tt_clampf: what tt() dispatches (the table's keys without the "tt." prefix)
+        self.handlers = {name[3:]: fn for name, fn in INTERPRETER_OPS.bind(self).items()}
 
     # -- attributes, locations -----------------------------------------------------------------------
     @staticmethod
@@ -66,6 +79,7 @@ class NumpyBuilder(TileOps):
         pass
 
     # -- constants -----------------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("arith.constant", dispatch=False)
     def get_constant(self, value: Any, ty: Any) -> V:
         # floats by their bits: -0.0 == 0.0, and a nan is not equal to itself
         key = (value.hex() if type(value) is float else value, type(value), ty)
@@ -139,13 +153,16 @@ class NumpyBuilder(TileOps):
         return Op([ew.math_op(name, list(operands), results[0])])
 
     # -- program ids ---------------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.get_program_id", dispatch=False)
     def get_program_id(self, axis: int) -> V:
         return self.launch.program_ids[axis]
 
+    @INTERPRETER_OPS.lowers("tt.get_num_programs", dispatch=False)
     def get_num_programs(self, axis: int) -> V:
         return self.get_constant(self.launch.grid[axis], tl.int32)
 
     # -- shapes --------------------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.make_range", dispatch=False)
     def make_range(self, start: int, end: int) -> V:
         v = self._ranges.get((start, end))
         self.launch.note_tile(end - start)
@@ -154,6 +171,7 @@ class NumpyBuilder(TileOps):
                                                tl.block_type(tl.int32, [end - start]))
         return v
 
+    @INTERPRETER_OPS.lowers("tt.splat", dispatch=False)
     def splat(self, x: V, ty: Any) -> V:
         a = x.a
         b = a.shape[0]
@@ -161,20 +179,25 @@ class NumpyBuilder(TileOps):
         self.launch.note_tile(ty.numel)
         return V(np.broadcast_to(a.reshape((b, ) + (1, ) * nd), (b, ) + tuple(ty.shape)), ty, x.mem)
 
+    @INTERPRETER_OPS.lowers("tt.broadcast", dispatch=False)
     def broadcast(self, x: V, ty: Any) -> V:
         self.launch.note_tile(ty.numel)
         return V(np.broadcast_to(x.a, (x.a.shape[0], ) + tuple(ty.shape)), ty, x.mem)
 
+    @INTERPRETER_OPS.lowers("tt.expand_dims", dispatch=False)
     def expand_dims(self, x: V, ty: Any, axis: int) -> V:
         return V(np.expand_dims(x.a, axis + 1), ty, x.mem)
 
+    @INTERPRETER_OPS.lowers("tt.reshape", dispatch=False)
     def reshape(self, x: V, ty: Any, allow_reorder: bool) -> V:
         return V(x.a.reshape((x.a.shape[0], ) + tuple(ty.shape)), ty, x.mem)
 
+    @INTERPRETER_OPS.lowers("tt.trans", dispatch=False)
     def trans(self, x: V, ty: Any, order: Sequence[int]) -> V:
         return V(x.a.transpose([0] + [o + 1 for o in order]), ty, x.mem)
 
     # -- memory --------------------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.addptr", dispatch=False)
     def addptr(self, ptr: V, offset: V) -> V:
         size = MEMORY[ptr.type.scalar.element_ty.name].itemsize
         off = offset.a
@@ -182,6 +205,7 @@ class NumpyBuilder(TileOps):
             off = np.multiply(off, size, dtype=np.int64)
         return V(np.add(ptr.a, off, dtype=np.int64), ptr.type, ptr.mem)
 
+    @INTERPRETER_OPS.lowers("tt.load", dispatch=False)
     def load(self, ptr: V, mask: Optional[V], other: Optional[V], result: Any, attrs: dict) -> V:
         if ptr.type.is_ptr() and ptr.type.element_ty.is_block():
             return self.block_load(ptr, result, attrs)
@@ -196,6 +220,7 @@ class NumpyBuilder(TileOps):
             vals = np.where(m, vals, other.a if other is not None else np.zeros((), vals.dtype))
         return V(vals, result)
 
+    @INTERPRETER_OPS.lowers("tt.store", dispatch=False)
     def store(self, ptr: V, value: V, mask: Optional[V], attrs: dict) -> None:
         if ptr.type.is_ptr() and ptr.type.element_ty.is_block():
             return self.block_store(ptr, value, attrs)
@@ -216,20 +241,22 @@ class NumpyBuilder(TileOps):
     # -- tile ops ------------------------------------------------------------------------------------
     def tt(self, name: str, operands: dict, results: Sequence[Any] = (), attrs: Optional[dict] = None,
            regions: int = 0) -> Op:
-        fn = getattr(self, "tt_" + name, None)
+        fn = self.handlers.get(name)
         if fn is None:
-            raise NotImplementedError(f"the interpreter does not implement tt.{name}")
+            raise NotImplementedError(INTERPRETER_OPS.unsupported("tt." + name))
         out = fn(operands, list(results), attrs or {})
         if out is None:
             return Op([])
         return Op(out if isinstance(out, list) else [out])
 
+    @INTERPRETER_OPS.lowers("tt.clampf")
     def tt_clampf(self, o: dict, res: list, attrs: dict) -> V:
         x, lo, hi = o["x"], o["min"], o["max"]
         nan = bool(attrs.get("propagate_nan"))
         up, down = (ew._maximum, ew._minimum) if nan else (ew._maximumnum, ew._minimumnum)
         return V(down(up(x.a, lo.a), hi.a), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.bitcast")
     def tt_bitcast(self, o: dict, res: list, attrs: dict) -> V:
         x = o["src"]
         dst = res[0].scalar
@@ -241,24 +268,31 @@ class NumpyBuilder(TileOps):
             return V(x.a, res[0], x.mem if same else None)
         return V(ew.from_bits(ew.to_bits(x.a, src), dst), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.fp_to_fp")
     def tt_fp_to_fp(self, o: dict, res: list, attrs: dict) -> V:
         return ew.fp_to_fp(o["src"], res[0], attrs.get("rounding", "rtne"))
 
+    @INTERPRETER_OPS.lowers("tt.ptr_to_int")
     def tt_ptr_to_int(self, o: dict, res: list, attrs: dict) -> V:
         return V(o["src"].a, res[0])
 
+    @INTERPRETER_OPS.lowers("tt.int_to_ptr")
     def tt_int_to_ptr(self, o: dict, res: list, attrs: dict) -> V:
         return V(as_type(o["src"].a, PTR), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.mulhiui")
     def tt_mulhiui(self, o: dict, res: list, attrs: dict) -> V:
         return ew.umulhi(o["x"], o["y"], res[0])
 
+    @INTERPRETER_OPS.lowers("tt.precise_sqrt")
     def tt_precise_sqrt(self, o: dict, res: list, attrs: dict) -> V:
         return ew.unary("tt.precise_sqrt", o["x"], res[0])
 
+    @INTERPRETER_OPS.lowers("tt.precise_divf")
     def tt_precise_divf(self, o: dict, res: list, attrs: dict) -> V:
         return ew.binary("tt.precise_divf", o["x"], o["y"], res[0])
 
+    @INTERPRETER_OPS.lowers("tt.extern_elementwise")
     def tt_extern_elementwise(self, o: dict, res: list, attrs: dict) -> V:
         if attrs.get("libname") != "libdevice":
             raise NotImplementedError(f"extern_elementwise ({attrs.get('symbol')} from {attrs.get('libname')}) calls "
@@ -268,12 +302,15 @@ class NumpyBuilder(TileOps):
         arrays = np.broadcast_arrays(*[v.a for v in srcs])
         return V(extern(attrs["symbol"], list(arrays), [v.type for v in srcs], res[0].scalar), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.unsplat")
     def tt_unsplat(self, o: dict, res: list, attrs: dict) -> V:
         a = o["src"].a
         return V(a.reshape(a.shape[0]), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.assume")
     def tt_assume(self, o: dict, res: list, attrs: dict) -> None:
         return None
 
+    @INTERPRETER_OPS.lowers("tt.debug_barrier")
     def tt_debug_barrier(self, o: dict, res: list, attrs: dict) -> None:
         return None

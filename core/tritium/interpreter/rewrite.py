@@ -19,6 +19,8 @@ RT_NAME = "__tritium_rt"
 
 #: code objects of rewritten functions (nested ones included) -> the JITFunction they come from
 KERNEL_CODES: dict[types.CodeType, Any] = {}
+#: code of @jit functions that run as they are (no source to rewrite), nested code included
+RAW_CODES: set[types.CodeType] = set()
 
 
 def _rt(attr: str) -> ast.expr:
@@ -269,11 +271,20 @@ def _register(code: types.CodeType, fn: Any) -> None:
             _register(c, fn)
 
 
+def _register_raw(code: types.CodeType) -> None:
+    RAW_CODES.add(code)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _register_raw(c)
+
+
 def python_function(fn: Any, rt: Any) -> tuple[Callable[..., Any], bool]:
     """(the rewritten function, whether it calls a debugger) for JITFunction ``fn``."""
     if fn.src is None:
         # no source (exec()): run the function object as it is, as Triton's interpreter does; builtins find
-        # the interpreter through the ambient semantic, but Python's own `if`/`and` on tensors are not rewritten
+        # the interpreter through the ambient semantic; Python's own `if`/`range` on a scalar tensor ask the
+        # tensor for its value (values.V.python_scalar)
+        _register_raw(fn.fn.__code__)
         return fn.fn, False
     tree = ast.parse(fn.src)
     fdef = tree.body[0]

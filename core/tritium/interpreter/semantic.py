@@ -12,6 +12,7 @@ import numpy as np
 from ..language import core as tl
 from ..language.core import CompileTimeError
 from ..language.semantic import Semantic
+from .optable import INTERPRETER_OPS
 from .values import V, shape_of
 
 T = tl.tensor
@@ -48,6 +49,7 @@ class InterpreterSemantic(Semantic):
         return ty
 
     # -- reductions and scans ----------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.reduce", "tt.scan", dispatch=False)
     def _region_op(self, kind: str, inputs: Sequence[T], axis: Optional[int],
                    combine: Callable[[list[T], list[T]], Sequence[T]], reverse: bool = False) -> tuple[T, ...]:
         if not inputs:
@@ -211,6 +213,7 @@ class InterpreterSemantic(Semantic):
         return outs
 
     # -- map_elementwise ---------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.map_elementwise", dispatch=False)
     def map_elementwise(self, inputs: Sequence[T], body: Callable[[list[T]], list[T]], pack: int) -> tuple[T, ...]:
         inputs = list(self.broadcast_tensors(*[self.to_tensor(x) for x in inputs]))
         shape = list(inputs[0].type.shape) if inputs[0].type.is_block() else []
@@ -250,6 +253,7 @@ class InterpreterSemantic(Semantic):
         return tuple(T(V(o.reshape((b, ) + tuple(shape)), t), t) for o, t in zip(outs, out_tys))
 
     # -- debugging ---------------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.print", dispatch=False)
     def device_print(self, prefix: str, args: Sequence[T], hex: bool) -> T:
         if not prefix.endswith(" ") and args:
             prefix += " "
@@ -261,6 +265,7 @@ class InterpreterSemantic(Semantic):
         self.launch.print_values(prefix, vals, hex)
         return T(None, tl.void)
 
+    @INTERPRETER_OPS.lowers("tt.assert", dispatch=False)
     def device_assert(self, cond: T, msg: str, mask: Optional[T] = None) -> T:
         if not self.options.debug:
             return T(None, tl.void)  # as compiled: without debug the check is left out

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import elementwise as ew
 from . import floats
+from .optable import INTERPRETER_OPS
 from .values import MEMORY, UNSIGNED, V, as_type, signed, storage, unsigned
 
 
@@ -70,6 +71,7 @@ class TileOps:
     launch: Any
 
     # -- dot -----------------------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.dot")
     def tt_dot(self, o: dict, res: list, attrs: dict) -> V:
         # every input precision computes in full precision, like the compiled CPU backend (tf32 and the
         # bf16x3/x6 splits only exist to use tensor cores)
@@ -88,6 +90,7 @@ class TileOps:
         return V(ew.fround(acc, out), ret)
 
     # -- gather, histogram ---------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.gather")
     def tt_gather(self, o: dict, res: list, attrs: dict) -> V:
         src, idx = _same_batch(o["src"].a, o["indices"].a)
         axis = attrs["axis"] + 1
@@ -96,6 +99,7 @@ class TileOps:
         i = np.where((i >= 0) & (i < n), i, 0)  # out of range reads element 0, as compiled
         return V(np.take_along_axis(src, i, axis=axis), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.histogram")
     def tt_histogram(self, o: dict, res: list, attrs: dict) -> V:
         src = signed(o["src"].a).astype(np.int64)
         mask = o.get("mask")
@@ -109,21 +113,26 @@ class TileOps:
         return V(counts.reshape(b, bins).astype(np.int32), res[0])
 
     # -- cat, join, split ----------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.cat")
     def tt_cat(self, o: dict, res: list, attrs: dict) -> V:
         return V(np.concatenate(_same_batch(o["lhs"].a, o["rhs"].a), axis=1), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.join")
     def tt_join(self, o: dict, res: list, attrs: dict) -> V:
         return V(np.stack(_same_batch(o["lhs"].a, o["rhs"].a), axis=-1), res[0])
 
+    @INTERPRETER_OPS.lowers("tt.split")
     def tt_split(self, o: dict, res: list, attrs: dict) -> list:
         a = o["src"].a
         return [V(a[..., 0], res[0]), V(a[..., 1], res[1])]
 
     # -- block pointers ------------------------------------------------------------------------------
+    @INTERPRETER_OPS.lowers("tt.make_block_ptr")
     def tt_make_block_ptr(self, o: dict, res: list, attrs: dict) -> BlockPtr:
         return BlockPtr(o["base"], res[0], [v.a for v in o["shape"]], [v.a for v in o["strides"]],
                         [v.a for v in o["offsets"]], attrs["order"])
 
+    @INTERPRETER_OPS.lowers("tt.advance")
     def tt_advance(self, o: dict, res: list, attrs: dict) -> BlockPtr:
         p = o["ptr"]
         offs = [as_type(a, np.dtype(np.int32)) + as_type(v.a, np.dtype(np.int32)) for a, v in zip(p.offsets, o["offsets"])]
@@ -161,6 +170,7 @@ class TileOps:
         self._store_masked(p, addr, mask, value, p.type.element_ty.element_ty)
 
     # -- tensor descriptors: every dimension bounds-checked, out-of-bounds reads padded --------------
+    @INTERPRETER_OPS.lowers("tt.make_tensor_descriptor")
     def tt_make_tensor_descriptor(self, o: dict, res: list, attrs: dict) -> "Descriptor":
         return Descriptor(o["base"], res[0], [v.a for v in o["shape"]], [v.a for v in o["strides"]],
                           attrs.get("padding", "zero"))
@@ -171,16 +181,19 @@ class TileOps:
         return _addresses(d.a, coords, d.strides, d.shape, list(range(len(block.shape))),
                           MEMORY[block.element_ty.name].itemsize)  # type: ignore[return-value]
 
+    @INTERPRETER_OPS.lowers("tt.descriptor_load")
     def tt_descriptor_load(self, o: dict, res: list, attrs: dict) -> V:
         d = o["desc"]
         addr, mask = self._desc_addresses(d, o["indices"])
         return self._load_masked(d, addr, mask, res[0], d.padding)
 
+    @INTERPRETER_OPS.lowers("tt.descriptor_store")
     def tt_descriptor_store(self, o: dict, res: list, attrs: dict) -> None:
         d = o["desc"]
         addr, mask = self._desc_addresses(d, o["indices"])
         self._store_masked(d, addr, mask, o["src"], d.type.block_type.element_ty)
 
+    @INTERPRETER_OPS.lowers("tt.descriptor_reduce")
     def tt_descriptor_reduce(self, o: dict, res: list, attrs: dict) -> None:
         d = o["desc"]
         addr, mask = self._desc_addresses(d, o["indices"])
@@ -198,11 +211,13 @@ class TileOps:
         size = MEMORY[d.type.block_type.element_ty.name].itemsize
         return _addresses(d.a, [r, c], d.strides, d.shape, [0, 1], size)  # type: ignore[return-value]
 
+    @INTERPRETER_OPS.lowers("tt.descriptor_gather")
     def tt_descriptor_gather(self, o: dict, res: list, attrs: dict) -> V:
         d = o["desc"]
         addr, mask = self._gather_addresses(d, o["x_offsets"], o["y_offset"])
         return self._load_masked(d, addr, mask, res[0], d.padding)
 
+    @INTERPRETER_OPS.lowers("tt.descriptor_scatter")
     def tt_descriptor_scatter(self, o: dict, res: list, attrs: dict) -> None:
         d = o["desc"]
         addr, mask = self._gather_addresses(d, o["x_offsets"], o["y_offset"])
@@ -217,6 +232,7 @@ class TileOps:
         out = [None if x is None else np.broadcast_to(x.a, shape) for x in others]
         return np.broadcast_to(ptr.a, shape), out
 
+    @INTERPRETER_OPS.lowers("tt.atomic_rmw")
     def tt_atomic_rmw(self, o: dict, res: list, attrs: dict) -> V:
         ptr, val, mask = o["ptr"], o["val"], o.get("mask")
         p, (v, m) = self._atomic_operands(ptr, val, mask)
@@ -231,6 +247,7 @@ class TileOps:
             old = floats.bits_to_bf16(old).reshape(old.shape)
         return as_type(old, storage(elt))
 
+    @INTERPRETER_OPS.lowers("tt.atomic_cas")
     def tt_atomic_cas(self, o: dict, res: list, attrs: dict) -> V:
         ptr = o["ptr"]
         p, (cmp, val) = self._atomic_operands(ptr, o["cmp"], o["val"])

@@ -69,6 +69,17 @@ class V:
             a = fp8_to_f32(a, elt.name).reshape(a.shape)
         return np.array(a[0] if a.shape[0] == 1 else a)
 
+    def python_scalar(self, t: Any, caller: Any) -> Any:
+        """The Python value of scalar tensor ``t`` for a kernel that runs without being rewritten (made by
+        ``exec()``, no source: Triton's tests patch kernels so), whose own ``if t:`` / ``range(t)`` reach
+        ``tensor.__bool__``/``__index__``; as Triton's interpreter, which holds concrete values. None for any
+        other caller: there the compiler's error stands. Programs of the batch that disagree split it."""
+        from .rewrite import RAW_CODES
+        if caller not in RAW_CODES:
+            return None
+        from .runtime import _uniform_scalar
+        return _uniform_scalar(t, "a condition")
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         v = self.value
         return v if dtype is None else v.astype(dtype)

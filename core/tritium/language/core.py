@@ -265,10 +265,20 @@ class tensor(base_value):
         return f"tensor({self.type})"
 
     def __bool__(self) -> bool:
+        concrete = getattr(self.handle, "python_scalar", None)
+        if concrete is not None:  # interpreted, where Python itself meets the tensor (see values.V.python_scalar)
+            v = concrete(self, _py.__import__("sys")._getframe(1).f_code)
+            if v is not None:
+                return _py.bool(v)
         raise CompileTimeError("a tensor's truth value is not known at compile time; compare it inside `if`, "
                                "or use tl.where for elementwise choices")
 
     def __index__(self) -> int:
+        concrete = getattr(self.handle, "python_scalar", None)
+        if concrete is not None and self.dtype.is_int():
+            v = concrete(self, _py.__import__("sys")._getframe(1).f_code)
+            if v is not None:
+                return _py.int(v)
         raise CompileTimeError("a tensor cannot be used where a compile-time integer is needed; "
                                "pass it as a tl.constexpr argument")
 

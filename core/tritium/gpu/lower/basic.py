@@ -7,6 +7,7 @@ from ..._mlir import ir
 from .. import layout as L
 from ..assign import element_type, tensor_shape
 from ..irtext import FP8, const
+from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor
 
 FP8_BITWISE = {"arith.select", "arith.bitcast", "tt.bitcast"}
@@ -98,6 +99,7 @@ class BasicMixin:
 
     def op_addptr(self, op: Any) -> None:
         res = op.results[0]
+    @GPU_OPS.lowers("tt.addptr")
         if tensor_shape(res.type) is None:
             elem, _ = self.pointee(res.type)
             p, off = self.scalar_of(op.operands[0]), self.scalar_of(op.operands[1])
@@ -108,6 +110,7 @@ class BasicMixin:
 
     def op_constant(self, op: Any) -> None:
         res = op.results[0]
+    @GPU_OPS.lowers("arith.constant")
         lt = self.value_type(res)
         attr = op.attributes["value"]
         if tensor_shape(res.type) is None:
@@ -150,23 +153,29 @@ class BasicMixin:
 
     def op_program_id(self, op: Any) -> None:
         axis = ir.IntegerAttr(op.attributes["axis"]).value
+    @GPU_OPS.lowers("tt.get_program_id")
         self.values[op.results[0]] = Scalar(self.target.program_id(self.fn, axis), "i32")
 
     def op_num_programs(self, op: Any) -> None:
         axis = ir.IntegerAttr(op.attributes["axis"]).value
+    @GPU_OPS.lowers("tt.get_num_programs")
         self.values[op.results[0]] = Scalar(self.target.num_programs(self.fn, axis), "i32")
 
     def op_splat(self, op: Any) -> None:
         self.values[op.results[0]] = self.produce(op, self.layout_of(op.results[0]))
+    @GPU_OPS.lowers("tt.splat")
 
     def op_make_range(self, op: Any) -> None:
         self.values[op.results[0]] = self.produce(op, self.layout_of(op.results[0]))
+    @GPU_OPS.lowers("tt.make_range")
 
     def op_nothing(self, op: Any) -> None:
         return None
+    @GPU_OPS.lowers("tt.assume", "func.return")
 
     def op_barrier(self, op: Any) -> None:
         self.target.barrier(self.fn)
+    @GPU_OPS.lowers("tt.debug_barrier")
         self.scratch_dirty = False
 
 

@@ -14,6 +14,7 @@ from ..._mlir import block_ops, ir
 from ..assign import blocked_for, tensor_shape
 from ..irtext import BYTES, const
 from .memory import split_operands, str_attr
+from .optable import GPU_OPS
 from .reduce import _Overlay
 from .values import LoweringError, Scalar, Tensor
 
@@ -57,6 +58,7 @@ class BlockPtrMixin:
         lt = self.llty(elem)
         return block, ("i8" if lt == "i1" else lt)
 
+    @GPU_OPS.lowers("tt.make_block_ptr")
     def op_make_block_ptr(self, op: Any) -> None:
         parts = split_operands(op, ["base", "shape", "strides", "offsets"])
         block, elem = self._composite_elem(op.results[0].type)
@@ -65,6 +67,7 @@ class BlockPtrMixin:
                                                [self.scalar_of(v) for v in parts["strides"]],
                                                [self.scalar_of(v) for v in parts["offsets"]], block, elem)
 
+    @GPU_OPS.lowers("tt.advance")
     def op_advance(self, op: Any) -> None:
         parts = split_operands(op, ["ptr", "offsets"])
         bp = self.values[parts["ptr"][0]]
@@ -75,6 +78,7 @@ class BlockPtrMixin:
             new.append(Scalar(self.fn.inst(f"add {o.ty} {o.value}, {dv}"), o.ty))
         self.values[op.results[0]] = Composite(bp.base, bp.shape, bp.strides, new, bp.block, bp.elem, bp.padding)
 
+    @GPU_OPS.lowers("tt.make_tensor_descriptor")
     def op_make_tensor_descriptor(self, op: Any) -> None:
         parts = split_operands(op, ["base", "shape", "strides"])
         block, elem = self._composite_elem(op.results[0].type)
@@ -164,18 +168,21 @@ class BlockPtrMixin:
             else []
         self.block_store(c, c.offsets, value_v, checked)
 
+    @GPU_OPS.lowers("tt.descriptor_load")
     def op_descriptor_load(self, op: Any) -> None:
         parts = split_operands(op, ["desc", "indices"])
         c = self.values[parts["desc"][0]]
         idx = [self.scalar_of(v) for v in parts["indices"]]
         self.block_load(op.results[0], c, idx, list(range(len(c.block))), c.padding)
 
+    @GPU_OPS.lowers("tt.descriptor_store")
     def op_descriptor_store(self, op: Any) -> None:
         parts = split_operands(op, ["desc", "src", "indices"])
         c = self.values[parts["desc"][0]]
         idx = [self.scalar_of(v) for v in parts["indices"]]
         self.block_store(c, idx, parts["src"][0], list(range(len(c.block))))
 
+    @GPU_OPS.lowers("tt.descriptor_reduce")
     def op_descriptor_reduce(self, op: Any) -> None:
         parts = split_operands(op, ["desc", "src", "indices"])
         c = self.values[parts["desc"][0]]
@@ -193,6 +200,7 @@ class BlockPtrMixin:
             return None
         return coord_of
 
+    @GPU_OPS.lowers("tt.descriptor_gather")
     def op_descriptor_gather(self, op: Any) -> None:
         c = self.values[op.operands[0]]
         col = self.scalar_of(op.operands[2])
@@ -200,6 +208,7 @@ class BlockPtrMixin:
         coord_of = self._gather_coords(op.operands[1], col, lay)
         self.block_load(op.results[0], c, ["0", col], [0, 1], c.padding, coord_of=coord_of, lay=lay)
 
+    @GPU_OPS.lowers("tt.descriptor_scatter")
     def op_descriptor_scatter(self, op: Any) -> None:
         c = self.values[op.operands[0]]
         src = self.tensor(op.operands[1])
@@ -207,10 +216,12 @@ class BlockPtrMixin:
         coord_of = self._gather_coords(op.operands[2], col, src.layout)
         self.block_store(c, ["0", col], op.operands[1], [0, 1], coord_of=coord_of, lay=src.layout)
 
+    @GPU_OPS.lowers("tt.unsplat")
     def op_unsplat(self, op: Any) -> None:
         t = self.tensor(op.operands[0])
         self.values[op.results[0]] = Scalar(t.regs[0], t.ty)
 
+    @GPU_OPS.lowers("tt.map_elementwise")
     def op_map_elementwise(self, op: Any) -> None:
         srcs_v = [v for g in split_operands(op, [f"s{i}" for i in range(8)]).values() for v in g]
         pack = ir.IntegerAttr(op.attributes["pack"]).value if "pack" in op.attributes else 1

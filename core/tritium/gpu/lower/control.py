@@ -8,6 +8,7 @@ from typing import Any
 from ..._mlir import block_ops
 from ..assign import tensor_shape
 from .blockptr import Composite
+from .optable import GPU_OPS
 from .values import Scalar, Tensor
 
 
@@ -60,6 +61,7 @@ class ControlMixin:
                 edges = ", ".join(f"[{regs[i]}, %{label}]" for regs, label in srcs)
                 fn.fill(slot, f"{name} = phi {ty} {edges}")
 
+    @GPU_OPS.lowers("scf.for")
     def op_for(self, op: Any) -> None:
         plan = self.pipeline_plan(op)
         if plan is not None:
@@ -105,6 +107,7 @@ class ControlMixin:
         for r, p in zip(op.results, phis):
             self.values[r] = p
 
+    @GPU_OPS.lowers("scf.if")
     def op_if(self, op: Any) -> None:
         fn = self.fn
         cond = self.scalar_of(op.operands[0])
@@ -138,6 +141,7 @@ class ControlMixin:
                 fn.emit(f"{name} = phi {ty} {edges}")
             self.values[r] = _rebuild(first, names)
 
+    @GPU_OPS.lowers("scf.while")
     def op_while(self, op: Any) -> None:
         fn = self.fn
         before = list(op.regions[0].blocks)[0]

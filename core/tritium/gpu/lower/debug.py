@@ -17,6 +17,7 @@ from ..._mlir import ir
 from ..assign import tensor_shape
 from ..irtext import BYTES
 from ..target import guarded
+from .optable import GPU_OPS
 from .values import Scalar
 
 ASSERT_FIELDS = 6    # failed, pid x, pid y, pid z, message index, element index (all i32)
@@ -28,6 +29,7 @@ def location(op: Any) -> tuple[str, int, str]:
 
 
 class DebugMixin:
+    @GPU_OPS.lowers("tt.print")
     def op_print(self, op: Any) -> None:
         self.has_print = True
         fn = self.fn
@@ -72,6 +74,7 @@ class DebugMixin:
             self.assert_messages: list[str] = []
         return name
 
+    @GPU_OPS.lowers("tt.assert")
     def op_assert(self, op: Any) -> None:
         self.has_assert = True
         fn = self.fn

@@ -7,6 +7,7 @@ from typing import Any
 from ..._mlir import ir
 from .. import layout as L
 from ..assign import element_type, fma_operand, tensor_shape
+from .optable import GPU_OPS
 from .values import Tensor
 
 
@@ -20,6 +21,7 @@ class DotMixin:
         K = shapes[0][-1]
         return fma_operand(acc, 0, K), fma_operand(acc, 1, K)
 
+    @GPU_OPS.lowers("tt.dot")
     def op_dot(self, op: Any) -> None:
         kind = ir.StringAttr(op.attributes["ttg.dot"]).value if "ttg.dot" in op.attributes else "fma"
         res = op.results[0]

@@ -28,11 +28,19 @@ from .shape import ShapeMixin
 from .shared import SharedMixin, SharedTile
 from .loops import LoopFrame, SharedBuffersMixin
 from .smem_alloc import SharedAllocator
+from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor, owner_op
 from .variables import describe_results
 
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
 
+
+# Which op each handler lowers is said beside it (@GPU_OPS.lowers in basic.py, shape.py, memory.py...); what no
+# handler names is either elementwise or refused here.
+GPU_OPS.family("elementwise ops (arith, math and the tt casts and math of scalar.py's is_scalar_op), one register "
+               "at a time: BasicMixin.op_elementwise", is_scalar_op)
+GPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) and "
+                                "never emits tt.dot_scaled; lower the emulated form or add a handler in dot.py")
 
 class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin,
                      SharedMixin, PipelineMixin, BlockPtrMixin, SharedBuffersMixin):
@@ -59,6 +67,7 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
         self.has_assert = False
         self.fn: Function = None  # type: ignore[assignment]
 
+        self.handlers = GPU_OPS.bind(self)
     # -- types -------------------------------------------------------------------------------------------
     def llty(self, mlir_elem: str) -> str:
         if mlir_elem.startswith("!tt.ptr"):
@@ -289,18 +298,18 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
 
     def lower_op(self, op: Any) -> None:
         name = op.name
-        handler = HANDLERS.get(name)
+        handler = self.handlers.get(name)
         fn = self.fn
         saved_dbg = fn.dbg
         if fn.subprogram:     # the op's Python line goes on every instruction it emits
             fn.dbg = self.module.line_table.location(op.location, fn.subprogram)
         try:
             if handler is not None:
-                handler(self, op)
+                handler(op)
             elif is_scalar_op(name):
                 self.op_elementwise(op)
             else:
-                raise LoweringError(f"GPU backends cannot lower {name} yet")
+                raise LoweringError(GPU_OPS.unsupported(name))
             if self.describe:
                 describe_results(self, op)
         except LoweringError as exc:
@@ -342,49 +351,3 @@ def _where(op: Any) -> str:
     import re
     m = re.search(r'loc\("([^"]*)":(\d+):(\d+)\)', str(op.location))
     return f"{m.group(1)}:{m.group(2)}" if m else op.name
-
-
-HANDLERS = {
-    "arith.constant": BasicMixin.op_constant,
-    "tt.get_program_id": BasicMixin.op_program_id,
-    "tt.get_num_programs": BasicMixin.op_num_programs,
-    "tt.make_range": BasicMixin.op_make_range,
-    "tt.splat": BasicMixin.op_splat,
-    "tt.addptr": BasicMixin.op_addptr,
-    "tt.assume": BasicMixin.op_nothing,
-    "func.return": BasicMixin.op_nothing,
-    "tt.debug_barrier": BasicMixin.op_barrier,
-    "tt.broadcast": ShapeMixin.op_broadcast,
-    "tt.expand_dims": ShapeMixin.op_expand_dims,
-    "tt.reshape": ShapeMixin.op_reshape,
-    "tt.trans": ShapeMixin.op_trans,
-    "tt.cat": ShapeMixin.op_cat,
-    "tt.join": ShapeMixin.op_join,
-    "tt.split": ShapeMixin.op_split,
-    "tt.fp_to_fp": ShapeMixin.op_fp_to_fp,
-    "tt.extern_elementwise": ShapeMixin.op_extern,
-    "tt.make_block_ptr": BlockPtrMixin.op_make_block_ptr,
-    "tt.advance": BlockPtrMixin.op_advance,
-    "tt.make_tensor_descriptor": BlockPtrMixin.op_make_tensor_descriptor,
-    "tt.descriptor_load": BlockPtrMixin.op_descriptor_load,
-    "tt.descriptor_store": BlockPtrMixin.op_descriptor_store,
-    "tt.descriptor_reduce": BlockPtrMixin.op_descriptor_reduce,
-    "tt.descriptor_gather": BlockPtrMixin.op_descriptor_gather,
-    "tt.descriptor_scatter": BlockPtrMixin.op_descriptor_scatter,
-    "tt.unsplat": BlockPtrMixin.op_unsplat,
-    "tt.map_elementwise": BlockPtrMixin.op_map_elementwise,
-    "tt.load": MemoryMixin.op_load,
-    "tt.store": MemoryMixin.op_store,
-    "tt.atomic_rmw": MemoryMixin.op_atomic_rmw,
-    "tt.atomic_cas": MemoryMixin.op_atomic_cas,
-    "tt.gather": MemoryMixin.op_gather,
-    "tt.histogram": MemoryMixin.op_histogram,
-    "tt.print": DebugMixin.op_print,
-    "tt.assert": DebugMixin.op_assert,
-    "tt.dot": DotMixin.op_dot,
-    "tt.reduce": ReduceMixin.op_reduce,
-    "tt.scan": ReduceMixin.op_scan,
-    "scf.for": ControlMixin.op_for,
-    "scf.if": ControlMixin.op_if,
-    "scf.while": ControlMixin.op_while,
-}

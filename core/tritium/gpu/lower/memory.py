@@ -15,6 +15,7 @@ from ..axis_info import AxisAnalysis
 from ..irtext import BYTES, const
 from ..target import guarded
 from .convert import _aligned_vec
+from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor
 
 
@@ -85,6 +86,7 @@ class MemoryMixin:
         return self.fn.inst(f"icmp ne i8 {v}, 0") if rty == "i1" else v
 
     # -- loads -------------------------------------------------------------------------------------------
+    @GPU_OPS.lowers("tt.load")
     def op_load(self, op: Any) -> None:
         parts = split_operands(op, ["ptr", "mask", "other"])
         ptr_v = parts["ptr"][0]
@@ -128,6 +130,7 @@ class MemoryMixin:
         self.values[res] = Tensor(lay, regs, rty)
 
     # -- stores ------------------------------------------------------------------------------------------
+    @GPU_OPS.lowers("tt.store")
     def op_store(self, op: Any) -> None:
         parts = split_operands(op, ["ptr", "value", "mask"])
         ptr_v, val_v = parts["ptr"][0], parts["value"][0]
@@ -218,6 +221,7 @@ class MemoryMixin:
             self.scratch_read_done()
         self.values[res] = out
 
+    @GPU_OPS.lowers("tt.atomic_rmw")
     def op_atomic_rmw(self, op: Any) -> None:
         kind = str_attr(op, "op")
         sem, scope = str_attr(op, "sem"), str_attr(op, "scope")
@@ -227,6 +231,7 @@ class MemoryMixin:
         self._atomic(op, ["ptr", "val", "mask"], lambda v, pred: self.target.atomic_rmw(
             self.fn, self.module, kind, v["ptr"], rty, v["val"], pred, sem, scope))
 
+    @GPU_OPS.lowers("tt.atomic_cas")
     def op_atomic_cas(self, op: Any) -> None:
         sem, scope = str_attr(op, "sem"), str_attr(op, "scope")
         rty = self.value_type(op.results[0])
@@ -234,6 +239,7 @@ class MemoryMixin:
             self.fn, self.module, v["ptr"], rty, v["cmp"], v["val"], pred, sem, scope))
 
     # -- gather and histogram ------------------------------------------------------------------------------
+    @GPU_OPS.lowers("tt.gather")
     def op_gather(self, op: Any) -> None:
         src = self.tensor(op.operands[0])
         axis = ir.IntegerAttr(op.attributes["axis"]).value
@@ -267,6 +273,7 @@ class MemoryMixin:
         self.scratch_read_done()
         self.values[res] = Tensor(lay, regs, src.ty)
 
+    @GPU_OPS.lowers("tt.histogram")
     def op_histogram(self, op: Any) -> None:
         parts = split_operands(op, ["src", "mask"])
         src = self.tensor(parts["src"][0])

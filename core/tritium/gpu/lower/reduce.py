@@ -10,6 +10,7 @@ from ..assign import blocked_for, tensor_shape
 from ..irtext import BYTES, Function
 from .memory import split_operands
 from .values import Scalar, Tensor
+from .optable import GPU_OPS
 
 Combine = Callable[[list[str], list[str]], list[str]]
 
@@ -70,6 +71,7 @@ class ReduceMixin:
         return all(not b[axis] or sum(1 for x in b if x) == 1 for b in lay.reg + lay.lane + lay.warp)
 
     def op_reduce(self, op: Any) -> None:
+    @GPU_OPS.lowers("tt.reduce")
         srcs_v = [v for g in split_operands(op, [f"s{i}" for i in range(8)]).values() for v in g]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         first = self.tensor(srcs_v[0])
@@ -174,6 +176,7 @@ class ReduceMixin:
 
     # -- scan ----------------------------------------------------------------------------------------------
     def op_scan(self, op: Any) -> None:
+    @GPU_OPS.lowers("tt.scan")
         srcs_v = [v for g in split_operands(op, [f"s{i}" for i in range(8)]).values() for v in g]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         reverse = "reverse" in op.attributes and ir.BoolAttr(op.attributes["reverse"]).value

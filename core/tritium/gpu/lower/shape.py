@@ -9,10 +9,12 @@ from .. import layout as L
 from ..assign import element_type, tensor_shape
 from ..irtext import FP8
 from . import fp8
+from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor
 
 
 class ShapeMixin:
+    @GPU_OPS.lowers("tt.broadcast")
     def op_broadcast(self, op: Any) -> None:
         res = op.results[0]
         src = self.values[op.operands[0]]
@@ -22,6 +24,7 @@ class ShapeMixin:
             return
         self.values[res] = self.produce(op, lay)
 
+    @GPU_OPS.lowers("tt.expand_dims")
     def op_expand_dims(self, op: Any) -> None:
         res = op.results[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
@@ -33,16 +36,19 @@ class ShapeMixin:
         t = Tensor(L.expand_dims(src.layout, axis), src.regs, src.ty)
         self.set_result(op, t)
 
+    @GPU_OPS.lowers("tt.reshape")
     def op_reshape(self, op: Any) -> None:
         src = self.tensor(op.operands[0])
         shape = tensor_shape(op.results[0].type)
         self.set_result(op, Tensor(L.reshape(src.layout, shape), src.regs, src.ty))
 
+    @GPU_OPS.lowers("tt.trans")
     def op_trans(self, op: Any) -> None:
         src = self.tensor(op.operands[0])
         order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
         self.set_result(op, Tensor(L.permute(src.layout, order), src.regs, src.ty))
 
+    @GPU_OPS.lowers("tt.join")
     def op_join(self, op: Any) -> None:
         a = self.values[op.operands[0]]
         if isinstance(a, Scalar):
@@ -66,11 +72,13 @@ class ShapeMixin:
         b = self.tensor_in(op.operands[1], a.layout)
         self.set_result(op, Tensor(L.join(a.layout), a.regs + b.regs, a.ty))
 
+    @GPU_OPS.lowers("tt.cat")
     def op_cat(self, op: Any) -> None:
         a = self.tensor(op.operands[0])
         b = self.tensor_in(op.operands[1], a.layout)
         self.set_result(op, Tensor(L.cat(a.layout), a.regs + b.regs, a.ty))
 
+    @GPU_OPS.lowers("tt.split")
     def op_split(self, op: Any) -> None:
         src = self.tensor(op.operands[0])
         lay = src.layout
@@ -92,6 +100,7 @@ class ShapeMixin:
                 self.set_result(op, Tensor(half, regs, src.ty), i)
 
     # -- float formats -----------------------------------------------------------------------------------
+    @GPU_OPS.lowers("tt.fp_to_fp")
     def op_fp_to_fp(self, op: Any) -> None:
         res = op.results[0]
         relem, selem = element_type(res.type), element_type(op.operands[0].type)
@@ -147,6 +156,7 @@ class ShapeMixin:
             return fp8.trunc_rtz(fn, v, t, rty)
         return fn.inst(f"fptrunc {t} {v} to {rty}")
 
+    @GPU_OPS.lowers("tt.extern_elementwise")
     def op_extern(self, op: Any) -> None:
         res = op.results[0]
         symbol = ir.StringAttr(op.attributes["symbol"]).value
