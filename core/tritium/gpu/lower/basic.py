@@ -97,9 +97,9 @@ class BasicMixin:
             regs.append(v)
         return Tensor(lay, regs, self.target.global_ptr)
 
+    @GPU_OPS.lowers("tt.addptr")
     def op_addptr(self, op: Any) -> None:
         res = op.results[0]
-    @GPU_OPS.lowers("tt.addptr")
         if tensor_shape(res.type) is None:
             elem, _ = self.pointee(res.type)
             p, off = self.scalar_of(op.operands[0]), self.scalar_of(op.operands[1])
@@ -108,9 +108,9 @@ class BasicMixin:
             return
         self.values[res] = self.elementwise_in(op, self.layout_of(res))
 
+    @GPU_OPS.lowers("arith.constant")
     def op_constant(self, op: Any) -> None:
         res = op.results[0]
-    @GPU_OPS.lowers("arith.constant")
         lt = self.value_type(res)
         attr = op.attributes["value"]
         if tensor_shape(res.type) is None:
@@ -151,31 +151,31 @@ class BasicMixin:
             stride *= shape[d]
         return acc
 
+    @GPU_OPS.lowers("tt.get_program_id")
     def op_program_id(self, op: Any) -> None:
         axis = ir.IntegerAttr(op.attributes["axis"]).value
-    @GPU_OPS.lowers("tt.get_program_id")
         self.values[op.results[0]] = Scalar(self.target.program_id(self.fn, axis), "i32")
 
+    @GPU_OPS.lowers("tt.get_num_programs")
     def op_num_programs(self, op: Any) -> None:
         axis = ir.IntegerAttr(op.attributes["axis"]).value
-    @GPU_OPS.lowers("tt.get_num_programs")
         self.values[op.results[0]] = Scalar(self.target.num_programs(self.fn, axis), "i32")
 
+    @GPU_OPS.lowers("tt.splat")
     def op_splat(self, op: Any) -> None:
         self.values[op.results[0]] = self.produce(op, self.layout_of(op.results[0]))
-    @GPU_OPS.lowers("tt.splat")
 
+    @GPU_OPS.lowers("tt.make_range")
     def op_make_range(self, op: Any) -> None:
         self.values[op.results[0]] = self.produce(op, self.layout_of(op.results[0]))
-    @GPU_OPS.lowers("tt.make_range")
 
+    @GPU_OPS.lowers("tt.assume", "func.return")
     def op_nothing(self, op: Any) -> None:
         return None
-    @GPU_OPS.lowers("tt.assume", "func.return")
 
+    @GPU_OPS.lowers("tt.debug_barrier")
     def op_barrier(self, op: Any) -> None:
         self.target.barrier(self.fn)
-    @GPU_OPS.lowers("tt.debug_barrier")
         self.scratch_dirty = False
 
 

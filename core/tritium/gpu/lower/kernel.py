@@ -27,13 +27,12 @@ from .scalar import EXPENSIVE, ScalarEmitter, is_scalar_op
 from .shape import ShapeMixin
 from .shared import SharedMixin, SharedTile
 from .loops import LoopFrame, SharedBuffersMixin
-from .smem_alloc import SharedAllocator
 from .optable import GPU_OPS
+from .smem_alloc import SharedAllocator
 from .values import LoweringError, Scalar, Tensor, owner_op
 from .variables import describe_results
 
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
-
 
 # Which op each handler lowers is said beside it (@GPU_OPS.lowers in basic.py, shape.py, memory.py...); what no
 # handler names is either elementwise or refused here.
@@ -41,6 +40,7 @@ GPU_OPS.family("elementwise ops (arith, math and the tt casts and math of scalar
                "at a time: BasicMixin.op_elementwise", is_scalar_op)
 GPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) and "
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in dot.py")
+
 
 class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin,
                      SharedMixin, PipelineMixin, BlockPtrMixin, SharedBuffersMixin):
@@ -66,8 +66,8 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
         self.has_print = False
         self.has_assert = False
         self.fn: Function = None  # type: ignore[assignment]
-
         self.handlers = GPU_OPS.bind(self)
+
     # -- types -------------------------------------------------------------------------------------------
     def llty(self, mlir_elem: str) -> str:
         if mlir_elem.startswith("!tt.ptr"):

@@ -9,8 +9,8 @@ from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from ..irtext import BYTES, Function
 from .memory import split_operands
-from .values import Scalar, Tensor
 from .optable import GPU_OPS
+from .values import Scalar, Tensor
 
 Combine = Callable[[list[str], list[str]], list[str]]
 
@@ -70,8 +70,8 @@ class ReduceMixin:
         """Every basis runs along ``axis`` alone or not at all."""
         return all(not b[axis] or sum(1 for x in b if x) == 1 for b in lay.reg + lay.lane + lay.warp)
 
-    def op_reduce(self, op: Any) -> None:
     @GPU_OPS.lowers("tt.reduce")
+    def op_reduce(self, op: Any) -> None:
         srcs_v = [v for g in split_operands(op, [f"s{i}" for i in range(8)]).values() for v in g]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         first = self.tensor(srcs_v[0])
@@ -175,8 +175,8 @@ class ReduceMixin:
         return result
 
     # -- scan ----------------------------------------------------------------------------------------------
-    def op_scan(self, op: Any) -> None:
     @GPU_OPS.lowers("tt.scan")
+    def op_scan(self, op: Any) -> None:
         srcs_v = [v for g in split_operands(op, [f"s{i}" for i in range(8)]).values() for v in g]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         reverse = "reverse" in op.attributes and ir.BoolAttr(op.attributes["reverse"]).value
