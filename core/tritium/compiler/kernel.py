@@ -6,6 +6,13 @@ from typing import Any, Optional
 
 from ..backends.compiler import BaseBackend, GPUTarget
 
+# the launch API of Triton's CompiledKernel is the runtime's (the layer above); these runtime modules never import
+# the compiler (runtime.launch, which compiles, is not among them)
+from ..runtime.compiled_launch import run_compiled
+from ..runtime.driver import driver
+from ..runtime.triton_run import TritonRun
+from ..runtime.triton_run import launch_metadata as triton_launch_metadata
+
 
 class AsmDict(dict):
     """Stage name -> artifact (text, or bytes for binaries)."""
@@ -53,7 +60,6 @@ class CompiledKernel:
     def launcher(self) -> Any:
         """``launcher(grid, args)``: the driver's launcher for this kernel, built on first use."""
         if self._launcher is None:
-            from ..runtime.driver import driver
             self._launcher = driver.active.make_launcher(self)
         return self._launcher
 
@@ -61,13 +67,11 @@ class CompiledKernel:
     def run(self) -> Any:
         """Triton's launcher protocol: ``run(gx, gy, gz, stream, function, packed_metadata, launch_metadata,
         enter_hook, exit_hook, *args)`` (code generated against Triton's CompiledKernel calls it)."""
-        from ..runtime.triton_run import TritonRun
         return TritonRun(self)
 
     def launch_metadata(self, grid: tuple, stream: Any, *args: Any) -> Any:
         """Triton's: None unless a launch enter hook is set, else what the hooks receive (``.get()``)."""
-        from ..runtime.triton_run import launch_metadata
-        return launch_metadata(self, grid, stream, *args)
+        return triton_launch_metadata(self, grid, stream, *args)
 
     def _init_handles(self) -> None:
         """Load the binary (build the launcher) now rather than on the first launch."""
@@ -76,7 +80,6 @@ class CompiledKernel:
     def __getitem__(self, grid: Any) -> Any:
         """``kernel[grid](*args)`` with every argument of the @jit function, constexprs included (as Triton)."""
         def runner(*args: Any, stream: Any = None) -> None:
-            from ..runtime.launch import run_compiled
             run_compiled(self, grid, args)
         return runner
 

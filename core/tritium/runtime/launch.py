@@ -222,39 +222,3 @@ def _option_error(fn: Any, backend: Any, options: dict, exc: Exception) -> TypeE
     return TypeError(f"{fn.__name__}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: neither "
                      f"a parameter ({', '.join(fn.arg_names)}) nor a launch option of this backend "
                      f"({', '.join(sorted(known))})")
-
-
-def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
-    """Launch a CompiledKernel directly: ``args`` are all the kernel's arguments (constexprs and arguments
-    specialized to 1 are dropped), or only its run-time ones."""
-    from .specialize import specialize_arg
-    sig = getattr(kernel.src, "signature", None) or {}
-    name = kernel.name
-    if len(args) == len(sig):
-        args = tuple(a for a, ty in zip(args, sig.values()) if ty != "constexpr")
-    runtime_names = [n for n, ty in sig.items() if ty != "constexpr"]
-    if sig and len(args) != len(runtime_names):
-        raise TypeError(f"kernel `{name}` takes {len(sig)} arguments ({', '.join(sig)}), or only its "
-                        f"{len(runtime_names)} run-time ones ({', '.join(runtime_names)}); got {len(args)}")
-    values = []
-    recorded = kernel.metadata_dict.get("written_args") if hasattr(kernel, "metadata_dict") else None
-    for arg_name, a in zip(runtime_names or [f"#{i}" for i in range(len(args))], args):
-        if type(a) in (int, float, bool):
-            values.append(a)
-            continue
-        k, v = specialize_arg(a)
-        if k[0] == "*":
-            if not _driver.active.accepts_device(k[2]):
-                raise TypeError(f"argument `{arg_name}` of kernel `{name}` lives on device '{k[2]}', which the "
-                                "active driver cannot reach")
-            from .safety import check_array
-            at = kernel.metadata_dict.get("written_at") or {}
-            check_array(name, arg_name, a, recorded is None or len(values) in recorded, at.get(str(len(values))))
-        if k[0] in ("()", "TD"):
-            from .structured import flatten_for_signature
-            values.extend(flatten_for_signature(sig.get(arg_name), v))
-            continue
-        values.append(v)
-    if callable(grid):
-        raise TypeError(f"kernel `{name}`: a compiled kernel is launched on a fixed grid, not a callable")
-    kernel.launcher(grid3(name, grid, tuple(_driver.active.max_grid())), tuple(values))

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .. import knobs
+from .compiled_launch import run_compiled
+
 
 class LazyDict:
     """Launch metadata whose expensive parts (the kernel's ``launch_metadata`` function) are computed only when a
@@ -35,7 +38,6 @@ class TritonRun:
 
     def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: Any, packed_metadata: Any,
                  launch_metadata: Any, enter_hook: Any, exit_hook: Any, *args: Any) -> None:
-        from .launch import run_compiled
         # Triton's launchers hand the hooks the metadata the caller built (None when no enter hook is set)
         if enter_hook is not None:
             enter_hook(launch_metadata)
@@ -48,7 +50,6 @@ def launch_metadata(kernel: Any, grid: tuple, stream: Any, *args: Any) -> Any:
     """Triton's ``CompiledKernel.launch_metadata``: None unless a launch enter hook is set (building it costs
     time on every launch), else the kernel's name, function and stream plus, lazily, what the @jit function's
     ``launch_metadata`` callback computes from the grid, the metadata and the arguments by name."""
-    from .. import knobs
     if knobs.runtime.launch_enter_hook is None:
         return None
     kernel._init_handles()
