@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any, Optional
 
 from .. import knobs
+from .launchable import Heuristics, _Launchable
 
 log = logging.getLogger("tritium.autotune")
 
@@ -67,7 +68,6 @@ def precompile(tuner: Any, configs: list, args: tuple, kwargs: dict) -> int:
 
 
 def _serial_reason(tuner: Any) -> Optional[str]:
-    from .autotuner import Heuristics, _Launchable
     fn = tuner.base_fn
     wrapper = tuner.fn
     while isinstance(wrapper, _Launchable):
@@ -100,7 +100,6 @@ def _find_kernel(module: str, qualname: str, load: bool = False) -> Any:
     """The @jit function at ``module.qualname`` (under any @autotune/@heuristics), or None. The parent's
     ``__main__`` is never a worker's, and ``<locals>`` are not reachable by name. Only a worker imports
     (``load``): the parent looks in the modules it has, and never runs a module's code again."""
-    from .autotuner import _Launchable
     if module in ("__main__", "__mp_main__") or "<" in qualname:
         return None
     try:
@@ -121,7 +120,6 @@ def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
     would compile (the binder's specialization of these arguments, the config's options)."""
     from ..cache import KernelCache
     from ..compiler.compiler import ASTSource, cache_key, make_backend
-    from .autotuner import Heuristics
     from .driver import driver
     from .specialize import compile_inputs, make_binder
     fn = tuner.base_fn

@@ -15,9 +15,19 @@ import threading
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from .. import knobs
-from ..compiler.errors import OutOfResources  # noqa: F401  (Triton's code imports it from here)
+from .. import knobs, testing
+from ..cache import KernelCache, atomic_write
+from ..cache_safety import UntrustedEntry, read_trusted
+from ..compiler.compiler import make_backend
+from ..compiler.errors import CompileTimeAssertionFailure
+from ..compiler.errors import OutOfResources as OutOfResources  # Triton's code imports it from here
 from ..errors import TritonError
+from . import autotune_compile  # configs compiled in worker processes first (knobs.autotuning)
+from .autotune_remote import fetch_timings, publish_timings, valid_timings
+from .driver import driver
+from .forksafe import renew_in_child
+from .launchable import Heuristics as Heuristics  # Triton's triton.runtime.autotuner.Heuristics
+from .launchable import _Launchable
 
 
 class AutotunerError(TritonError, RuntimeError):
@@ -68,28 +78,6 @@ class Config:
         return f"Config({self})"
 
 
-class _Launchable:
-    """``kernel[grid](...)`` for wrappers of JIT functions."""
-    fn: Any
-
-    def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        run = self.run  # type: ignore[attr-defined]
-        return lambda *args, **kwargs: run(*args, grid=grid, warmup=False, **kwargs)
-
-    @property
-    def base_fn(self) -> Any:
-        fn = self.fn
-        while isinstance(fn, _Launchable):
-            fn = fn.fn
-        return fn
-
-    def __getattr__(self, name: str) -> Any:
-        # cache_key, src, arg_names, device_caches...: what the wrapped @jit function knows
-        if name.startswith("__") or name == "fn":
-            raise AttributeError(name)
-        return getattr(self.fn, name)
-
-
 def _zero(a: Any, name: str) -> None:
     if hasattr(a, "zero_"):
         a.zero_()
@@ -135,7 +123,6 @@ class Autotuner(_Launchable):
         # per thread: several threads may tune and launch one kernel at once (Triton keeps these on self)
         self._local = threading.local()
         self._renew_locks()
-        from .forksafe import renew_in_child
         renew_in_child(self)
         prune = prune_configs_by or {}
         self.perf_model = prune.get("perf_model")
@@ -196,14 +183,11 @@ class Autotuner(_Launchable):
         if self._do_bench is not None:
             return self._do_bench(fn, quantiles=quantiles)
         if self.num_warmups is not None or self.num_reps is not None:
-            from ..testing import do_bench
-            return do_bench(fn, warmup=25 if self.num_warmups is None else self.num_warmups,
+            return testing.do_bench(fn, warmup=25 if self.num_warmups is None else self.num_warmups,
                             rep=100 if self.num_reps is None else self.num_reps, quantiles=quantiles)
-        from .driver import driver
         return driver.active.get_benchmarker()(fn, quantiles=quantiles)
 
     def _bench(self, *args: Any, config: Config, **meta: Any) -> list[float]:
-        from ..compiler.errors import CompileTimeAssertionFailure, OutOfResources
         verbose = knobs.autotuning.print
         if verbose:
             print(f"Autotuning kernel {self.base_fn.__name__} with config {config}")
@@ -295,8 +279,7 @@ class Autotuner(_Launchable):
 
     def _benchmark(self, key: tuple, configs: list[Config], args: tuple, kwargs: dict) -> None:
         start = time.perf_counter()
-        from .autotune_compile import precompile   # knobs.autotuning.compile_workers: compiles hit the cache
-        precompile(self, configs, args, kwargs)
+        autotune_compile.precompile(self, configs, args, kwargs)
         timings = {c: self._bench(*args, config=c, **kwargs) for c in configs}
         self.bench_time = time.perf_counter() - start
         best = builtins.min(timings, key=lambda c: _as_list(timings[c]))
@@ -314,12 +297,9 @@ class Autotuner(_Launchable):
     def _timings_path(self, key: tuple, configs: list[Config], create: bool = False) -> Optional[str]:
         if any(c.pre_hook for c in configs):
             return None  # hooks cannot be stored, so such results are never reused
-        from ..cache import KernelCache
         root = KernelCache().location(create)   # the same trust rule as compiled kernels; None: memory only
         if root is None:
             return None
-        from .driver import driver
-        from ..compiler.compiler import make_backend
         fn = self.base_fn
         parts = [fn.cache_key, make_backend(driver.active.get_current_target()).hash(), repr(key),
                  *[str(c) for c in configs]]
@@ -330,11 +310,9 @@ class Autotuner(_Launchable):
         path = self._timings_path(key, configs)
         if path is None:
             return False
-        from .autotune_remote import fetch_timings, valid_timings
         allowed = [_config_dict(c) for c in configs]
         if not os.path.exists(path) and not fetch_timings(path, allowed):   # the fleet's result, if any
             return False
-        from ..cache_safety import UntrustedEntry, read_trusted
         try:
             # a file another user could have written is not used; nor one naming configs not being tuned
             raw = read_trusted(path, check=not knobs.cache.trust_shared)
@@ -352,10 +330,8 @@ class Autotuner(_Launchable):
         path = self._timings_path(key, configs, create=True)
         if path is None:
             return
-        from ..cache import atomic_write
         data = {"key": repr(key), "configs_timings": [(_config_dict(c), t) for c, t in timings.items()]}
         atomic_write(path, json.dumps(data))
-        from .autotune_remote import publish_timings
         publish_timings(path, json.dumps(data))
 
     def warmup(self, *args: Any, **kwargs: Any) -> list[Any]:
@@ -391,26 +367,6 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: Op
                          use_cuda_graph=use_cuda_graph, do_bench=do_bench, cache_results=cache_results)
 
     return decorator
-
-
-class Heuristics(_Launchable):
-    """Computes meta-parameters from the other arguments on every launch."""
-
-    def __init__(self, fn: Any, arg_names: list[str], values: dict[str, Callable[[dict], Any]]) -> None:
-        self.fn = fn
-        self.values = values
-        self.arg_names = list(arg_names)
-        self.__name__ = getattr(fn, "__name__", "kernel")
-
-    def run(self, *args: Any, **kwargs: Any) -> Any:
-        for name, heur in self.values.items():
-            kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
-        return self.fn.run(*args, **kwargs)
-
-    def warmup(self, *args: Any, **kwargs: Any) -> Any:
-        for name, heur in self.values.items():
-            kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
-        return self.fn.warmup(*args, **kwargs)
 
 
 def heuristics(values: dict[str, Callable[[dict], Any]]) -> Callable[[Any], Heuristics]:
