@@ -12,8 +12,10 @@ from __future__ import annotations
 import random
 from typing import Callable, Optional
 
+from . import ops_elementwise as E
+from . import ops_tiles as O
 from . import types as T
-from .program import Program, Sink, Stmt
+from .program import Program, Sink, Skip, Stmt
 
 DEFAULT_FEATURES = frozenset({"fp64", "dot-fp32", "dot-fp16", "dot-bf16", "dot-int8", "dot-fp64", "int64-atomics",
                               "float-atomics", "ieee", "tf32", "tf32x3"})
@@ -159,14 +161,8 @@ class Gen:
         return self.program()
 
 
-class Skip(Exception):
-    """An operation that does not fit the operands at hand: generate the next one instead."""
-
-
 def ops_table() -> dict:
     """Operation kind -> (generator function, weight)."""
-    from . import ops_elementwise as E
-    from . import ops_tiles as O
     return {
         "binary": (E.g_binary, 10), "unary": (E.g_unary, 4), "where": (E.g_where, 3), "cast": (E.g_cast, 4),
         "bitcast": (E.g_bitcast, 1), "reduce": (O.g_reduce, 4), "scan": (O.g_scan, 2), "dot": (O.g_dot, 2),

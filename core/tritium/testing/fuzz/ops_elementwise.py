@@ -2,9 +2,13 @@
 division, math functions, tl.where, casts and bitcasts (see gen.py for the rules that keep them defined)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import types as T
-from .gen import Gen, Skip
-from .program import Stmt
+from .program import Skip, Stmt
+
+if TYPE_CHECKING:
+    from .gen import Gen
 
 MATH = {"exp": "ulp_exp", "exp2": "ulp_exp", "log": "ulp_log", "log2": "ulp_log", "sin": "ulp_trig",
         "cos": "ulp_trig", "sqrt": "ulp_sqrt", "rsqrt": "ulp_rsqrt", "erf": "ulp_erf"}

@@ -2,9 +2,13 @@
 calls and atomics."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import types as T
-from .gen import Gen, Skip
-from .program import Sink, block_shape
+from .program import Sink, Skip, block_shape
+
+if TYPE_CHECKING:
+    from .gen import Gen
 
 
 # -- reductions and scans ---------------------------------------------------------------------------------

@@ -22,6 +22,10 @@ VALID = {"M": "vM", "N": "vN", "K": "vK", "2": "2"}
 _VAR = re.compile(r"\{(\d+)\}")
 
 
+class Skip(Exception):
+    """An operation that does not fit the operands at hand: generate the next one instead."""
+
+
 @dataclass
 class Stmt:
     out: str                       # variable it defines
