@@ -387,3 +387,17 @@ def reg_map(src: Layout, dst: Layout) -> Optional[list[int]]:
             return None
         out.append(s)
     return out
+
+
+def scatter_bits(value: int, bits: list[int]) -> int:
+    """``value``'s bit i moved to bit ``bits[i]`` (a coordinate made of register, lane or warp index bits)."""
+    out = 0
+    for i, b in enumerate(bits):
+        if value >> i & 1:
+            out |= 1 << b
+    return out
+
+
+def bit_ranks(n: int, chosen: list[int]) -> list[int]:
+    """For each of n bits, its rank among ``chosen`` (0 for the others)."""
+    return [chosen.index(i) if i in chosen else 0 for i in range(n)]

@@ -10,6 +10,7 @@ from ..assign import blocked_for, tensor_shape
 from ..irtext import BYTES, Function
 from .memory import split_operands
 from .optable import GPU_OPS
+from .scan import scan_tiles
 from .values import Scalar, Tensor
 
 Combine = Callable[[list[str], list[str]], list[str]]
@@ -96,10 +97,10 @@ class ReduceMixin:
         out_bits = [i for i, b in enumerate(lay.reg) if not b[axis]]
         outs: list[list[str]] = [[] for _ in range(n)]
         for ro in range(1 << len(out_bits)):
-            base = _scatter(ro, out_bits)
+            base = L.scatter_bits(ro, out_bits)
             acc = None
             for k in range(1 << len(axis_bits)):
-                r = base | _scatter(k, axis_bits)
+                r = base | L.scatter_bits(k, axis_bits)
                 vals = [s.regs[r] for s in srcs]
                 acc = vals if acc is None else combine(acc, vals)
             for i in range(n):
@@ -130,7 +131,7 @@ class ReduceMixin:
             nout *= s
         # this warp's index along the axis
         widx = self._bits_value([(self.warp, [(1 << j) if i in warp_bits else 0 for i, j in
-                                              zip(range(len(lay.warp)), _ranks(len(lay.warp), warp_bits))])])
+                                              zip(range(len(lay.warp)), L.bit_ranks(len(lay.warp), warp_bits))])])
         lane_axis = sum(1 << i for i, b in enumerate(lay.lane) if b[axis])
         sizes = [BYTES[self.storage_type(s.ty)] for s in srcs]
         offsets, total = [], 0
@@ -184,7 +185,6 @@ class ReduceMixin:
         lay = self.scan_layout(first.layout, axis)
         srcs = [self.tensor_in(v, lay) for v in srcs_v]
         combine = self.combiner(op)
-        from .scan import scan_tiles
         outs = scan_tiles(self, srcs, lay, axis, reverse, combine)
         for i, res in enumerate(op.results):
             self.set_result(op, Tensor(lay, outs[i], srcs[i].ty), i)
@@ -222,19 +222,6 @@ class ReduceMixin:
         # lanes along the axis must be consecutive bits of the lane index (shuffles step through them)
         lb = [i for i, b in enumerate(lay.lane) if b[axis]]
         return lb == list(range(lb[0], lb[0] + len(lb))) if lb else True
-
-
-def _scatter(value: int, bits: list[int]) -> int:
-    out = 0
-    for i, b in enumerate(bits):
-        if value >> i & 1:
-            out |= 1 << b
-    return out
-
-
-def _ranks(n: int, chosen: list[int]) -> list[int]:
-    """For each of n bits, its rank among ``chosen`` (0 for the others)."""
-    return [chosen.index(i) if i in chosen else 0 for i in range(n)]
 
 
 class _Overlay(dict):

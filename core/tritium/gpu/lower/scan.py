@@ -9,7 +9,6 @@ from typing import Any, Callable
 from .. import layout as L
 from ..irtext import BYTES
 from ..target import guarded
-from .reduce import _ranks, _scatter
 from .values import Tensor
 
 Combine = Callable[[list[str], list[str]], list[str]]
@@ -28,8 +27,8 @@ def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: b
     totals: list[list[str]] = []          # per column, the thread's inclusive total
     columns: list[list[int]] = []
     for ro in range(1 << len(out_bits)):
-        base = _scatter(ro, out_bits)
-        regs = [base | _scatter(k, axis_bits) for k in order]
+        base = L.scatter_bits(ro, out_bits)
+        regs = [base | L.scatter_bits(k, axis_bits) for k in order]
         acc = None
         for r in regs:
             vals = [s.regs[r] for s in srcs]
@@ -69,7 +68,7 @@ def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: b
     if warp_bits:
         W = 1 << len(warp_bits)
         widx = lo._bits_value([(lo.warp, [(1 << j) if i in warp_bits else 0 for i, j in
-                                          zip(range(len(lay.warp)), _ranks(len(lay.warp), warp_bits))])])
+                                          zip(range(len(lay.warp)), L.bit_ranks(len(lay.warp), warp_bits))])])
         wpos = fn.pinst(f"sub i32 {W - 1}, {widx}") if reverse else widx
         out_lay = L.slice_layout(lay, axis)
         shape = out_lay.shape if out_lay.rank else (1, )
