@@ -10,7 +10,8 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium.runtime.specialize import compile_inputs, make_binder
+from tritium.runtime.signature import compile_inputs
+from tritium.runtime.specialize import make_binder
 
 
 def _kernel(x_ptr, n, scale, flag, opt=None, BLOCK: tl.constexpr = 16):

@@ -11,7 +11,8 @@ import pytest
 import tritium
 import tritium.language as tl
 from tritium.runtime.launch import _selector
-from tritium.runtime.specialize import compile_inputs, make_binder
+from tritium.runtime.signature import compile_inputs
+from tritium.runtime.specialize import make_binder
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
 

@@ -121,7 +121,8 @@ def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
     from ..cache import KernelCache
     from ..compiler.compiler import ASTSource, cache_key, make_backend
     from .driver import driver
-    from .specialize import compile_inputs, make_binder
+    from .signature import compile_inputs
+    from .specialize import make_binder
     fn = tuner.base_fn
     if fn.used_globals:
         fn.check_globals()

@@ -8,12 +8,20 @@ see the compiled kernel) happens once per specialization.
 from __future__ import annotations
 
 import operator
+from dataclasses import fields, is_dataclass
 from typing import Any, Callable, Optional
 
-from .. import knobs
+from .. import knobs, plugins
+from ..compiler import ASTSource, compile
+from ..compiler.compiler import make_backend
+from ..compiler.stages import inspection_hook_key
 from .driver import driver as _driver
+from .forksafe import compile_lock
 from .grid import grid3
-from .specialize import array_locations, compile_inputs, make_binder
+from .safety import make_guard
+from .signature import array_locations, compile_inputs
+from .specialize import make_binder
+from .structured import bind_error, path_selector
 
 
 class KernelState:
@@ -37,7 +45,6 @@ class KernelState:
     def refresh_settings(self) -> None:
         """The knob values set from Python that change compiled code (plugins' and core's compilation and
         language groups, the stage inspection hook); recomputed only when a knob was set."""
-        from .. import plugins
         self.generation = knobs.generation
         rt = knobs.runtime
         hook = rt.add_stages_inspection_hook
@@ -67,7 +74,6 @@ _hook_keys: dict[int, str] = {}
 def _hook_key(hook: Any) -> str:
     k = _hook_keys.get(id(hook))
     if k is None:
-        from ..compiler.stages import inspection_hook_key
         k = _hook_keys[id(hook)] = inspection_hook_key(hook)
     return k
 
@@ -76,7 +82,6 @@ def _selector(keep: tuple, n: int) -> Optional[Callable]:
     """Picks the run-time values a specialization takes (ints equal to 1 and None are compiled in), and
     flattens tuple and descriptor arguments (their entries of ``keep`` are paths)."""
     if any(type(i) is not int for i in keep):
-        from .structured import path_selector
         return path_selector(keep)
     if keep == tuple(range(n)):
         return None
@@ -98,7 +103,6 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     try:
         key, runtime, bound, options = state.binder(*args, **kwargs)
     except (TypeError, ValueError, OverflowError) as exc:
-        from .structured import bind_error
         named = bind_error(fn, args, kwargs, exc)
         if named is None:
             raise
@@ -158,7 +162,6 @@ def _compile_once(fn: Any, state: KernelState, full: Any, key: tuple, bound: tup
                   warmup: bool) -> Optional[Entry]:
     """Compile one key (and store it in the kernel cache) unless another thread did so meanwhile: threads
     launching the same new specialization wait for the first one's compilation (see forksafe.py)."""
-    from .forksafe import compile_lock
     with compile_lock:
         entry = state.kernels.get(full)
         if entry is None:
@@ -170,7 +173,6 @@ def _compile_once(fn: Any, state: KernelState, full: Any, key: tuple, bound: tup
 
 def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dict, debug: bool,
              warmup: bool) -> Optional[Entry]:
-    from ..compiler import ASTSource, compile
     drv = state.driver
     for name, location in array_locations(fn, key, bound):
         if not drv.accepts_device(location):
@@ -183,7 +185,6 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
         opts["debug"] = True
     backend = state.backend
     if backend is None:
-        from ..compiler.compiler import make_backend
         backend = state.backend = make_backend(state.target)
     try:
         parsed = backend.parse_options(dict(opts))
@@ -205,12 +206,10 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
     if post is not None:
         post(key=key, repr=repr(fn), fn=fn, compile=info, is_manual_warmup=warmup, already_compiled=False)
     n_runtime = sum(1 for p in fn.params if not p.is_constexpr)
-    from .safety import make_guard
     return Entry(kernel, launcher, _selector(keep, n_runtime), make_guard(fn, key, kernel))
 
 
 def _option_error(fn: Any, backend: Any, options: dict, exc: Exception) -> TypeError:
-    from dataclasses import fields, is_dataclass
     try:
         defaults = backend.parse_options({})
         known = {f.name for f in fields(defaults)} if is_dataclass(defaults) else set(vars(defaults))

@@ -17,8 +17,15 @@ float, torch tensor, numpy array) are handled without a call per argument; anyth
 """
 from __future__ import annotations
 
+import inspect
 import sys
+import types
 from typing import Any, Callable, Optional
+
+from ..language.core import constexpr
+from ..language.dtypes import dtype as tl_dtype
+from ..language.dtypes import pointer_type, str_to_ty, ty_to_str
+from .driver import driver
 
 #: element type names of torch and numpy, to Triton's signature spelling
 DTYPE_NAMES = {
@@ -41,7 +48,6 @@ def dtype_name(dt: Any) -> str:
     text = str(dt).replace("torch.", "")
     name = DTYPE_NAMES.get(text)
     if name is None:
-        from ..language.dtypes import dtype as tl_dtype, ty_to_str
         if not isinstance(dt, tl_dtype):
             raise TypeError(f"unsupported element type {dt}")
         name = ty_to_str(dt)
@@ -59,6 +65,7 @@ def _numpy_address_reader() -> Callable[[Any], int]:
     field after the object header of every ndarray (numpy 1 and 2); read it there, after checking on a probe
     array that this interpreter lays objects out that way."""
     import ctypes
+
     import numpy as np
     offset = object.__basicsize__
     read = ctypes.c_void_p.from_address
@@ -91,7 +98,6 @@ def _torch_handler(v: Any, align: bool) -> tuple[tuple, int]:
 
 def _generic_handler(v: Any, align: bool) -> tuple[tuple, int]:
     if isinstance(v, MockTensor):
-        from .driver import driver
         return ("*", v.dtype, driver.active.device_type, True), 0
     if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
         dev = getattr(v, "device", None)
@@ -160,7 +166,6 @@ def int_key(v: int, specialize: bool = True, align: bool = True) -> tuple:
 
 def const_key(v: Any) -> tuple:
     """Key of a compile-time value: its type is part of it, since 1, 1.0 and True hash alike."""
-    from ..language.core import constexpr
     if isinstance(v, constexpr):
         v = v.value
     try:
@@ -179,10 +184,7 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
     if h is not None:
         return h(v, specialize and align)
     if isinstance(v, tuple):  # before the imports below: tuple arguments go through here on every launch
-        from .structured import tuple_key
         return tuple_key(v, specialize, align)
-    from ..language.core import constexpr
-    from ..language.dtypes import dtype as tl_dtype
     if isinstance(v, (constexpr, tl_dtype)) or t.__name__ == "dtype":
         return const_key(v), None
     if isinstance(v, bool):
@@ -220,7 +222,6 @@ def make_binder(fn: Any) -> Callable[..., tuple]:
         pre += "_"
     simple = (int, float, bool, str, type(None))
     ns["_simple"] = frozenset(simple)
-    import inspect
     for p in fn.params:
         n = f"a{p.num}"  # parameter names may shadow the helpers; _rename gives the real names back
         kind = p._param.kind
@@ -294,54 +295,9 @@ def _rename(inner: Callable, fn: Any) -> Callable:
         clash = sorted(set(names) & set(code.co_varnames[len(names):]))
         raise ValueError(f"parameter name(s) {clash} of {fn.__name__} clash with the launcher's own")
     new = inner.__code__.replace(co_varnames=varnames, co_name=fn.__name__, co_qualname=fn.__name__)
-    import types
     out = types.FunctionType(new, inner.__globals__, fn.__name__, inner.__defaults__, inner.__closure__)
     if inner.__kwdefaults__:
         out.__kwdefaults__ = {fn.params[int(k[1:])].name: v for k, v in inner.__kwdefaults__.items()}
-    return out
-
-
-def compile_inputs(fn: Any, key: tuple, bound: tuple) -> tuple[dict, dict, dict, tuple]:
-    """(signature, constexprs, attrs) for ASTSource, and which entries of the binder's ``runtime`` tuple the
-    compiled kernel takes (indices, or paths into tuple arguments), from one specialization key."""
-    signature: dict[str, str] = {}
-    constexprs: dict[tuple, Any] = {}
-    attrs: dict[tuple, list] = {}
-    keep: list[Any] = []
-    from ..language.core import constexpr
-    r = 0
-    for i, (p, k, v) in enumerate(zip(fn.params, key, bound)):
-        if k[0] in ("()", "TD"):
-            from .structured import structured_inputs
-            signature[p.name] = structured_inputs(p, k, v, (i, ), (r, ), constexprs, attrs, keep)
-        elif k[0] == "C":
-            signature[p.name] = "constexpr"
-            constexprs[(i, )] = v.value if isinstance(v, constexpr) else v
-        elif k[0] == "*":
-            signature[p.name] = ("*k" if p.is_const else "*") + dtype_name(k[1])
-            if k[3]:
-                attrs[(i, )] = [["tt.divisibility", 16]]
-            keep.append(r)
-        else:
-            signature[p.name] = k[0]
-            if k[1] == "D":
-                attrs[(i, )] = [["tt.divisibility", 16]]
-            keep.append(r)
-        if not p.is_constexpr:
-            r += 1
-    return signature, constexprs, attrs, tuple(keep)
-
-
-def array_locations(fn: Any, key: tuple, bound: tuple) -> list[tuple[str, str]]:
-    """(parameter name, location) of every array argument in a key; warmup's stand-ins have no memory to
-    check."""
-    out: list[tuple[str, str]] = []
-    for p, k, v in zip(fn.params, key, bound):
-        if k[0] == "*" and not isinstance(v, MockTensor):
-            out.append((p.name, k[2]))
-        elif k[0] in ("()", "TD"):
-            from .structured import structured_locations
-            structured_locations(p.name, k, v, out)
     return out
 
 
@@ -355,11 +311,9 @@ class MockTensor:
 
     @staticmethod
     def wrap_dtype(arg: Any) -> Any:
-        from ..language.dtypes import dtype as tl_dtype, pointer_type
         if isinstance(arg, pointer_type):
             return MockTensor(arg.element_ty)
         if isinstance(arg, str) and arg.startswith("*"):
-            from ..language.dtypes import str_to_ty
             return MockTensor(str_to_ty(arg[1:]))
         if (type(arg).__name__ == "dtype" and "torch" in type(arg).__module__) or \
                 (isinstance(arg, tl_dtype) and not isinstance(arg, pointer_type)):
@@ -422,3 +376,16 @@ def reinterpret(tensor: Any, dtype: Any) -> Any:
             return tensor.base
         return TensorWrapper(tensor.base, dtype)
     return TensorWrapper(tensor, dtype)
+
+
+def tuple_key(v: tuple, specialize: bool = True, align: bool = True) -> tuple[tuple, tuple]:
+    """(key entry, run-time value) of a tuple argument, element by element."""
+    keys, values = [], []
+    for x in v:
+        if isinstance(x, list):
+            raise TypeError("cannot pass a list inside a tuple to a kernel: use a tuple")
+        k, r = specialize_arg(x, specialize, align)
+        keys.append(k)
+        values.append(r)
+    fields = getattr(type(v), "_fields", None)
+    return ("()", tuple(keys), tuple(fields) if fields else None), tuple(values)

@@ -21,30 +21,6 @@ from typing import Any, Callable, Optional
 from .specialize import MockTensor, dtype_name, specialize_arg
 
 
-def tuple_key(v: tuple, specialize: bool = True, align: bool = True) -> tuple[tuple, tuple]:
-    """(key entry, run-time value) of a tuple argument, element by element."""
-    keys, values = [], []
-    for x in v:
-        if isinstance(x, list):
-            raise TypeError("cannot pass a list inside a tuple to a kernel: use a tuple")
-        k, r = specialize_arg(x, specialize, align)
-        keys.append(k)
-        values.append(r)
-    fields = getattr(type(v), "_fields", None)
-    return ("()", tuple(keys), tuple(fields) if fields else None), tuple(values)
-
-
-def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
-    """(key entry, run-time value) of a host ``TensorDescriptor``; re-checks what its constructor checked,
-    since its fields can be reassigned afterwards."""
-    from ..tools.tensor_descriptor import validate
-    k, addr = specialize_arg(d.base, True, True)
-    if k[0] != "*":
-        raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
-    shape, strides, block, padding = validate(d, dtype_name(k[1]), addr)
-    return ("TD", k[1], k[2], block, padding), (addr, *shape, *strides[:-1])
-
-
 def descriptor_signature(dtype: Any, block: tuple, padding: str) -> str:
     text = f"tensordesc<{dtype_name(dtype)}[{', '.join(map(str, block))}]"
     return text + (",padding=nan>" if padding == "nan" else ">")

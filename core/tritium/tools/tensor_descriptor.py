@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List
 
+from ..runtime.specialize import _HANDLERS, dtype_name, specialize_arg
+
 #: the largest block Triton allows (elements)
 _MAX_NUMEL = 1 << 20
 _BYTES = {"fp8e4nv": 1, "fp8e4b8": 1, "fp8e4b15": 1, "fp8e5": 1, "fp8e5b16": 1, "fp16": 2, "bf16": 2,
@@ -98,11 +100,15 @@ def validate(d: Any, dtype: str = "", addr: Any = None) -> tuple[tuple, tuple, t
     return shape, strides, block, padding
 
 
-def _register() -> None:
-    # launches find the handler by the argument's exact type, as for arrays
-    from ..runtime.specialize import _HANDLERS
-    from ..runtime.structured import descriptor_key
-    _HANDLERS[TensorDescriptor] = descriptor_key
+def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
+    """(key entry, run-time value) of a host ``TensorDescriptor``; re-checks what its constructor checked,
+    since its fields can be reassigned afterwards."""
+    k, addr = specialize_arg(d.base, True, True)
+    if k[0] != "*":
+        raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
+    shape, strides, block, padding = validate(d, dtype_name(k[1]), addr)
+    return ("TD", k[1], k[2], block, padding), (addr, *shape, *strides[:-1])
 
 
-_register()
+# launches find the handler by the argument's exact type, as for arrays
+_HANDLERS[TensorDescriptor] = descriptor_key
