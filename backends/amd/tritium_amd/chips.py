@@ -21,6 +21,12 @@ class Chip:
     family: str = "cdna"
 
     @property
+    def register_file(self) -> int:
+        """VGPRs one lane may use in all: CDNA2 and later allocate arch VGPRs and AGPRs from one file (the
+        metadata's ``.vgpr_count`` then counts both)."""
+        return self.vgprs + self.agprs
+
+    @property
     def wave32_capable(self) -> bool:
         return self.family == "rdna"
 

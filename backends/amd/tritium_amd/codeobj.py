@@ -186,9 +186,11 @@ def check(data: bytes, chip: Any, kernel: str, arg_sizes: list[int], threads: Op
         if k.descriptor.get("group_segment_fixed_size") != k.group_segment or k.group_segment > chip.lds_bytes:
             problems.append(f"LDS {k.group_segment} bytes (descriptor {k.descriptor.get('group_segment_fixed_size')})"
                             f", {chip.name} has {chip.lds_bytes}")
-        if k.vgprs > chip.vgprs or k.agprs > chip.agprs or k.sgprs > chip.sgprs:
-            problems.append(f"registers v{k.vgprs} a{k.agprs} s{k.sgprs} over {chip.name}'s v{chip.vgprs} "
-                            f"a{chip.agprs} s{chip.sgprs}")
+        # on CDNA2+ .vgpr_count is arch VGPRs (rounded up to 4) plus AGPRs, out of one 512-register file
+        arch = k.vgprs - k.agprs if chip.agprs else k.vgprs
+        if k.vgprs > chip.register_file or arch > chip.vgprs or k.agprs > chip.agprs or k.sgprs > chip.sgprs:
+            problems.append(f"registers v{k.vgprs} (a{k.agprs}) s{k.sgprs} over {chip.name}'s "
+                            f"{chip.register_file} (v{chip.vgprs} a{chip.agprs}) s{chip.sgprs}")
         if threads is not None and k.max_flat_workgroup_size < threads:
             problems.append(f"max flat workgroup size {k.max_flat_workgroup_size} < {threads} threads launched")
     if problems:

@@ -158,12 +158,18 @@ class HIPBackend(BaseBackend):
         import llvmlite.binding as llvm
         from tritium.gpu import stages as gs
         text = gs.make_llir(module, metadata, options, target)
+        if metadata["shared"] > self.chip.lds_bytes:
+            # LLVM's AMDGPU backend ends the process (a fatal error, not an exception) on LDS overflow
+            from tritium.compiler.errors import OutOfResources
+            raise OutOfResources(metadata["shared"], self.chip.lds_bytes, "shared memory (LDS)",
+                                 f"kernel `{metadata['name']}` on {self.chip.name}: reduce the block sizes or "
+                                 "`num_stages`")
         # named metadata given twice is merged by LLVM's parser (the line table adds its own module flags)
         text += (f'\n!llvm.module.flags = !{{!0}}\n!0 = !{{i32 1, !"amdhsa_code_object_version", '
                  f'i32 {CODE_OBJECT_VERSION}}}\n')
         mod = llvm.parse_assembly(text)
         mod.verify()
-        if not gs.llvm_opt_disabled():
+        if not llvm_debug.opt_disabled():
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
             pb = llvm.create_pass_builder(tm, pto)
             with llvm_debug.llvm_options(metadata["name"]):
