@@ -38,7 +38,8 @@ CASES = _nvidia_compile_cases()
 #: compiled for all three chips in the default run; the rest for gfx942 only. The matmul kernels (FMA fallback:
 #: 7-25 s each) only with TRITIUM_AMD_TEST_ALL=1, which compiles everything for every chip.
 EVERY_CHIP = {"add_f16", "reduce", "softmax", "dot_f16", "scan", "atomics", "sort", "math", "print",
-              "bench_layernorm", "example_01-vector-add_0", "example_02-fused-softmax_0"}
+              "bench_layernorm", "example_01-vector-add_0", "example_02-fused-softmax_0",
+              "example_09-compile-for-amd_0"}
 SLOW = ("bench_matmul", "example_03-")
 
 
@@ -143,3 +144,21 @@ def test_code_object_check_catches_a_wrong_chip_and_signature(amd_registry):
         codeobj.check(k.asm["hsaco"], CHIPS["gfx90a"], k.name, sizes + [8])
     with pytest.raises(codeobj.CodeObjectError, match="kernels"):
         codeobj.check(k.asm["hsaco"], CHIPS["gfx90a"], "other", sizes)
+
+
+def test_compile_for_amd_example_prints_resource_use(amd_registry, capsys):
+    from tritium import plugins
+    path = os.path.join(ROOT, "examples", "09-compile-for-amd.py")
+    spec = importlib.util.spec_from_file_location("_example_compile_for_amd", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    with plugins.use(amd_registry):
+        mod.main()
+    out = capsys.readouterr().out
+    for chip in CDNA:
+        row = next(line for line in out.splitlines() if line.startswith(chip))
+        vgprs, agprs, sgprs, lds = (int(x) for x in row.split()[1:5])
+        assert 0 < vgprs <= CHIPS[chip].vgprs and 0 < sgprs <= CHIPS[chip].sgprs and lds > 0
+        assert f"({CHIPS[chip].mach:#x}), wave64" in row
+    assert "stages: ['ttir', 'ttgir', 'llir', 'amdgcn', 'hsaco']" in out
