@@ -247,13 +247,20 @@ class NvidiaTarget(TargetHooks):
         fn.emit(f"call i32 @vprintf(ptr {fmtp}, ptr {buf})")
 
     # -- asynchronous copies (cp.async, sm_80+) ---------------------------------------------------------------
-    def async_copy(self, fn: Function, module: Module, dst: str, src: str, nbytes: int, pred: Optional[str]) -> None:
+    def async_copy(self, fn: Function, module: Module, dst: str, src: str, nbytes: int, pred: Optional[str],
+                   src_bytes: Optional[str] = None) -> None:
         if nbytes < 4:
             # cp.async moves 4, 8 or 16 bytes: narrower (unaligned) accesses are copied right away
-            return super().async_copy(fn, module, dst, src, nbytes, pred)
+            return super().async_copy(fn, module, dst, src, nbytes, pred, src_bytes)
         # 16-byte copies bypass L1 (.cg), as Triton's; smaller ones must go through it (.ca)
         kind = "cg" if nbytes == 16 else "ca"
         d = fn.inst(f"ptrtoint {self.shared_ptr} {dst} to i32")
+        if src_bytes is not None:
+            # cp.async reads src-size bytes and zero-fills the rest of the copy
+            size = src_bytes if pred is None or pred == "true" else fn.inst(f"select i1 {pred}, i32 {src_bytes}, i32 0")
+            fn.emit(f'call void asm sideeffect "cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;", '
+                    f'"r,l,r,~{{memory}}"(i32 {d}, {self.global_ptr} {src}, i32 {size})')
+            return
         if pred is None or pred == "true":
             fn.emit(f'call void asm sideeffect "cp.async.{kind}.shared.global [$0], [$1], {nbytes};", '
                     f'"r,l,~{{memory}}"(i32 {d}, {self.global_ptr} {src})')

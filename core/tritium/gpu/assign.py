@@ -202,6 +202,18 @@ class Assigner:
         shape = tensor_shape(ptr.type)
         return self.policy.coalesced(shape, pointee_bytes(element_type(ptr.type)), self.axis.info(ptr))
 
+    def descriptor_coalesced(self, op: Any) -> L.Layout:
+        """A descriptor's block is contiguous along its last dimension, and its rows start 16-byte aligned
+        (base and strides are multiples of 16 bytes by the descriptor's rules): vectors along that dimension
+        as wide as the last index's divisibility allows."""
+        from .axis_info import AxisInfo
+        shape = tensor_shape(op.results[0].type)
+        eb = element_bytes(element_type(op.results[0].type))
+        div = self.axis.info(list(op.operands)[-1]).div[0] * eb
+        rank = len(shape)
+        info = AxisInfo((1, ) * (rank - 1) + (shape[-1], ), (16, ) * (rank - 1) + (min(div, 16), ), (1, ) * rank)
+        return self.policy.coalesced(shape, eb, info)
+
     # -- pass 1: anchors and derived layouts -----------------------------------------------------------
     def forward(self, ops: list[Any]) -> None:
         for op in ops:
@@ -217,6 +229,10 @@ class Assigner:
                     self.put(res[0], self.policy.default(tensor_shape(res[0].type)))
                 else:
                     self.put(res[0], self.coalesced_for(operands[0]))
+            return
+        if name == "tt.descriptor_load":
+            if res and tensor_shape(res[0].type) is not None:
+                self.put(res[0], self.descriptor_coalesced(op))
             return
         if name == "tt.dot":
             if op.results[0] not in self.dots:

@@ -165,9 +165,14 @@ class TargetHooks:
         return None
 
     # -- asynchronous copies (software pipelining) --------------------------------------------------------
-    def async_copy(self, fn: Function, module: Module, dst: str, src: str, nbytes: int, pred: Optional[str]) -> None:
-        """Start copying ``nbytes`` from global ``src`` to shared ``dst`` (zeros where ``pred`` is false); done
-        once :meth:`async_wait` says so. The default copies right away."""
+    def async_copy(self, fn: Function, module: Module, dst: str, src: str, nbytes: int, pred: Optional[str],
+                   src_bytes: Optional[str] = None) -> None:
+        """Start copying ``nbytes`` from global ``src`` to shared ``dst`` (zeros where ``pred`` is false; with
+        ``src_bytes``, an i32 <= nbytes, only that many bytes are read and the rest are zeros); done once
+        :meth:`async_wait` says so. The default copies right away."""
+        if src_bytes is not None:
+            self._partial_copy(fn, dst, src, nbytes, pred, src_bytes)
+            return
         et = "i32" if nbytes % 4 == 0 else ("i16" if nbytes % 2 == 0 else "i8")
         n = nbytes // BYTES[et]
         vt = vector_type(n, et)
@@ -184,6 +189,23 @@ class TargetHooks:
             fn.start_block(join)
             v = fn.inst(f"phi {vt} [{got}, %{yes}], [{zero}, %{before}]")
         fn.emit(f"store {vt} {v}, {self.shared_ptr} {dst}, align {nbytes}")
+
+    def _partial_copy(self, fn: Function, dst: str, src: str, nbytes: int, pred: Optional[str], src_bytes: str) -> None:
+        # byte by byte: the in-bounds bytes from src, zeros after them (and everywhere when pred is false)
+        for i in range(nbytes):
+            ok = fn.inst(f"icmp ult i32 {i}, {src_bytes}")
+            if pred is not None and pred != "true":
+                ok = fn.inst(f"and i1 {ok}, {pred}")
+            s = fn.inst(f"getelementptr i8, {self.global_ptr} {src}, i32 {i}")
+            d = fn.inst(f"getelementptr i8, {self.shared_ptr} {dst}, i32 {i}")
+            before = fn.current
+            yes, join = fn.label("cpb"), fn.label("cpbj")
+            fn.cond_br(ok, yes, join)
+            fn.start_block(yes)
+            got = fn.inst(f"load i8, {self.global_ptr} {s}, align 1")
+            fn.br(join)
+            fn.start_block(join)
+            fn.emit(f"store i8 {fn.inst(f'phi i8 [{got}, %{yes}], [0, %{before}]')}, {self.shared_ptr} {d}, align 1")
 
     def async_commit(self, fn: Function) -> None:
         """Close the group of copies started since the last commit."""

@@ -12,6 +12,12 @@ that themselves advance by pure arithmetic (``a_ptrs += BLOCK_K * stride``). The
 
 The address arithmetic for the iteration S - 1 ahead is carried in extra loop values. Copies past the
 end of the loop are predicated off (they write zeros, never read).
+
+Tensor-descriptor loads (``desc.load([i, j])``, zero padding) qualify the same way, also when their only use
+is a transpose feeding dots (``b.T``): the stage is then read through a transposed view. Their copies are
+vectors along the contiguous last dimension as wide as the index's divisibility allows (the base and the
+other strides are 16-byte multiples by the descriptor's rules); a vector that runs past the end of that
+dimension copies only its in-bounds bytes (the target zero-fills the rest).
 """
 from __future__ import annotations
 
@@ -37,6 +43,29 @@ class PipelinePlan:
     slice_ops: list[Any]              # pure ops computing the loads' operands and the carried addresses
     args: list[int]                   # indices (into the iter args) of the carried values the slice reads
     deferred: dict                    # dot result -> iter arg index: accumulators left in flight across iterations
+
+
+def _dot_operand_uses(res: Any) -> bool:
+    """Every use of ``res`` is a dot's A or B, directly or through one 2-D transpose used only so."""
+    uses = list(res.uses)
+    if not uses:
+        return False
+    for u in uses:
+        o = u.owner
+        if o.name == "tt.trans" and len(list(o.results[0].uses)) > 0:
+            if any(w.owner.name != "tt.dot" or w.operand_number not in (0, 1) for w in o.results[0].uses):
+                return False
+        elif o.name != "tt.dot" or u.operand_number not in (0, 1):
+            return False
+    return True
+
+
+def _zero_padded_descriptor(v: Any) -> bool:
+    from ..._mlir import ir
+    o = owner_op(v)
+    if o is None or o.name != "tt.make_tensor_descriptor":
+        return False
+    return "padding" not in o.attributes or ir.StringAttr(o.attributes["padding"]).value == "zero"
 
 
 def _is_zero_constant(v: Any) -> bool:
@@ -71,6 +100,13 @@ class PipelineMixin:
             defined.update(o.results)
         loads = []
         for o in ops:
+            if o.name == "tt.descriptor_load":
+                shape = tensor_shape(o.results[0].type)
+                parts = split_operands(o, ["desc", "indices"])
+                if shape is not None and len(shape) == 2 and _dot_operand_uses(o.results[0]) \
+                        and _zero_padded_descriptor(parts["desc"][0]):
+                    loads.append((o, parts))
+                continue
             if o.name != "tt.load" or "is_volatile" in o.attributes and str(o.attributes["is_volatile"]) == "true":
                 continue
             res = o.results[0]
@@ -150,6 +186,9 @@ class PipelineMixin:
                 self.lower_op(o)
             operands = []
             for o, parts in plan.loads:
+                if "desc" in parts:
+                    operands.append((self.values[parts["desc"][0]], [self.scalar_of(v) for v in parts["indices"]]))
+                    continue
                 lay = self.layout_of(o.results[0])
                 ptr = self.tensor_in(parts["ptr"][0], lay)
                 mask = self.tensor_in(parts["mask"][0], lay) if parts["mask"] else None
@@ -164,6 +203,9 @@ class PipelineMixin:
                      valid: Optional[str]) -> None:
         fn = self.fn
         for (o, parts), (ptr, mask), (tile_proto, stage_bytes) in zip(plan.loads, operands, bases):
+            if "desc" in parts:
+                self.issue_descriptor_copies(o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
+                continue
             lay = ptr.layout
             smem = tile_proto.smem
             eb = smem.eb
@@ -178,6 +220,41 @@ class PipelineMixin:
                     continue
                 pred = self.and_pred(self.and_pred(mask.regs[g] if mask is not None else None, valid), tpred)
                 self.target.async_copy(fn, self.module, self.tile_ptr(tile, lay, g), ptr.regs[g], vec * eb, pred)
+        self.target.async_commit(fn)
+
+    def issue_descriptor_copies(self, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
+                                stage_bytes: int, stage: str, valid: Optional[str]) -> None:
+        from .convert import _aligned_vec
+        fn = self.fn
+        lay = self.layout_of(o.results[0])
+        smem = tile_proto.smem
+        eb = smem.eb
+        last = lay.rank - 1
+        # the index along the contiguous dimension decides the alignment of every vector's first element
+        div = self.axis.info(parts["indices"][last]).div[0] if smem.fast == last else 1
+        vec = min(lay.reg_run(last), max(1, 16 // eb), max(1, div)) if smem.fast == last else 1
+        vec = _aligned_vec(lay, last, 1 << (max(vec, 1).bit_length() - 1))
+        vec = min(vec, self.tile_vec(lay, smem)) if smem.fast == last else 1
+        addrs, masks = self.block_access(desc, idx, lay, list(range(last)))
+        limit = self._i64(desc.shape[last])
+        first = self._i64(idx[last])
+        base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
+        tile = SharedTile(base, smem, tile_proto.ty)
+        tpred = self.unique_pred(lay)
+        unique = set(lay.unique_regs())
+        for g in range(0, lay.num_regs, vec):
+            if g not in unique:
+                continue
+            c = self.coord(lay, g, last)
+            col = fn.inst(f"add i64 {first}, {c if c.isdigit() else fn.inst(f'zext i32 {c} to i64')}")
+            # elements of this vector inside the last dimension: clamp(limit - col, 0, vec)
+            left = fn.inst(f"sub i64 {limit}, {col}")
+            left = fn.inst(f"select i1 {fn.inst(f'icmp slt i64 {left}, 0')}, i64 0, i64 {left}")
+            left = fn.inst(f"select i1 {fn.inst(f'icmp sgt i64 {left}, {vec}')}, i64 {vec}, i64 {left}")
+            nbytes = fn.inst(f"trunc i64 {fn.inst(f'mul i64 {left}, {eb}')} to i32")
+            pred = self.and_pred(self.and_pred(masks[g], valid), tpred)
+            self.target.async_copy(fn, self.module, self.tile_ptr(tile, lay, g), addrs[g], vec * eb, pred,
+                                   src_bytes=nbytes)
         self.target.async_commit(fn)
 
     # -- the loop --------------------------------------------------------------------------------------------
@@ -195,8 +272,11 @@ class PipelineMixin:
         buffers = []
         for o, parts in plan.loads:
             lay = self.layout_of(o.results[0])
-            mem_t, _ = self.pointee(parts["ptr"][0].type)
-            st = self.storage_type(mem_t)
+            if "desc" in parts:
+                st = self.values[parts["desc"][0]].elem
+            else:
+                mem_t, _ = self.pointee(parts["ptr"][0].type)
+                st = self.storage_type(mem_t)
             smem = smem_layout_for(lay, st)
             stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
             k, base = self.shared_buffer(S * stage_bytes, 1024)

@@ -10,6 +10,7 @@ from ..assign import element_type, tensor_shape
 from ..irtext import FP8
 from . import fp8
 from .optable import GPU_OPS
+from .shared import SharedTile, SmemLayout
 from .values import LoweringError, Scalar, Tensor
 
 
@@ -44,6 +45,12 @@ class ShapeMixin:
 
     @GPU_OPS.lowers("tt.trans")
     def op_trans(self, op: Any) -> None:
+        got = self.values.get(op.operands[0])
+        if isinstance(got, SharedTile) and len(got.shape) == 2:
+            # a pipeline stage read by a dot through b.T: the same bytes, seen with the other dimension fast
+            sm = got.smem
+            self.values[op.results[0]] = SharedTile(got.base, SmemLayout(sm.shape[::-1], 1 - sm.fast, sm.eb), got.ty)
+            return
         src = self.tensor(op.operands[0])
         order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
         self.set_result(op, Tensor(L.permute(src.layout, order), src.regs, src.ty))
