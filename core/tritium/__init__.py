@@ -11,7 +11,7 @@ from typing import Any
 from ._version import __version__  # noqa: E402,F401
 
 from . import knobs  # noqa: E402
-from .runtime.jit import JITFunction, jit, MockTensor, TensorWrapper, reinterpret  # noqa: E402,F401
+from .runtime.jit import JITFunction, KernelInterface, jit, MockTensor, TensorWrapper, reinterpret  # noqa: E402,F401
 from .language.core import constexpr_function  # noqa: E402,F401
 
 
@@ -49,7 +49,7 @@ _LAZY = {
     "tools": ("tritium.tools", None),
 }
 
-__all__ = ["jit", "JITFunction", "knobs", "cdiv", "next_power_of_2", "constexpr_function", *_LAZY]
+__all__ = ["jit", "JITFunction", "KernelInterface", "knobs", "cdiv", "next_power_of_2", "constexpr_function", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

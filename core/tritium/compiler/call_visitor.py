@@ -53,6 +53,10 @@ class CallVisitor:
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
+        if isinstance(fn, constexpr) and inspect.isfunction(fn.value) and not isinstance(fn.value, DeviceFunction):
+            # a helper decorated with @tl.constexpr (FlagGems): Triton calls it at compile time with the arguments
+            # as they are (constexpr wrappers included); plain undecorated functions stay refused below
+            return wrap_python(fn.value(*args, **kwargs))
         fn = tl._unwrap(fn)
         if isinstance(fn, DeviceFunction):
             return self.gen.call_jit_function(fn, args, kwargs, node)

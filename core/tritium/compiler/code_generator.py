@@ -229,10 +229,8 @@ class CodeGenerator(ast.NodeVisitor):
         ann = self.visit(node.annotation)
         value = self.visit(node.value) if node.value is not None else None
         if ann is tl.constexpr or (isinstance(ann, constexpr) and ann.value is tl.constexpr):
-            if isinstance(value, tensor):
-                raise self.error(node.value, f"{ast.unparse(node.target)} is annotated tl.constexpr but its value "
-                                             "is only known at run time")
-            value = constexpr(value)
+            if not isinstance(value, tensor):   # Triton binds a run-time value as it is (FlagGems relies on it)
+                value = constexpr(value)
         self.assign_target(node.target, value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:

@@ -220,6 +220,8 @@ class Runtime:
 
     # -- calls -------------------------------------------------------------------------------------
     def call(self, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(f, constexpr) and inspect.isfunction(f.value) and not isinstance(f.value, DeviceFunction):
+            return f.value(*args, **kwargs)   # a @tl.constexpr-decorated helper, called as it is (as compiled)
         fn = f.value if type(f) is constexpr else f
         func = getattr(fn, "__func__", fn)
         if getattr(func, tl.TRITON_BUILTIN, False):

@@ -11,6 +11,14 @@ from .core import CompileTimeError, _unwrap, builtin, constexpr, tensor
 from .functions import _axis, _keep_dims
 
 
+@core.constexpr_function
+def _log2(i: Any) -> int:
+    """floor(log2(i)) of a compile-time integer (Triton's ``triton.language.standard._log2``; libraries' bitonic
+    sorts import it, e.g. ``n_dims: tl.constexpr = _log2(x.shape[0])``)."""
+    n = int(_unwrap(i))
+    return n.bit_length() - 1 if n > 1 else 0   # (this module's max is tl.max)
+
+
 def _sum_dtype(in_dtype: core.dtype, dtype: Any) -> Any:
     dtype = _unwrap(dtype)
     if dtype is not None:

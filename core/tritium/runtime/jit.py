@@ -103,9 +103,8 @@ class JITFunction(KernelInterface, DeviceFunction):
         out = set()
         for n in names or ():
             if isinstance(n, str):
-                if n not in self.arg_names:
-                    raise ValueError(f"{self.fn.__name__} has no parameter {n!r}")
-                out.add(self.arg_names.index(n))
+                if n in self.arg_names:   # Triton ignores names that are not parameters (FlagGems has some)
+                    out.add(self.arg_names.index(n))
             else:
                 out.add(int(n))
         return out
