@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from .hookspecs import PLUGIN_API, hookimpl
+from .passes import core_passes
 
 TRITIUM_PLUGIN_API = PLUGIN_API
 
 
 @hookimpl
 def tritium_passes():
-    from .passes import core_passes
     return core_passes()

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from . import knobs
+from .debug_knobs import warn_once
 
 
 def opt_disabled() -> bool:
@@ -51,7 +52,6 @@ def llvm_options(kernel: str = "") -> Iterator[None]:
     if only:
         stale = sorted(_debug_types - set(only))
         if stale:
-            from .debug_knobs import warn_once
             warn_once("TRITON_LLVM_DEBUG_ONLY stale", "TRITON_LLVM_DEBUG_ONLY: LLVM cannot forget a debug type once "
                       f"named in a process, so the output of {', '.join(stale)} (named earlier) still appears; "
                       "start a new process for a narrower list")
@@ -59,7 +59,6 @@ def llvm_options(kernel: str = "") -> Iterator[None]:
         _set("-debug-only=" + ",".join(only))
     elif debug:
         if _debug_types:
-            from .debug_knobs import warn_once
             warn_once("TRITON_ENABLE_LLVM_DEBUG narrowed", "TRITON_ENABLE_LLVM_DEBUG: an earlier "
                       f"TRITON_LLVM_DEBUG_ONLY list ({', '.join(sorted(_debug_types))}) stays in force in this "
                       "process (LLVM cannot forget it): -debug shows only those types")

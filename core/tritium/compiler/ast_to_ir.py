@@ -4,9 +4,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import knobs
+from .._mlir import ir
 from ..language import core as tl
 from ..language.dtypes import str_to_ty
 from ..language.semantic import Semantic
+from ..language.target_info import compiling_for
 from .builder import Builder
 from .code_generator import CodeGenerator
 from .errors import CompilationError
@@ -51,8 +53,6 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: Opt
     types, values = kernel_arg_types(fn, src)
     gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=fn.__name__, is_kernel=True,
                         options=options)
-    from .._mlir import ir
-    from ..language.target_info import compiling_for
     with context, ir.Location.unknown(context), compiling_for(capabilities):
         fop = gen.generate(types)
     # specialization facts the lowering can use: pointer/integer arguments divisible by 16

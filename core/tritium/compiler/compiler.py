@@ -6,16 +6,23 @@ import json
 import os
 import re
 import time
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from .. import knobs
 from .._version import __version__
+from ..backends import backends
 from ..backends.compiler import BaseBackend, GPUTarget, Language
 from ..cache import DumpFolder, KernelCache, OverrideFolder, package_fingerprint
+from ..debug_knobs import check_artifacts
 from ..plugins import PluginError, registry
+from ..runtime.driver import driver
 from .errors import CompilationError
+from .ir_loc import check_stage, snapshot_locations
+from .kernel import CompiledKernel
 from .stages import StageDict, inspection_hook_key
+from .written import written_args_metadata
 
 
 class ASTSource:
@@ -92,7 +99,6 @@ def _value_key(v: Any) -> str:
 
 
 def make_backend(target: GPUTarget) -> BaseBackend:
-    from ..backends import backends
     found = [b for b in backends().values() if b.compiler.supports_target(target)]
     if len(found) != 1:
         names = ", ".join(b.name for b in found) or "none"
@@ -150,8 +156,6 @@ def _store_form(artifact: Any) -> Any:
 
 def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict] = None) -> "CompiledKernel":
     """Compile ``src`` (an ASTSource or a path to a stage file) for ``target`` (default: the active driver's)."""
-    from ..runtime.driver import driver
-    from .kernel import CompiledKernel
     if target is None:
         target = driver.active.get_current_target()
     backend = make_backend(target)
@@ -181,7 +185,6 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
                          f"{', '.join(stages)}")
     names = list(stages)
     if knobs.compilation.use_ir_loc:
-        from .ir_loc import check_stage
         check_stage(names)
     first = names.index(src.ext) + (1 if isinstance(src, IRSource) else 0)
     from .._mlir import tile_context
@@ -191,7 +194,6 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
     file_name = src.name[:150]
     metadata: dict[str, Any] = {"name": src.name, "hash": key, "target": list(_target_tuple(target)),
                                 "tritium_version": __version__, **_options_dict(opts)}
-    from .written import written_args_metadata
     metadata.update(written_args_metadata(module))  # launches refuse read-only arrays among these
     files: dict[str, Any] = {}
     if isinstance(src, IRSource):
@@ -219,13 +221,11 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
                 print(f"\nOverriding kernel with file {path}")
                 module = _parse_override(path, module, context)
         if ext == knobs.compilation.use_ir_loc:
-            from .ir_loc import snapshot_locations
             relocated = snapshot_locations(module, os.path.join(knobs.cache.dump_path(), src_hash, "ir_loc", fname))
         files[fname] = _store_form(module)
         if dump is not None:
             dump.put(fname, files[fname])
         timings[ext] = round(time.perf_counter() - t, 6)
-    from ..debug_knobs import check_artifacts
     check_artifacts(files, relocated)
     metadata["compile_seconds"] = round(time.perf_counter() - t0, 6)
     metadata["stage_seconds"] = timings
@@ -258,6 +258,5 @@ def _target_tuple(t: GPUTarget) -> tuple:
 
 
 def _options_dict(opts: Any) -> dict:
-    from dataclasses import asdict, is_dataclass
     d = asdict(opts) if is_dataclass(opts) else dict(vars(opts))
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}

@@ -7,13 +7,13 @@ import os
 from typing import Any, Iterable
 
 from .. import knobs
+from ..debug_knobs import warn_once
 
 
 def check_stage(stage_names: Iterable[str]) -> None:
     want = knobs.compilation.use_ir_loc
     names = list(stage_names)
     if want and want not in names:
-        from ..debug_knobs import warn_once
         warn_once(f"USE_IR_LOC={want}", f"USE_IR_LOC={want}: this backend has no stage {want!r} (its stages: "
                   f"{', '.join(names)}); locations stay Python source lines")
 
@@ -21,7 +21,6 @@ def check_stage(stage_names: Iterable[str]) -> None:
 def snapshot_locations(module: Any, path: str) -> bool:
     """Whether the module's locations now point at ``path`` (False: the stage is not MLIR, said once)."""
     if getattr(module, "operation", None) is None:
-        from ..debug_knobs import warn_once
         want = knobs.compilation.use_ir_loc
         warn_once(f"USE_IR_LOC={want}", f"USE_IR_LOC={want}: stage {want!r} is not MLIR; only an MLIR stage "
                   "(ttir, ttgir) can become the locations of later stages")

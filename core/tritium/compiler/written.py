@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from ..dialect import PURE_OPS
+
 _ALL = -1
 _NONE: frozenset = frozenset()
 _UNKNOWN = frozenset((_ALL, ))
@@ -203,7 +205,6 @@ _PURE_OPS_WITH_REGIONS = frozenset(("tt.reduce", "tt.scan", "tt.map_elementwise"
 def _pure(name: str) -> bool:
     if name.startswith(_PURE_DIALECTS):
         return True
-    from ..dialect import PURE_OPS
     return name in PURE_OPS
 
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from .. import knobs
+from ..debug_knobs import warn_once
 
 CHOICES = ("warnings", "remarks", "stacktraces", "operations")
 _RANK = {"error": 3, "warning": 2, "remark": 1, "note": 0}
@@ -27,7 +28,6 @@ def policy() -> tuple[int, bool, bool]:
     """(lowest severity rank printed, print a stack trace, print the operation)."""
     opts = set(knobs.compilation.mlir_diagnostics)
     if knobs.compilation.mlir_remark:
-        from ..debug_knobs import warn_once
         warn_once("MLIR_ENABLE_REMARK", "MLIR_ENABLE_REMARK is deprecated: use MLIR_ENABLE_DIAGNOSTICS=remarks")
         opts.add("remarks")
     unknown = sorted(opts - set(CHOICES))
@@ -100,7 +100,6 @@ def capture(context: Any) -> Iterator[None]:
             return True     # handled: MLIR would drop it anyway
         _print(severity, format_location(diag.location), diag.message, "", stack)
         if show_op:
-            from ..debug_knobs import warn_once
             warn_once("MLIR_ENABLE_DIAGNOSTICS=operations upstream",
                       "MLIR_ENABLE_DIAGNOSTICS=operations: MLIR's Python bindings hand over no operation with a "
                       "diagnostic of an upstream pass or of the parser; its location is printed instead")

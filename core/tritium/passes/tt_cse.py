@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._mlir import ir
 from ..dialect import PURE_OPS
 from ._util import all_ops, attr_key
 
@@ -17,7 +18,6 @@ def _key(op: Any) -> Any:
 
 
 def tt_cse(module: Any, ctx: Any = None) -> None:
-    from .._mlir import ir
     seen: dict[Any, Any] = {}
     for op in all_ops(module, ir.WalkOrder.PRE_ORDER):
         if op.name not in PURE_OPS:

@@ -23,8 +23,14 @@ import operator
 from collections import namedtuple
 from typing import Any, Callable, Optional
 
+from ..backends.compiler import GPUTarget
+from ..plugins import registry
 from . import aot_format, aot_grid
 from .aot_format import ArtifactError
+from .driver import driver as active_driver
+from .grid import grid3
+from .safety import check_array
+from .specialize import dtype_name, specialize_arg
 
 _INT_RANGES = {"i1": (0, 1), "i8": (-2**7, 2**7), "i16": (-2**15, 2**15), "i32": (-2**31, 2**31),
                "i64": (-2**63, 2**63), "u1": (0, 2), "u8": (0, 2**8), "u16": (0, 2**16), "u32": (0, 2**32),
@@ -112,7 +118,6 @@ class CompiledArtifact:
             grid = aot_grid.evaluate(self.grid, named)
         elif callable(grid):
             grid = grid(dict(zip(self.runtime_names, runtime), **self.constants))
-        from .grid import grid3
         self.launcher(grid3(self.name, grid, self.max_grid), values)
 
     def _runtime_args(self, args: tuple) -> tuple:
@@ -167,7 +172,6 @@ class CompiledArtifact:
 
 def _pointer_check(art: CompiledArtifact, name: str, ty: str, hint: Any, written: bool,
                    where: Optional[str]) -> Callable[[Any], int]:
-    from .specialize import dtype_name, specialize_arg
     want = ty[2:] if ty.startswith("*k") else ty[1:]
     kernel, drv = art.name, art.driver
 
@@ -191,7 +195,6 @@ def _pointer_check(art: CompiledArtifact, name: str, ty: str, hint: Any, written
             raise ValueError(f"argument `{name}` of kernel `{kernel}` was compiled assuming a 16-byte aligned "
                              f"address ({ty}:16), got one at {addr:#x}: pass an aligned array (a fresh allocation, not "
                              "an offset view) or compile without the :16 hint")
-        from .safety import check_array
         check_array(kernel, name, v, written, where)
         return addr
     return check
@@ -199,7 +202,6 @@ def _pointer_check(art: CompiledArtifact, name: str, ty: str, hint: Any, written
 
 def _driver_for(header: dict, path: str) -> Any:
     """The driver that runs the artifact's backend here, after checking that it can load the binary."""
-    from ..plugins import registry
     be = header["backend"]
     t = header["target"]
     found = registry().backends
@@ -221,8 +223,7 @@ def _driver_for(header: dict, path: str) -> Any:
     if not cls.is_active():
         raise ArtifactError(f"{path} holds a kernel for {t[0]}:{t[1]}, but backend '{be['name']}' finds no "
                             "device on this machine")
-    from .driver import driver as config
-    drv = config._active if isinstance(config._active, cls) else _drivers.get(cls)
+    drv = active_driver._active if isinstance(active_driver._active, cls) else _drivers.get(cls)
     if drv is None:
         drv = _drivers.setdefault(cls, cls())
     return drv
@@ -248,7 +249,6 @@ def load_compiled(path: Any) -> CompiledArtifact:
     if "arg_types" in md and len(md["arg_types"]) != n_rt:
         raise ArtifactError(f"{path}: its signature has {n_rt} run-time arguments but its binary takes "
                             f"{len(md['arg_types'])}; it was not written by `tritium compile`")
-    from ..backends.compiler import GPUTarget
     kernel = LoadedKernel(header, binary, GPUTarget(target[0], target[1], target[2]))
     launcher = drv.make_launcher(kernel)
     return CompiledArtifact(path, header, kernel, drv, launcher)

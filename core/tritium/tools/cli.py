@@ -16,12 +16,20 @@ import json
 import sys
 from typing import Any, Optional, Sequence
 
+from .. import __version__, knobs
+from ..backends import backends
+from ..backends.compiler import Language
+from ..compiler.compiler import build_stages
+from ..hookspecs import HOOK_NAMES, PLUGIN_API
+from ..passes.pipeline import make_pipeline
+from ..plugins import PluginError, registry
+from .compile_cmd import add_parser as add_compile
+from .compile_cmd import run as compile_run
+from .opt import main as opt_main
+
 
 def _stages_of(name: str, backend_entry: Any) -> dict:
     """The stage names (with who added or wrapped each) and pass pipelines of one backend on this machine."""
-    from ..backends.compiler import Language
-    from ..compiler.compiler import build_stages
-    from ..passes.pipeline import make_pipeline
     try:
         active = bool(backend_entry.driver.is_active())
     except Exception:
@@ -49,10 +57,6 @@ def _stages_of(name: str, backend_entry: Any) -> dict:
 
 def collect() -> dict:
     """Everything ``tritium plugins`` shows, as data (``--json`` prints exactly this)."""
-    from .. import __version__, knobs
-    from ..backends import backends
-    from ..hookspecs import HOOK_NAMES, PLUGIN_API
-    from ..plugins import registry
     reg = registry()
     found = backends()
     data: dict[str, Any] = {"tritium": __version__, "plugin_api": "%d.%d" % PLUGIN_API, "backends": [],
@@ -135,8 +139,6 @@ def format_listing(data: dict) -> str:
 
 
 def _knobs(group: Optional[str]) -> int:
-    from .. import knobs
-    from ..plugins import registry
     registry()  # plugin knob groups exist once plugins are loaded
     rows = [["knob", "type", "environment", "value", "meaning"]]
     for name, kind, env, value, doc in knobs.describe():
@@ -158,17 +160,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     k = sub.add_parser("knobs", help="list knobs with their environment variables and values")
     k.add_argument("group", nargs="?", default=None)
     sub.add_parser("opt", help="run passes on an IR file (tritium-opt)", add_help=False)
-    from .compile_cmd import add_parser as add_compile
     add_compile(sub)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["opt"]:
-        from .opt import main as opt_main
         return opt_main(argv[1:])
     args = parser.parse_args(argv)
-    from ..plugins import PluginError
     try:
         if args.command == "compile":
-            from .compile_cmd import run as compile_run
             return compile_run(args)
         if args.command == "knobs":
             return _knobs(args.group)

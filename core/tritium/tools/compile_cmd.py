@@ -16,6 +16,17 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from .. import __version__
+from ..backends import backends
+from ..backends.compiler import GPUTarget
+from ..compiler import ASTSource, compile, make_backend
+from ..compiler.errors import CompilationError
+from ..language.dtypes import SIGNATURE_TYPES
+from ..plugins import registry
+from ..runtime import aot_format, aot_grid
+from ..runtime.driver import driver
+from ..runtime.jit import JITFunction
+
 
 class UsageError(ValueError):
     """A mistake in the command line (what is wrong and what to write instead)."""
@@ -35,7 +46,6 @@ def _number(text: str) -> Any:
 def parse_signature(text: str, fn: Any) -> list[dict]:
     """One dict per parameter of ``fn``: ``name``, ``type`` (a signature type or ``"constexpr"``), ``hint``
     (16, or None) and ``value`` (the compile-time value)."""
-    from ..language.dtypes import SIGNATURE_TYPES
     items = [s.strip() for s in text.split(",")]
     names = fn.arg_names
     if len(items) != len(names):
@@ -76,11 +86,8 @@ def parse_signature(text: str, fn: Any) -> list[dict]:
 def parse_target(text: Optional[str]) -> Any:
     """``BACKEND[:ARCH[:WARP_SIZE]]``; the arch defaults to the device here, the warp size to that device's, else
     32. Refuses a target no installed backend compiles for, naming the one that is missing."""
-    from ..backends import backends
-    from ..backends.compiler import GPUTarget
     found = backends()
     if not text:
-        from ..runtime.driver import driver
         try:
             return driver.active.get_current_target()
         except Exception as exc:
@@ -123,7 +130,6 @@ def _device_target(found: dict, kind: str) -> Any:
 
 def load_kernel(spec: str) -> Any:
     """``path/to/file.py:kernel`` -> the JITFunction (autotune/heuristics wrappers are unwrapped)."""
-    from ..runtime.jit import JITFunction
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name:
         raise UsageError(f"{spec!r}: write FILE.py:KERNEL_NAME")
@@ -146,10 +152,6 @@ def load_kernel(spec: str) -> Any:
 def compile_artifact(fn: Any, params: list[dict], target: Any, options: dict, grid: Optional[str],
                      out: str, emit_c: bool = False) -> dict:
     """Compile and write the artifact; returns its header."""
-    from .. import __version__
-    from ..compiler import ASTSource, compile, make_backend
-    from ..plugins import registry
-    from ..runtime import aot_format, aot_grid
     gridx = None
     if grid:
         ints = [p["name"] for p in params if p["type"] in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")]
@@ -223,7 +225,6 @@ def run(args: Any) -> int:
         print(f"tritium compile: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from ..compiler.errors import CompilationError
         if not isinstance(exc, CompilationError):
             raise
         print(f"tritium compile: kernel `{fn.__name__}` does not compile for this signature:\n{exc}",

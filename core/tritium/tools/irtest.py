@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .opt import main
+
 
 class IRTestFailure(AssertionError):
     pass
@@ -37,7 +39,6 @@ def run_lines(path: Path) -> list[str]:
 
 def run_opt(argv: list[str]) -> tuple[int, str, str]:
     """tritium-opt in process: (exit status, stdout, stderr)."""
-    from .opt import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

@@ -14,6 +14,12 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
+from ..backends import backends
+from ..passes import reproducer
+from ..passes.diagnostics import capture
+from ..passes.pipeline import PassContext, Pipeline, PipelineError, run_pipeline
+from ..plugins import PluginError, registry
+
 SPLIT_MARKER = "// -----"
 
 
@@ -55,7 +61,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list_passes(out) -> int:
-    from ..plugins import registry
     for name, (spec, info) in sorted(registry().passes.items()):
         kind = "upstream" if spec.is_upstream else "python"
         print(f"{name:32} {kind:8} {info.name:12} {spec.doc}", file=out)
@@ -63,10 +68,8 @@ def _list_passes(out) -> int:
 
 
 def _context(args: argparse.Namespace):
-    from ..passes.pipeline import PassContext
     ctx = PassContext(stage=args.stage, kernel_name="")
     if args.backend:
-        from ..backends import backends
         found = backends()
         if args.backend not in found:
             raise SystemExit(f"tritium-opt: no backend {args.backend!r} (installed: {', '.join(sorted(found))})")
@@ -82,15 +85,12 @@ def _installed(backend: str) -> Optional[str]:
     """The reproducer's backend, if it is installed here (passes that ask for none still replay without it)."""
     if not backend:
         return None
-    from ..backends import backends
     return backend if backend in backends() else None
 
 
 def run_text(text: str, passes: Sequence[str], ctx, source: str = "<input>", debug_info: bool = False) -> str:
     """Parse ``text``, run ``passes`` and return the printed module (what one chunk of the input becomes)."""
     from .._mlir import parse_module, tile_context
-    from ..passes.diagnostics import capture
-    from ..passes.pipeline import Pipeline, run_pipeline
     try:
         with capture(tile_context()):       # the parser's warnings too, under MLIR_ENABLE_DIAGNOSTICS
             module = parse_module(text, tile_context())
@@ -111,7 +111,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"tritium-opt: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
     if args.reproduce:
-        from ..passes import reproducer
         try:
             repro = reproducer.read(text)
         except ValueError as exc:
@@ -121,8 +120,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.stage = repro.stage
         args.backend = args.backend or _installed(repro.backend)
     chunks = text.split(f"\n{SPLIT_MARKER}\n") if args.split_input_file else [text]
-    from ..passes.pipeline import PipelineError
-    from ..plugins import PluginError
     results = []
     ctx = _context(args)
     if args.reproduce:
