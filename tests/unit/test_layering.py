@@ -35,6 +35,7 @@ LAYERS = {
     "tritium.backends": 2,
     "tritium.line_info": 2,       # LLVM line tables, for the backends' LLVM IR writers
     "tritium.llvm_debug": 2,      # LLVM's debugging switches around a backend's llvmlite work
+    "tritium.llvmir": 2,          # LLVM IR text, types, fp8 formats, the scalar op emitter: every LLVM backend's
     # 3: passes, and core's own plugin (which registers them)
     "tritium.passes": 3,
     "tritium.builtin_plugin": 3,

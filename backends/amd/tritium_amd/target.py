@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from tritium.gpu.irtext import Function, Module, const
+from tritium.llvmir.text import Function, Module
+from tritium.llvmir.types import const
 from tritium.gpu.lower.values import LoweringError
 from tritium.gpu.target import TargetHooks
 

@@ -10,12 +10,10 @@ from typing import Any
 
 from tritium import knobs, llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
+from tritium.passes.pipeline import TTIR_PASSES, make_ttir
 
 from .knobs import cpu as cpu_knobs
 from .plugin import CAPABILITIES
-
-TTIR_PASSES = ("inline", "tt-inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
-               "loop-invariant-code-motion", "tt-dce", "canonicalize")
 
 
 @dataclass(frozen=True)
@@ -143,20 +141,11 @@ class CPUBackend(BaseBackend):
         raise KeyError(stage)
 
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
-        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options)
+        stages["ttir"] = lambda src, metadata: make_ttir(src, metadata, options, self)
         stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options)
         stages["obj"] = lambda src, metadata: self.make_obj(src, metadata, options)
 
     # -- stages ------------------------------------------------------------------------------------
-    def make_ttir(self, module: Any, metadata: dict, options: CPUOptions) -> Any:
-        from tritium.passes._util import all_ops
-        from tritium.passes.pipeline import run_stage_passes
-        # every device function is inlined on the CPU: noinline only matters to GPU register allocation
-        for op in all_ops(module):
-            if op.name == "func.call" and "no_inline" in op.attributes:
-                del op.attributes["no_inline"]
-        return run_stage_passes(module, "ttir", TTIR_PASSES, options, self, metadata)
-
     def make_llir(self, module: Any, metadata: dict, options: CPUOptions) -> str:
         from .codegen import lower_to_llvm
         import llvmlite.binding as llvm

@@ -190,7 +190,7 @@ class CUDABackend(BaseBackend):
         mod.verify()
         if target.uses_libdevice:
             _link_libdevice(mod, metadata["name"], str(tm.target_data))
-        if not gs.llvm_opt_disabled():
+        if not llvm_debug.opt_disabled():
             pto = llvm.create_pipeline_tuning_options(speed_level=3)
             pb = llvm.create_pass_builder(tm, pto)
             with llvm_debug.llvm_options(metadata["name"]):

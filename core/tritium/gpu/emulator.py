@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..backends.compiler import BaseBackend, GPUTarget, Language
 from ..backends.driver import DeviceUtils, DriverBase
 from ..hookspecs import PLUGIN_API, BackendSpec, hookimpl
-from .irtext import Function, Module
+from ..llvmir.text import Function, Module
 from .target import TargetHooks
 
 TRITIUM_PLUGIN_API = PLUGIN_API

@@ -6,20 +6,11 @@ import sys
 from typing import Any
 
 from .. import knobs
+from ..passes.pipeline import TTIR_PASSES, make_ttir
 
-TTIR_PASSES = ("inline", "tt-inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
-               "loop-invariant-code-motion", "tt-dce", "canonicalize")
+__all__ = ["TTIR_PASSES", "TTGIR_PASSES", "make_ttir", "make_ttgir", "make_llir"]
+
 TTGIR_PASSES: tuple[str, ...] = ()
-
-
-def make_ttir(module: Any, metadata: dict, options: Any, backend: Any) -> Any:
-    from ..passes._util import all_ops
-    from ..passes.pipeline import run_stage_passes
-    # device functions are inlined: a GPU program's tiles live in registers, which calls cannot pass
-    for op in all_ops(module):
-        if op.name == "func.call" and "no_inline" in op.attributes:
-            del op.attributes["no_inline"]
-    return run_stage_passes(module, "ttir", TTIR_PASSES, options, backend, metadata)
 
 
 def make_ttgir(module: Any, metadata: dict, options: Any, backend: Any, target: Any) -> Any:
@@ -39,7 +30,3 @@ def make_llir(module: Any, metadata: dict, options: Any, target: Any) -> str:
         print(f"// -----// LLVM IR ({metadata['name']}) //----- //\n{text}", file=sys.stderr)
     return text
 
-
-def llvm_opt_disabled() -> bool:
-    from ..llvm_debug import opt_disabled
-    return opt_disabled()

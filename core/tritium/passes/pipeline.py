@@ -298,3 +298,19 @@ def run_stage_passes(module: Any, stage: str, passes: Iterable[str], options: An
     ctx = PassContext(options=options, backend=backend, kernel_name=name, stage=stage,
                       capability=getattr(backend, "target", None), metadata=metadata if metadata is not None else {})
     return run_pipeline(module, pipeline, ctx)
+
+
+#: the ``ttir`` stage of every backend: inline calls, then simplify (core's passes and upstream MLIR's)
+TTIR_PASSES = ("inline", "tt-inline", "symbol-dce", "tt-combine", "canonicalize", "tt-cse", "cse", "tt-licm",
+               "loop-invariant-code-motion", "tt-dce", "canonicalize")
+
+
+def make_ttir(module: Any, metadata: dict, options: Any, backend: Any) -> Any:
+    """The ``ttir`` stage: :data:`TTIR_PASSES` (as plugins edited them) with every device function inlined. A
+    GPU program's tiles live in registers, which calls cannot pass; on the CPU, noinline would only matter to
+    register allocation."""
+    from ._util import all_ops
+    for op in all_ops(module):
+        if op.name == "func.call" and "no_inline" in op.attributes:
+            del op.attributes["no_inline"]
+    return run_stage_passes(module, "ttir", TTIR_PASSES, options, backend, metadata)

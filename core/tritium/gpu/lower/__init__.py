@@ -6,7 +6,7 @@ from typing import Any
 
 from ..._mlir import ir, walk_children
 from ..assign import element_type
-from ..irtext import Module
+from ...llvmir.text import Module
 from .kernel import KernelLowering
 from .regs import estimate_registers
 from .values import LoweringError

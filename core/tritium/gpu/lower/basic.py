@@ -6,7 +6,8 @@ from typing import Any
 from ..._mlir import ir
 from .. import layout as L
 from ..assign import element_type, tensor_shape
-from ..irtext import FP8, const
+from ...llvmir.fp8 import FP8
+from ...llvmir.types import const
 from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor
 
@@ -189,7 +190,7 @@ def _attrs(op: Any) -> dict:
 
 def scalar_const(attr: Any, lt: str, elem: str = "") -> str:
     if elem in FP8 and isinstance(attr, ir.FloatAttr):
-        from .fp8 import encode
+        from ...llvmir.fp8 import encode
         code = encode(ir.FloatAttr(attr).value, FP8[elem])
         return str(code - 256 if code >= 128 else code)
     if isinstance(attr, ir.BoolAttr):

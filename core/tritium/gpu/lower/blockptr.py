@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ..._mlir import block_ops, ir
 from ..assign import blocked_for, tensor_shape
-from ..irtext import BYTES, const
+from ...llvmir.types import BYTES, const
 from .memory import split_operands, str_attr
 from .optable import GPU_OPS
 from .reduce import _Overlay

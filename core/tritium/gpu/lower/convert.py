@@ -9,7 +9,7 @@ by one vector so that column-wise accesses spread over the banks.
 from __future__ import annotations
 
 from .. import layout as L
-from ..irtext import BYTES
+from ...llvmir.types import BYTES
 from .values import Tensor
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..._mlir import ir
 from ..assign import tensor_shape
-from ..irtext import BYTES
+from ...llvmir.types import BYTES
 from ..target import guarded
 from .optable import GPU_OPS
 from .values import Scalar

@@ -64,7 +64,7 @@ class DotMixin:
                     got = fn.inst(f"{'zext' if unsigned else 'sext'} {ty} {v} to {cty}")
                 elif ty == "i8":      # fp8 operands: through f32
                     from . import fp8
-                    from ..irtext import FP8
+                    from ...llvmir.fp8 import FP8
                     got = fp8.to_f32(fn, FP8.get(a_elem, "fp8e5"), v)
                     if cty != "float":
                         got = fn.inst(f"fptrunc float {got} to {cty}")

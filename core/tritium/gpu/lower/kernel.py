@@ -15,7 +15,8 @@ from ... import line_info
 from ..._mlir import ir, walk_children
 from .. import layout as L
 from ..assign import element_type, read_layouts, tensor_shape
-from ..irtext import ELEMENT_TYPES, Function, Module
+from ...llvmir.text import Function, Module
+from ...llvmir.types import ELEMENT_TYPES
 from .basic import BasicMixin
 from .blockptr import BlockPtrMixin
 from .control import ControlMixin

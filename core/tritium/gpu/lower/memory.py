@@ -12,7 +12,7 @@ from ..._mlir import ir
 from .. import layout as L
 from ..assign import tensor_shape
 from ..axis_info import AxisAnalysis
-from ..irtext import BYTES, const
+from ...llvmir.types import BYTES, const
 from ..target import guarded
 from .convert import _aligned_vec
 from .optable import GPU_OPS

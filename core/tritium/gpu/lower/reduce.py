@@ -7,7 +7,8 @@ from typing import Any, Callable
 from ..._mlir import block_ops, ir
 from .. import layout as L
 from ..assign import blocked_for, tensor_shape
-from ..irtext import BYTES, Function
+from ...llvmir.text import Function
+from ...llvmir.types import BYTES
 from .memory import split_operands
 from .optable import GPU_OPS
 from .scan import scan_tiles

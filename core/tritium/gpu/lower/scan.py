@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import layout as L
-from ..irtext import BYTES
+from ...llvmir.types import BYTES
 from ..target import guarded
 from .values import Tensor
 

@@ -7,7 +7,7 @@ from typing import Any
 from ..._mlir import ir
 from .. import layout as L
 from ..assign import element_type, tensor_shape
-from ..irtext import FP8
+from ...llvmir.fp8 import FP8
 from . import fp8
 from .optable import GPU_OPS
 from .shared import SharedTile, SmemLayout

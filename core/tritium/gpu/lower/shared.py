@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import layout as L
-from ..irtext import BYTES
+from ...llvmir.types import BYTES
 from .values import Tensor
 
 

@@ -1,62 +1,29 @@
-"""LLVM IR as text: functions of basic blocks, an entry prologue for thread-invariant values, a module of
-declarations, globals and functions. Targets add their own declarations through :meth:`Module.declare`."""
+"""LLVM IR as text: functions of basic blocks with an entry prologue, and a module of globals, declarations,
+functions and metadata."""
 from __future__ import annotations
 
-import struct
+import itertools
+from typing import Callable, Optional
 
-#: MLIR element type -> LLVM type (fp8 values live in bytes; pointers are filled in by the target)
-ELEMENT_TYPES = {
-    "i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "index": "i64",
-    "f16": "half", "bf16": "bfloat", "f32": "float", "f64": "double",
-    "f8E4M3FN": "i8", "f8E5M2": "i8", "f8E4M3FNUZ": "i8", "f8E5M2FNUZ": "i8", "f8E4M3B11FNUZ": "i8",
-}
-FP8 = {"f8E4M3FN": "fp8e4nv", "f8E5M2": "fp8e5", "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16",
-       "f8E4M3B11FNUZ": "fp8e4b15"}
-BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8}
-FLOATS = ("half", "bfloat", "float", "double")
-INT_OF = {"half": "i16", "bfloat": "i16", "float": "i32", "double": "i64"}
+#: metadata ids for functions built before they belong to a module: unique in the process
+_process_ids = itertools.count(1001)
 
 
-def is_float(t: str) -> bool:
-    return t in FLOATS
-
-
-def is_ptr(t: str) -> bool:
-    return t.startswith("ptr")
-
-
-def const(t: str, v: float | int | bool) -> str:
-    """An LLVM constant literal of type ``t``."""
-    if t == "i1":
-        return "true" if v else "false"
-    if t.startswith("i"):
-        return str(int(v))
-    if is_ptr(t):
-        return "null" if not v else f"inttoptr (i64 {int(v)} to {t})"
-    fv = float(v)
-    if t == "double":
-        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", fv))[0]
-    if t == "float":
-        f32 = struct.unpack("<f", struct.pack("<f", fv))[0] if fv == fv else fv
-        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", f32))[0]
-    if t == "half":
-        return "0xH%04X" % struct.unpack("<H", struct.pack("<e", fv))[0]
-    if t == "bfloat":
-        bits = struct.unpack("<I", struct.pack("<f", fv))[0]
-        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-        return "0xR%04X" % (0x7FC0 if fv != fv else rounded)
-    raise ValueError(f"no constant of type {t}")
+def next_metadata_id() -> int:
+    """A metadata id no other node of this process has (loop, nontemporal and debug-info nodes share them)."""
+    return next(_process_ids)
 
 
 class Function:
     """One LLVM function under construction.
 
-    ``prologue`` holds instructions placed at the top of the entry block (values that depend only on the
-    thread's identity), so that they dominate every use wherever they were first asked for.
+    ``prologue`` holds instructions placed at the top of the entry block: stack slots, and values that depend
+    only on the arguments (a GPU thread's identity), so that they dominate every use wherever they were first
+    asked for. ``metadata_ids`` numbers the metadata nodes the function makes (loop properties, nontemporal).
     """
 
     def __init__(self, name: str, ret: str, params: list[tuple[str, str]], attrs: str = "", linkage: str = "",
-                 cc: str = "") -> None:
+                 cc: str = "", metadata_ids: Callable[[], int] = next_metadata_id) -> None:
         self.name = name
         self.ret = ret
         self.params = params
@@ -65,13 +32,17 @@ class Function:
         self.cc = cc
         self.prologue: list[str] = []
         self.blocks: list[tuple[str, list[str]]] = [("entry", [])]
+        #: module-level metadata lines this function's instructions refer to
+        self.metadata: list[str] = []
         #: ``!dbg`` of the instructions emitted now (the op being lowered) and the function's DISubprogram;
-        #: "" without line info. Prologue instructions (thread identity, shared by every op) get none
+        #: "" without line info. Prologue instructions (shared by every op) get none
         self.dbg = ""
         self.subprogram = ""
+        self.metadata_ids = metadata_ids
         self._n = 0
         self._labels = 0
 
+    # -- names and blocks ----------------------------------------------------------------------------------
     def tmp(self, hint: str = "t") -> str:
         self._n += 1
         return f"%{hint}{self._n}"
@@ -91,6 +62,7 @@ class Function:
         self.blocks[-1][1].append(f"{line}, !dbg {self.dbg}" if self.dbg and line else line)
 
     def inst(self, text: str, hint: str = "t") -> str:
+        """Emit ``%name = text`` and return ``%name``."""
         name = self.tmp(hint)
         self.blocks[-1][1].append(f"{name} = {text}, !dbg {self.dbg}" if self.dbg else f"{name} = {text}")
         return name
@@ -101,11 +73,16 @@ class Function:
         self.prologue.append(f"{name} = {text}")
         return name
 
+    def alloca(self, elem: str, count: int, align: int = 32, hint: str = "buf") -> str:
+        name = self.tmp(hint)
+        self.prologue.append(f"{name} = alloca {elem}, i64 {max(count, 1)}, align {align}")
+        return name
+
     def br(self, label: str) -> None:
         self.emit(f"br label %{label}")
 
-    def cond_br(self, cond: str, t: str, f: str) -> None:
-        self.emit(f"br i1 {cond}, label %{t}, label %{f}")
+    def cond_br(self, cond: str, t: str, f: str, loop_md: str = "") -> None:
+        self.emit(f"br i1 {cond}, label %{t}, label %{f}" + (f", !llvm.loop {loop_md}" if loop_md else ""))
 
     def placeholder(self) -> tuple[str, int]:
         """A line to fill in later (a phi whose incoming values are not known yet)."""
@@ -119,6 +96,26 @@ class Function:
                 lines[at] = text
                 return
         raise KeyError(label)
+
+    def locate_rest(self, dbg: str) -> None:
+        """Give ``dbg`` to every instruction emitted without a location."""
+        for _, body in self.blocks:
+            body[:] = [f"{b}, !dbg {dbg}" if b and "!dbg " not in b else b for b in body]
+
+    # -- metadata --------------------------------------------------------------------------------------------
+    def loop_metadata(self, *properties: str) -> str:
+        """A distinct ``!llvm.loop`` node with these properties (e.g. "llvm.loop.unroll.disable")."""
+        own = f"!{self.metadata_ids()}"
+        props = [f"!{self.metadata_ids()}" for _ in properties]
+        self.metadata.append(f"{own} = distinct !{{{', '.join([own] + props)}}}")
+        self.metadata += [f"{p} = !{{!\"{name}\"}}" for p, name in zip(props, properties)]
+        return own
+
+    def metadata_node(self, body: str) -> str:
+        """A module-level metadata node ``!{body}`` (e.g. "i32 1" for ``!nontemporal``)."""
+        own = f"!{self.metadata_ids()}"
+        self.metadata.append(f"{own} = !{{{body}}}")
+        return own
 
     def text(self) -> str:
         params = ", ".join(f"{t} {n}" for t, n in self.params)
@@ -135,14 +132,17 @@ class Function:
 
 
 class Module:
+    """Globals, declarations, functions and metadata of one LLVM module."""
+
     def __init__(self, triple: str = "", datalayout: str = "") -> None:
         self.triple = triple
         self.datalayout = datalayout
         self.functions: list[Function] = []
         self.globals: list[str] = []
         self.declarations: dict[str, str] = {}
-        self.metadata: list[str] = []
+        #: whole definitions written elsewhere (a math library's functions, a target's attribute groups)
         self.extra: list[str] = []
+        self.metadata: list[str] = []
         self._strings: dict[str, str] = {}
         #: the module's line table (tritium.line_info.LineTable), None without line info
         self.line_table = None
@@ -156,7 +156,7 @@ class Module:
         self.declarations.setdefault(name, text)
         return f"@{name}"
 
-    def intrinsic(self, name: str, ret: str, args: list[str], attrs: str = "") -> str:
+    def intrinsic(self, name: str, ret: str, args: list[str], attrs: Optional[str] = "") -> str:
         return self.declare(name, f"declare {ret} @{name}({', '.join(args)}){' ' + attrs if attrs else ''}")
 
     def string(self, s: str, addrspace: int = 0) -> str:
@@ -178,10 +178,6 @@ class Module:
             head.append(f'target datalayout = "{self.datalayout}"')
         if self.triple:
             head.append(f'target triple = "{self.triple}"')
-        parts = head + self.globals + list(self.declarations.values()) + self.extra + \
-            [f.text() for f in self.functions] + self.metadata
-        return "\n\n".join(parts) + "\n"
-
-
-def vector_type(n: int, t: str) -> str:
-    return t if n == 1 else f"<{n} x {t}>"
+        parts = head + self.globals + list(self.declarations.values()) + self.extra + [f.text() for f in self.functions]
+        md = [m for f in self.functions for m in f.metadata] + self.metadata
+        return "\n\n".join(parts + (["\n".join(md)] if md else [])) + "\n"
