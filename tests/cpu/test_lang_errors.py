@@ -258,7 +258,7 @@ def _bad_program_id(x_ptr):
 
 def test_program_id_axis_out_of_range():
     err = _compile_error(_bad_program_id, X)
-    _check(err, _bad_program_id, "tl.program_id(3)", "0, 1 or 2")
+    _check(err, _bad_program_id, "tl.program_id(3)", "0, 1, or 2")
 
 
 @triton.jit

@@ -92,6 +92,11 @@ class CallVisitor:
         if fn is isinstance and len(args) == 2 and not kwargs:
             # a value's Python type is known at compile time, a tensor's too: isinstance(x, tl.tensor) (Triton)
             return wrap_python(isinstance(tl._unwrap(args[0]), tl._unwrap(args[1])))
+        if tl.is_namedtuple_class(fn):
+            return tl.make_namedtuple(fn, args, kwargs)
+        if fn in (hasattr, getattr) and 2 <= len(args) <= 3 and not kwargs:
+            # about the Python object, a tensor's too (Triton's test_short_circuiting: hasattr(x, "dtype"))
+            return wrap_python(fn(*[tl._unwrap(a) for a in args]))
         if getattr(fn, "__triton_constexpr_function__", False) or fn is pymath.ceil or fn is pymath.floor \
                 or getattr(fn, "__module__", "") == "math" or fn in _static_builtin_objects():
             ua = [tl._unwrap(a) for a in args]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from .._mlir import func as func_d
 from .._mlir import ir
@@ -81,8 +81,15 @@ def _inline_call(gen: Generator, fn: DeviceFunction, bound: inspect.BoundArgumen
         pass
     rets = sub.ret_values or []
     if sub.ret_is_tuple:
-        return tuple_value(rets)
+        return _returned_tuple(rets, sub.ret_fields)
     return rets[0] if rets else constexpr(None)
+
+
+def _returned_tuple(values: list[Any], fields: Optional[list[str]]) -> tuple_value:
+    t = tuple_value(values)
+    if fields:
+        t.type = tl.tuple_type([getattr(v, "type", None) for v in t.values], fields)
+    return t
 
 
 @contextlib.contextmanager
@@ -173,7 +180,7 @@ def _rebuild_return(spec: Any, handles: list[Any]) -> Any:
             pos[0] += 1
             return tensor(h, s[2])
         if s[0] == "tuple":
-            return tuple_value([build(x) for x in s[1]])
+            return tuple_value([build(x) for x in s[1]], s[2])  # s[2]: the type, with a namedtuple's fields
         if s[0] == "D":
             return _build_descriptor(s[2], [build(x) for x in s[1]])
         return s[1]
@@ -202,7 +209,7 @@ def _generate_callee(sub: Generator, arg_types: list[Any], params: list[tuple[st
             except ReturnSignal:
                 pass
             rets = sub.ret_values or []
-            value: Any = tuple_value(rets) if sub.ret_is_tuple else (rets[0] if rets else None)
+            value: Any = _returned_tuple(rets, sub.ret_fields) if sub.ret_is_tuple else (rets[0] if rets else None)
             flat: list[tensor] = []
             spec = _flatten(value, flat) if value is not None else None
             b.op("func.return", [t.handle for t in flat], [])

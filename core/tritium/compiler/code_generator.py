@@ -48,6 +48,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.gscope = dict(fn.get_globals())
         self.ret_values: Optional[list[Any]] = None
         self.ret_is_tuple = False
+        self.ret_fields: Optional[list[str]] = None
         self.returned = False
         self.filename = fn.filename
         self.first_line = fn.first_line
@@ -220,8 +221,19 @@ class CodeGenerator(ast.NodeVisitor):
                                      "instead of assigning to an element")
         raise self.error(target, f"cannot assign to {type(target).__name__}")
 
+    def assigned_value(self, value: Any) -> Any:
+        """What a name gets from ``x = value`` without a ``tl.constexpr`` annotation: as in Triton, a number
+        (even a constexpr one) becomes a scalar tensor (``acc = 0`` is an int32 tensor, so ``x_int8 + acc`` is
+        int32 and ``acc.to(...)``/``acc.dtype`` work); tuples are converted element by element."""
+        if isinstance(value, tuple_value):
+            return value.mapped(self.assigned_value)
+        raw = value.value if isinstance(value, constexpr) else value
+        if type(raw) in (int, float, bool):
+            return self.semantic.to_tensor(raw)
+        return value
+
     def visit_Assign(self, node: ast.Assign) -> None:
-        value = self.visit(node.value)
+        value = self.assigned_value(self.visit(node.value))
         for target in node.targets:
             self.assign_target(target, value)
 
@@ -231,6 +243,8 @@ class CodeGenerator(ast.NodeVisitor):
         if ann is tl.constexpr or (isinstance(ann, constexpr) and ann.value is tl.constexpr):
             if not isinstance(value, tensor):   # Triton binds a run-time value as it is (FlagGems relies on it)
                 value = constexpr(value)
+        else:
+            value = self.assigned_value(value)
         self.assign_target(node.target, value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -238,7 +252,7 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node.target, "augmented assignment needs a plain name on the left")
         lhs = self.visit(ast.Name(id=node.target.id, ctx=ast.Load(), lineno=node.lineno, col_offset=node.col_offset))
         rhs = self.visit(node.value)
-        self.assign_target(node.target, self.binary(_BINOPS[type(node.op)], lhs, rhs, node))
+        self.assign_target(node.target, self.assigned_value(self.binary(_BINOPS[type(node.op)], lhs, rhs, node)))
 
     def visit_Return(self, node: ast.Return) -> None:
         value = self.visit(node.value) if node.value is not None else None
@@ -255,6 +269,7 @@ class CodeGenerator(ast.NodeVisitor):
                 else v for v in vals]
         self.ret_values = vals
         self.ret_is_tuple = isinstance(value, tuple_value)
+        self.ret_fields = getattr(value.type, "fields", None) if isinstance(value, tuple_value) else None
         self.returned = True
         raise ReturnSignal()
 

@@ -54,6 +54,8 @@ class Generator(Protocol):
     #: what ``return`` returned (None: no return yet), whether it returned a tuple, whether it has returned
     ret_values: Optional[list[Any]]
     ret_is_tuple: bool
+    #: the field names of a returned namedtuple
+    ret_fields: Optional[list[str]]
     returned: bool
     #: generate called @jit functions in place (set inside the regions of tile ops)
     inline_calls: bool

@@ -28,9 +28,12 @@ def classify(p: Any, v: Any) -> tuple[str, Any]:
     value, (type string, value) for a scalar, ("*T", array) for an array, ("()", ([elements], namedtuple fields or None)) for a tuple,
     ("TD", (base type, base, shape, strides, block shape, padding)) for a host tensor descriptor."""
     if isinstance(v, tl.constexpr):
-        v = v.value
+        return "C", v.value  # tl.constexpr(4) passed (inside a tuple too) is compile-time (test_serialize)
     if p.is_constexpr or v is None or isinstance(v, (str, tl.dtype)) or type(v).__name__ == "dtype":
         return "C", v
+    from ..language.device_function import DeviceFunction
+    if isinstance(v, DeviceFunction):
+        return "C", v  # a @jit function passed as an argument is compile-time, as in Triton (test_namedtuple)
     if isinstance(v, (bool, np.bool_)):
         return "i1", bool(v)
     if isinstance(v, (int, np.integer)):

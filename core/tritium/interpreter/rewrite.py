@@ -115,13 +115,23 @@ class _Rewriter(ast.NodeTransformer):
             return self._unsupported(node, "tensors are immutable in kernels: build a new one (e.g. with tl.where) "
                                            "instead of assigning to an element")
         self.generic_visit(node)
+        # as compiled (CodeGenerator.assigned_value): a number assigned to a name becomes a scalar tensor
+        node.value = ast.copy_location(_call("assign", node.value), node.value)
         return node
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        self.generic_visit(node)
+        if node.value is not None and not ast.unparse(node.annotation).endswith("constexpr"):
+            node.value = ast.copy_location(_call("assign", node.value), node.value)
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         if not isinstance(node.target, ast.Name):
             return self._unsupported(node, "augmented assignment needs a plain name on the left")
         self.generic_visit(node)
-        return node
+        again = ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())],
+                           value=_call("assign", ast.Name(id=node.target.id, ctx=ast.Load())))
+        return [node, ast.fix_missing_locations(ast.copy_location(again, node))]
 
     def _located(self, new: ast.AST, old: ast.AST) -> ast.AST:
         return ast.copy_location(new, old)

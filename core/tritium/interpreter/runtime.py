@@ -117,6 +117,14 @@ class Runtime:
     def carry(self, v: Any) -> Any:
         return carry(v)
 
+    def assign(self, v: Any) -> Any:
+        """The value ``x = v`` binds: numbers (constexpr ones too) become scalar tensors, as compiled."""
+        if isinstance(v, tuple_value):
+            return v.mapped(self.assign)
+        if type(v) is tuple:
+            return tuple(self.assign(x) for x in v)
+        return carry(v)
+
     def loop_state(self) -> "_Loop":
         return _Loop(iter(()), True)
 
@@ -251,6 +259,10 @@ class Runtime:
         if fn is isinstance and len(args) == 2 and not kwargs:
             # a value's Python type is known at compile time, a tensor's too: isinstance(x, tl.tensor) (Triton)
             return isinstance(tl._unwrap(args[0]), tl._unwrap(args[1]))
+        if tl.is_namedtuple_class(fn):
+            return tl.make_namedtuple(fn, args, kwargs)
+        if fn in (hasattr, getattr) and 2 <= len(args) <= 3 and not kwargs:
+            return fn(*[tl._unwrap(a) for a in args])  # about the Python object, a tensor's too (as compiled)
         if getattr(fn, "__triton_constexpr_function__", False) or getattr(fn, "__module__", "") == "math" \
                 or _is_static_builtin(fn):
             ua = [tl._unwrap(a) for a in args]
@@ -320,7 +332,7 @@ def returned(value: Any) -> Any:
     if isinstance(value, tuple) and not isinstance(value, tuple_value):
         return tuple_value([carry(v) for v in value])
     if isinstance(value, tuple_value):
-        return tuple_value([carry(v) for v in value.values])
+        return value.mapped(carry)
     return carry(value)
 
 

@@ -362,6 +362,12 @@ class tuple_value(base_value):
         self.values = [a if isinstance(a, base_value) or not _is_const_like(a) else constexpr(a) for a in args]
         self.type = type or tuple_type([getattr(v, "type", None) for v in self.values])
 
+    def mapped(self, fn: Callable[[Any], Any]) -> "tuple_value":
+        """``fn`` applied to each element; a namedtuple keeps its field names."""
+        t = tuple_value([fn(v) for v in self.values])
+        t.type = tuple_type([getattr(v, "type", None) for v in t.values], getattr(self.type, "fields", None))
+        return t
+
     def __getitem__(self, idx: Any) -> Any:
         idx = _unwrap(idx)
         if isinstance(idx, slice):
@@ -402,6 +408,18 @@ class tuple_value(base_value):
 
 
 tuple = tuple_value  # noqa: A001  (tl.tuple)
+
+
+def is_namedtuple_class(fn: Any) -> bool:
+    return isinstance(fn, type) and issubclass(fn, _py.tuple) and hasattr(fn, "_fields")
+
+
+def make_namedtuple(cls: Any, args: Sequence[Any], kwargs: dict) -> tuple_value:
+    """``Point(x=..., y=...)`` inside a kernel: a tuple whose fields are the class's (Triton: test_namedtuple)."""
+    values = _py.list(cls(*args, **kwargs))  # the class itself binds positions, keywords and defaults
+    t = tuple_value(values)
+    t.type = tuple_type([getattr(v, "type", None) for v in t.values], cls._fields)
+    return t
 
 
 def _is_const_like(a: Any) -> bool:

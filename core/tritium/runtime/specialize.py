@@ -23,6 +23,7 @@ import types
 from typing import Any, Callable, Optional
 
 from ..language.core import constexpr
+from ..language.device_function import DeviceFunction
 from ..language.dtypes import dtype as tl_dtype
 from ..language.dtypes import pointer_type, str_to_ty, ty_to_str
 from .driver import driver
@@ -185,7 +186,8 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
         return h(v, specialize and align)
     if isinstance(v, tuple):  # before the imports below: tuple arguments go through here on every launch
         return tuple_key(v, specialize, align)
-    if isinstance(v, (constexpr, tl_dtype)) or t.__name__ == "dtype":
+    if isinstance(v, (constexpr, tl_dtype, DeviceFunction)) or t.__name__ == "dtype":
+        # a @jit function passed as an argument is compile-time, as in Triton (test_tuple.py::test_namedtuple)
         return const_key(v), None
     if isinstance(v, bool):
         return ("u1", ""), bool(v)

@@ -73,7 +73,7 @@ def _binary(x_ptr, y_ptr, o_ptr, N: tl.constexpr, OPS: tl.constexpr, TYPES: tl.c
     if SCALAR is None:
         y = tl.load(y_ptr + offs)
     else:
-        y = SCALAR
+        y: tl.constexpr = SCALAR  # annotated: a plain `y = SCALAR` is an int32/fp32 tensor, as in Triton
     for k in tl.static_range(len(OPS)):
         z = _apply(x, y, OPS[k])
         tl.static_assert(str(z.dtype) == TYPES[k], f"{OPS[k]}: expected {TYPES[k]}")

@@ -96,7 +96,7 @@ def _functions(x_ptr, o_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     v = tl.load(x_ptr + offs)
     s, mx, (mn, count) = _stats(v)
-    tl.static_assert(count == N)
+    tl.static_assert(_stats(v)[2][1] == N)  # `count` itself is a tensor: names bound by `=` hold tensors
     tl.store(o_ptr + 0, s)
     tl.store(o_ptr + 1, mx)
     tl.store(o_ptr + 2, mn)
@@ -214,7 +214,7 @@ def _plus_one(v):
 
 @triton.jit
 def _compile_time(o_ptr, FLAG: tl.constexpr, NAME: tl.constexpr):
-    v = _plus_one(CONST)
+    v: tl.constexpr = _plus_one(CONST)
     tl.static_assert(v == 6)
     if FLAG and NAME == "b":
         r = 1

@@ -105,3 +105,105 @@ def test_isinstance_of_a_tensor_and_split_to_scalars(backend):
     z = np.zeros(2, np.int32)
     _split_to_scalars[(1, )](x, z)
     np.testing.assert_array_equal(z, [5, 3])
+
+
+@triton.jit
+def _assigned_numbers(x_ptr, out_ptr, big_ptr, lo, hi, STEP: tl.constexpr):
+    one = 100                                    # a name bound to a number holds an int32 scalar tensor
+    x = tl.load(x_ptr + tl.arange(0, 16))        # int8
+    tl.static_assert(one.dtype == tl.int32)
+    y = x + one                                  # int8 + int32 tensor -> int32: no int8 wrap-around
+    tl.static_assert(y.dtype == tl.int32)
+    tl.store(out_ptr + tl.arange(0, 16), y)
+    value = 1
+    tl.store(out_ptr + 16 + tl.arange(0, 16), tl.full([16], value=value, dtype=value.dtype))
+    big = 1e+50                                  # too large for fp32: an fp64 tensor
+    tl.static_assert(big.dtype == tl.float64)
+    acc = 0
+    acc = acc.to(tl.int64)
+    for i in range(lo, hi, STEP):
+        acc += i
+    tl.store(big_ptr, acc)
+    half = 0.5
+    h = tl.load(x_ptr + tl.arange(0, 16)).to(tl.float16) * half
+    tl.static_assert(h.dtype == tl.float32)      # fp16 block * fp32 scalar tensor -> fp32 (a literal keeps fp16)
+    k: tl.constexpr = 0.5
+    tl.static_assert((tl.load(x_ptr + tl.arange(0, 16)).to(tl.float16) * k).dtype == tl.float16)
+
+
+def test_numbers_bound_by_assignment_are_tensors(backend):
+    # test_core.py::test_store_constant (value.dtype), test_for_iv (acc = 0; acc.to(tl.int64)), test_constexpr:
+    # Triton's `x = <number>` makes a scalar tensor (int32/uint32/int64, fp32/fp64), which then promotes as a
+    # tensor; only `x: tl.constexpr = ...` keeps a compile-time number
+    x = np.full(16, 100, np.int8)
+    out = np.zeros(32, np.int32)
+    big = np.zeros(1, np.int64)
+    lo = 2**35
+    _assigned_numbers[(1, )](x, out, big, lo, lo + 20, 3)
+    assert out[:16].tolist() == [200] * 16
+    assert out[16:].tolist() == [1] * 16
+    assert big[0] == sum(range(lo, lo + 20, 3))
+
+
+@triton.jit
+def _masked_by_false(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = False
+    tl.store(out_ptr + offs, offs < n, mask=mask)
+
+
+def test_store_masked_by_an_assigned_false(backend):
+    # test_core.py::test_store_constant[mask]: `mask = False` is an int1 scalar tensor; nothing is stored
+    out = np.zeros(16, np.int8)
+    _masked_by_false[(1, )](out, 16, 16)
+    assert not out.any()
+
+
+class _Span(__import__("typing").NamedTuple):
+    ptr: object
+    n: object
+
+
+@triton.jit
+def _make_span(ptr, n):
+    return _Span(n=n, ptr=ptr)
+
+
+@triton.jit
+def _scaled(x, s):
+    return x * s
+
+
+@triton.jit
+def _namedtuples(src, dst, closure, BLOCK: tl.constexpr):
+    a = _make_span(src.ptr, src.n)               # built in a device function, returned with its field names
+    offs = tl.arange(0, BLOCK)
+    if hasattr(a.ptr, "dtype") and not hasattr(a.n, "no_such_attribute"):
+        v = tl.load(a.ptr + offs, mask=offs < a.n, other=0.0)
+        tl.store(dst.ptr + offs, closure.fn(v, closure.factor), mask=offs < dst.n)
+
+
+def test_namedtuples_in_kernels(backend):
+    # test_tuple.py::test_namedtuple: a namedtuple class called in a kernel, returned from a device function,
+    # and a @jit function carried in a namedtuple argument (a compile-time value); test_short_circuiting: hasattr
+    # on a tensor asks the Python object
+    import collections
+    closure = collections.namedtuple("Closure", ["fn", "factor"])(_scaled, 3.0)
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    _namedtuples[(1, )](_Span(x, 10), _Span(y, 16), closure, 16)
+    np.testing.assert_array_equal(y, np.where(np.arange(16) < 10, x * 3, 0))
+
+
+@triton.jit
+def _constexpr_in_tuple(out_ptr, t):
+    tl.static_assert(t[1] == 4)
+    tl.store(out_ptr, tl.load(t[0]) + t[1])
+
+
+def test_constexpr_element_of_a_tuple_argument(backend):
+    # test_tuple.py::test_serialize: tl.constexpr(4) inside a tuple argument is a compile-time value
+    x = np.array([8], np.int32)
+    out = np.zeros(1, np.int32)
+    _constexpr_in_tuple[(1, )](out, (x, tl.constexpr(4)))
+    assert out[0] == 12
