@@ -19,6 +19,8 @@ import json
 import os
 import struct
 
+from ..cache import atomic_write
+
 MAGIC = b"\x89TRITIUM-AOT\r\n\x1a\n"
 #: bumped whenever the layout above or the meaning of a header field changes; readers refuse other versions
 FORMAT_VERSION = 1
@@ -69,7 +71,6 @@ def unpack(data: bytes, where: str = "<bytes>") -> tuple[dict, bytes]:
 def write(path: str, header: dict, binary: bytes) -> None:
     """Write atomically: a reader (a server starting up) never sees half a file. Artifacts are deployed, not
     cached, so they are readable by others (0644)."""
-    from ..cache import atomic_write
     atomic_write(os.path.abspath(path), pack(header, binary), mode=0o644)
 
 

@@ -23,14 +23,22 @@ import importlib
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
+from multiprocessing.spawn import get_executable
 from types import ModuleType
 from typing import Any, Optional
 
-from .. import knobs
+from .. import knobs, plugins
+from ..cache import KernelCache
+from ..compiler.compiler import ASTSource, cache_key, compile, make_backend
+from ..hookspecs import PluginInfo
+from .driver import driver
 from .launchable import Heuristics, _Launchable
+from .signature import compile_inputs
+from .specialize import make_binder
 
 log = logging.getLogger("tritium.autotune")
 
@@ -87,7 +95,6 @@ def _serial_reason(tuner: Any) -> Optional[str]:
         return "the kernel has no source file"
     if _find_kernel(fn.module, fn.__qualname__) is not fn:
         return f"{fn.module}.{fn.__qualname__} is not importable as this kernel"
-    from ..cache import KernelCache
     try:
         if KernelCache().location(create=True) is None:
             return "the kernel cache keeps entries in memory only"
@@ -118,11 +125,6 @@ def _find_kernel(module: str, qualname: str, load: bool = False) -> Any:
 def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
     """One pickled job per config whose kernel the on-disk cache lacks: exactly the inputs the launch path
     would compile (the binder's specialization of these arguments, the config's options)."""
-    from ..cache import KernelCache
-    from ..compiler.compiler import ASTSource, cache_key, make_backend
-    from .driver import driver
-    from .signature import compile_inputs
-    from .specialize import make_binder
     fn = tuner.base_fn
     if fn.used_globals:
         fn.check_globals()
@@ -159,7 +161,6 @@ def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
 
 def _setup() -> dict:
     """What a worker needs to compute the parent's cache keys: import path, plugins, knobs set from Python."""
-    from .. import plugins
     reg = plugins.registry()
     spec = None
     if plugins._override:
@@ -212,7 +213,6 @@ def _run_workers(setup: bytes, jobs: list[bytes], n: int) -> int:
             log.debug("autotune worker %d stopped: %s", proc.pid, exc)  # its job compiles in the parent
 
     # multiprocessing's interpreter: an application embedding Python sets it (its sys.executable is itself)
-    from multiprocessing.spawn import get_executable
     python = get_executable()
     if not python:
         return 0
@@ -258,7 +258,6 @@ def _close(proc: subprocess.Popen, kill: bool) -> None:
 # -- worker ------------------------------------------------------------------------------------------
 
 def _worker_main() -> None:
-    import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's: it stops us without a traceback
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)   # whatever a compile prints (dumps, overrides) goes to stderr, not into the replies
@@ -283,8 +282,6 @@ _kept: list[Any] = []
 
 
 def _apply_setup(setup: dict) -> Optional[str]:
-    from .. import plugins
-    from ..hookspecs import PluginInfo
     sys.path[:] = setup["sys_path"]
 
     def apply_knobs() -> None:
@@ -314,7 +311,6 @@ def _apply_setup(setup: dict) -> Optional[str]:
 def _compile_job(module: str, qualname: str, fn_key: str, signature: dict, constexprs: dict, attrs: dict,
                  opts: dict, target: Any, expected: str) -> tuple[str, str]:
     try:
-        from ..compiler.compiler import ASTSource, cache_key, compile, make_backend
         fn = _find_kernel(module, qualname, load=True)
         if fn is None or getattr(fn, "cache_key", None) != fn_key:
             return "mismatch", f"{module}.{qualname} is not the parent's kernel here"

@@ -12,6 +12,9 @@ import math
 import os
 from typing import Any
 
+from ..cache import atomic_write
+from ..cache_remote import remote
+
 NAMESPACE = "autotune"
 
 
@@ -37,8 +40,6 @@ def valid_timings(raw: bytes, allowed: list[dict]) -> bool:
 
 def fetch_timings(path: str, allowed: list[dict]) -> bool:
     """Put the fleet's result for this tuning (file ``path`` of the local cache) there; False if none."""
-    from ..cache import atomic_write
-    from ..cache_remote import remote
     tier = remote()
     if tier is None:
         return False
@@ -53,7 +54,6 @@ def fetch_timings(path: str, allowed: list[dict]) -> bool:
 
 
 def publish_timings(path: str, data: str) -> None:
-    from ..cache_remote import remote
     tier = remote()
     if tier is not None:
         tier.publish_document(NAMESPACE, os.path.basename(path), data.encode("ascii"))

@@ -9,9 +9,11 @@ import textwrap
 from typing import Any, Callable, Optional, Sequence
 
 from .. import knobs
-from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
 from ..language.constexpr_function import ConstexprFunction  # noqa: F401,E402  (Triton's home for the class)
+from ..language.core import _ambient_semantic, const, constexpr
 from ..language.device_function import DeviceFunction
+from ..language.dtypes import dtype
+from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
 
 
 class KernelParam:
@@ -23,7 +25,6 @@ class KernelParam:
         self.do_not_specialize = do_not_specialize
         self.do_not_specialize_on_alignment = do_not_specialize_on_alignment
         ann = param.annotation
-        from ..language.core import const, constexpr
         self.is_constexpr = ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
         self.is_const = ann is const or (isinstance(ann, str) and ann.split(".")[-1] == "const")
         self.annotation = ann
@@ -188,7 +189,6 @@ class JITFunction(KernelInterface, DeviceFunction):
 
     # -- use -------------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from ..language.core import _ambient_semantic
         ambient = _ambient_semantic.get()
         if ambient is not None and hasattr(ambient, "launch"):
             # a kernel the interpreter runs unrewritten (no source) calls this device function directly
@@ -247,7 +247,6 @@ _MISSING = _Missing()
 
 
 def _same_value(a: Any, b: Any) -> bool:
-    from ..language.core import constexpr
     if isinstance(a, constexpr) and isinstance(b, constexpr):
         a, b = a.value, b.value
     try:
@@ -259,8 +258,6 @@ def _same_value(a: Any, b: Any) -> bool:
 def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -> str:
     """Hash the function's source with the identity of every global it reads that can change its code;
     ``used`` collects (namespace, name, value) of those globals, so that a launch can notice a change."""
-    from ..language.core import constexpr
-    from ..language.dtypes import dtype
     seen.add(id(fn))
     used = [] if used is None else used
     parts = [fn.src, repr(fn.version), str(fn.noinline)]

@@ -17,7 +17,10 @@ generated per compiled kernel that looks only at its numpy-like array arguments.
 """
 from __future__ import annotations
 
+import linecache
 from typing import Any, Callable, Optional
+
+from .dlpack import dlpack_layout
 
 
 class UnsafeArgumentError(ValueError):
@@ -48,7 +51,6 @@ def _source_excerpt(where: Optional[str]) -> str:
         lineno, col = int(line), int(rest)
     except ValueError:
         return ""
-    import linecache
     text = linecache.getline(path, lineno).rstrip("\n")
     if not text.strip():
         return f"\nit is written at {path}:{lineno}"
@@ -69,7 +71,6 @@ def _layout(obj: Any) -> tuple[tuple, bool]:
     iface = getattr(obj, "__array_interface__", None)
     if not isinstance(iface, dict):
         if hasattr(obj, "__dlpack__"):
-            from .dlpack import dlpack_layout
             return dlpack_layout(obj)
         return (), False
     data = iface.get("data")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from ..language.core import constexpr
 from .specialize import MockTensor, dtype_name, specialize_arg
 
 
@@ -30,7 +31,6 @@ def structured_inputs(p: Any, k: tuple, v: Any, path: tuple, rpath: tuple, const
                       keep: list) -> Any:
     """Signature of one argument (or tuple element) at ``path``; fills ``constexprs``, ``attrs`` and the
     run-time paths the kernel takes (``keep``)."""
-    from ..language.core import constexpr
     tag = k[0]
     if tag == "C":
         constexprs[path] = v.value if isinstance(v, constexpr) else v

@@ -6,6 +6,7 @@ import math
 import time
 from typing import Any, Callable, Optional, Sequence
 
+from ..runtime.driver import driver
 from .perf_report import Benchmark, Mark, perf_report  # noqa: F401
 
 
@@ -43,7 +44,6 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_t
     "max", "mean", "median", or "all" for the list)."""
     if return_mode not in ("min", "max", "mean", "median", "all"):
         raise ValueError(f"return_mode must be min, max, mean, median or all, got {return_mode!r}")
-    from ..runtime.driver import driver
     drv = driver.active
     sync = drv.synchronize
     cache = drv.get_empty_cache_for_benchmark()

@@ -59,7 +59,6 @@ def validate(d: Any, dtype: str = "", addr: Any = None) -> tuple[tuple, tuple, t
     """(shape, strides, block shape, padding) of ``d`` after checking Triton's rules; ``dtype`` and ``addr``
     are the base's element type name and address when the caller has them already."""
     if not dtype:
-        from ..runtime.specialize import dtype_name, specialize_arg
         k, addr = specialize_arg(d.base)
         if k[0] != "*":
             raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")

@@ -11,6 +11,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+import tritium
+import tritium.language as tl
+from tritium.runtime.driver import driver
+
 
 @dataclass(frozen=True)
 class DType:
@@ -22,7 +26,6 @@ class DType:
 
     @property
     def tl(self) -> Any:
-        import tritium.language as tl
         return getattr(tl, self.name)
 
     @property
@@ -192,7 +195,6 @@ def encode(values: np.ndarray, name: str) -> np.ndarray:
 def arg(bits: np.ndarray, name: str) -> Any:
     """The array as a kernel argument of element type ``name``."""
     if name in BF16_FP8:
-        import tritium
         return tritium.reinterpret(bits, DTYPES[name].tl)
     return bits
 
@@ -263,7 +265,6 @@ def to_backend(backend: Any, a: np.ndarray) -> Any:
     if backend.has("host-memory"):
         return a
     import torch
-    from tritium.runtime.driver import driver
     return torch.from_numpy(np.ascontiguousarray(a)).to(driver.active.get_active_torch_device())
 
 

@@ -8,7 +8,7 @@ import pytest
 import tritium as triton
 import tritium.language as tl
 
-from .reference import DTYPES, arg
+from .reference import DTYPES, arg, decode, encode
 
 _CAPS = {"int64": "int64-atomics", "uint64": "int64-atomics", "float32": "float-atomics",
          "float64": "float-atomics", "float16": "float-atomics", "bfloat16": "float-atomics"}
@@ -57,7 +57,6 @@ def test_atomic_rmw_contended(backend, rng, dtype, op, sem, scope):
         v = rng.integers(-8, 8, (P, N)).astype(np.float32)
         x = rng.integers(-8, 8, N).astype(np.float32)
         if dtype == "bfloat16":
-            from .reference import encode
             v_bits, x_bits = encode(v, dtype), encode(x, dtype)
         else:
             v_bits, x_bits = v.astype(d.storage), x.astype(d.storage)
@@ -65,7 +64,6 @@ def test_atomic_rmw_contended(backend, rng, dtype, op, sem, scope):
     x0 = x.copy()
     old = np.zeros_like(v)
     _contended[(P, )](arg(x, dtype), arg(v, dtype), arg(old, dtype), N, op, sem, scope)
-    from .reference import decode
     vv, xv, ov = (decode(a, dtype).astype(np.float64 if d.is_float else object) for a in (v, x0, old))
     fn = {"add": lambda a, b: a + b, "max": max, "min": min, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
           "xor": lambda a, b: a ^ b}[op]

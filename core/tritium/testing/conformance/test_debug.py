@@ -9,6 +9,7 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
+from tritium import knobs
 
 
 @triton.jit
@@ -95,7 +96,6 @@ def _overflow(x_ptr, o_ptr, N: tl.constexpr):
 
 def test_sanitize_overflow(backend):
     backend.require("device-assert")
-    from tritium import knobs
     x = np.array([1, 2, 2**31 - 1, 4], np.int32)
     out = np.zeros_like(x)
     with knobs.compilation.scope():

@@ -7,6 +7,7 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
+from tritium import knobs
 
 from .reference import DTYPES, arg, decode, random
 
@@ -33,7 +34,6 @@ def _fp32_tol(prec) -> float:
     """tf32 keeps 10 mantissa bits of each input: products carry ~1e-3 relative error. A backend may
     compute more precisely than asked (the CPU does), so this is only an upper bound."""
     if prec is None:
-        from tritium import knobs
         prec = knobs.language.fp32_default or "tf32"
     return 1e-2 if prec == "tf32" else 1e-4
 
@@ -119,7 +119,6 @@ def test_matmul_with_edges(backend, rng):
 def test_f32_default_knob(backend, rng):
     """TRITON_F32_DEFAULT chooses the input precision of fp32 dots that do not name one."""
     backend.require("dot-fp32")
-    from tritium import knobs
     M = N = K = 16
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((K, N)).astype(np.float32)

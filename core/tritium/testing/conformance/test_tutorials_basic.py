@@ -3,12 +3,16 @@
 ``tl.range(..., num_stages=...)``, seeded ``tl.rand`` and ``tl.extra.libdevice``."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 import tritium as triton
 import tritium.language as tl
+from tritium import knobs
 from tritium.language.extra import libdevice
+from tritium.runtime.driver import driver
 
 from .reference import philox_uniform, to_backend, to_host
 
@@ -80,8 +84,6 @@ def test_fused_softmax(backend, rng, n_rows, n_cols, programs, stages):
 def test_fused_softmax_sized_from_occupancy(backend, rng):
     """The tutorial's host side: compile ahead with warmup, read registers and shared memory of the compiled
     kernel and the device's properties, size the persistent grid from them, launch the compiled kernel."""
-    from tritium import knobs
-    from tritium.runtime.driver import driver
     if knobs.runtime.interpret:
         pytest.skip("the interpreter compiles nothing: warmup returns no kernel to query")
     n_rows, n_cols, num_warps, num_stages = 50, 300, 4, 2
@@ -211,7 +213,6 @@ def test_libdevice_through_tl_extra(backend, rng):
     x = rng.uniform(-1, 1, n).astype(np.float32)
     y = np.zeros(n, np.float32)
     _libdevice_mix[(triton.cdiv(n, 128), )](x, y, n, BLOCK_SIZE=128)
-    import math
     x64 = x.astype(np.float64)
     want = np.arctan2(np.arcsin(x64), np.arccos(x64)) + np.vectorize(math.erf)(x64)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)

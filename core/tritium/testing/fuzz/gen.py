@@ -15,6 +15,7 @@ from typing import Callable, Optional
 from . import ops_elementwise as E
 from . import ops_tiles as O
 from . import types as T
+from .ops_elementwise import convert
 from .program import Program, Sink, Skip, Stmt
 
 DEFAULT_FEATURES = frozenset({"fp64", "dot-fp32", "dot-fp16", "dot-bf16", "dot-int8", "dot-fp64", "int64-atomics",
@@ -88,7 +89,6 @@ class Gen:
             if s is None and self.rng.random() < 0.6:
                 src = self.pick(lambda x: x.shape == shape)
                 if src is not None:
-                    from .ops_elementwise import convert
                     try:
                         s = convert(self, src, self.rng.choice(choices))
                     except Skip:

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from . import check as chk
-from . import runner
+from . import inputs, runner, tolerance
+from . import types as T
 from .program import Program
 
 
@@ -26,7 +27,6 @@ def write(p: Program, target: Any, outcome: Any, out_dir: str, tried: int = 0, a
     os.makedirs(out_dir, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in target.name)
     path = os.path.join(out_dir, f"repro_{safe}_seed{p.seed}.py")
-    from . import inputs
     arrays = inputs.make(p)   # frozen arrays cut to the shrunk shapes
     job = {"scalars": chk.scalars(p), "options": {"enable_fp_fusion": p.fp_fusion},
            "dtypes": {f"{r}_{v}": d for r, v, d, _ in p.array_args()}}
@@ -80,8 +80,6 @@ def write(p: Program, target: Any, outcome: Any, out_dir: str, tried: int = 0, a
 
 def check(kernel: Any, arrays: dict, dtypes: dict, scalars: dict, grid: int, options: dict, sinks: list,
           target: tuple) -> None:
-    from . import tolerance
-    from . import types as T
     results = {}
     for backend, plugin in ((runner.ORACLE, ""), target):
         with ExitStack() as stack:

@@ -15,6 +15,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ... import plugins
+from ...backends import _load
+from ...hookspecs import LazyCallable
 from .runner import ORACLE
 from .worker import recv, send
 
@@ -38,12 +41,10 @@ def _variants(spec: Any) -> dict:
     path = getattr(spec, "variants", "") or ""
     if not path:
         return {}
-    from ...hookspecs import LazyCallable
     return dict(LazyCallable(path)() or {})
 
 
 def _active(spec: Any) -> bool:
-    from ...backends import _load
     try:
         return bool(_load(spec.driver).is_active())
     except Exception:
@@ -52,7 +53,6 @@ def _active(spec: Any) -> bool:
 
 def discover(wanted: Optional[list] = None) -> list[Target]:
     """Targets to compare against the interpreter. ``wanted`` filters by backend or target name."""
-    from ... import plugins
     found: dict[str, tuple] = {}
     for name, (spec, info) in plugins.registry().backends.items():
         found[name] = (spec, getattr(info.module, "__name__", ""), 1.0)
