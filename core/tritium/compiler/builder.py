@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from .._mlir import ir, tile_context
 from ..dialect.ops import OPS
+from ..llvmir.fp8 import MLIR_OF
 
 CMPI = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
 CMPF = {"false": 0, "oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "one": 6, "ord": 7, "ueq": 8, "ugt": 9,
@@ -163,8 +164,7 @@ class Builder:
         return self._parse_type("f64")
 
     def get_fp8_ty(self, name: str) -> ir.Type:
-        return self._parse_type({"fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2", "fp8e4b8": "f8E4M3FNUZ",
-                                 "fp8e5b16": "f8E5M2FNUZ", "fp8e4b15": "f8E4M3B11FNUZ"}[name])
+        return self._parse_type(MLIR_OF[name])
 
     def get_ptr_ty(self, element: ir.Type, address_space: int = 1) -> ir.Type:
         return self._parse_type(f"!tt.ptr<{element}>")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..llvmir.fp8 import FORMATS
+
 _U32 = np.uint32
 _QNAN32 = 0x7FC00000
 _INF32 = 0x7F800000
@@ -119,28 +121,8 @@ def f32_to_bf16_rtz(x: np.ndarray) -> np.ndarray:
 # float8
 # ----------------------------------------------------------------------------------------------------
 
-class Fp8:
-    __slots__ = ("name", "ebits", "mbits", "bias", "kind")
-
-    def __init__(self, name: str, ebits: int, mbits: int, bias: int, kind: str) -> None:
-        self.name, self.ebits, self.mbits, self.bias, self.kind = name, ebits, mbits, bias, kind
-
-    @property
-    def max_code(self) -> int:
-        if self.kind == "fn":
-            return 0x7E
-        if self.kind == "ieee":
-            return ((1 << self.ebits) - 2) << self.mbits | ((1 << self.mbits) - 1)
-        return 0x7F
-
-
-FP8 = {f.name: f for f in (
-    Fp8("fp8e4nv", 4, 3, 7, "fn"),        # no inf, 0x7f/0xff nan
-    Fp8("fp8e5", 5, 2, 15, "ieee"),
-    Fp8("fp8e4b8", 4, 3, 8, "fnuz"),      # 0x80 is the only nan, no -0
-    Fp8("fp8e5b16", 5, 2, 16, "fnuz"),
-    Fp8("fp8e4b15", 4, 3, 15, "finite"),  # every encoding finite
-)}
+# the formats (bits, bias, NaN/inf rules) are tritium.llvmir.fp8's table, shared with the code generators
+FP8 = FORMATS
 
 
 def fp8_to_f32(bits: np.ndarray, name: str) -> np.ndarray:

@@ -70,6 +70,8 @@ from dataclasses import dataclass
 from functools import partialmethod
 from typing import Callable, Iterable, Union
 
+from tritium.llvmir.fp8 import FORMATS, Fp8Format
+
 __all__ = ["C_SYMBOLS", "function_names", "library_ir", "signature"]
 
 
@@ -592,36 +594,12 @@ C_SYMBOLS = frozenset({"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf"
 # where a power-of-two multiply (exact) plus rint or truncation does the rounding.
 # ----------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Fp8:
-    name: str
-    ebits: int
-    mbits: int
-    bias: int
-    kind: str       # "fn": no inf, 0x7f nan | "ieee": inf and nans | "fnuz": 0x80 the only nan | "finite"
-
-    @property
-    def max_code(self) -> int:
-        """The magnitude bits of the largest finite value."""
-        if self.kind == "fn":
-            return 0x7E
-        if self.kind == "ieee":
-            return ((1 << self.ebits) - 2) << self.mbits | ((1 << self.mbits) - 1)
-        return 0x7F
-
-
-_FP8 = {f.name: f for f in (
-    _Fp8("fp8e4nv", 4, 3, 7, "fn"),
-    _Fp8("fp8e5", 5, 2, 15, "ieee"),
-    _Fp8("fp8e4b8", 4, 3, 8, "fnuz"),
-    _Fp8("fp8e5b16", 5, 2, 16, "fnuz"),
-    _Fp8("fp8e4b15", 4, 3, 15, "finite"),
-)}
+_FP8 = FORMATS     # tritium.llvmir.fp8: each format described once
 _QNAN32_BITS = 0x7FC00000
 _INF32_BITS = 0x7F800000
 
 
-def _fp8_to_f32(b: _Builder, fmt: _Fp8, v: _V) -> _V:
+def _fp8_to_f32(b: _Builder, fmt: Fp8Format, v: _V) -> _V:
     u = b.zext(v, "i32")
     sign = b.shl(b.and_(u, 0x80), 24)
     mag = b.and_(u, 0x7F)
@@ -643,7 +621,7 @@ def _fp8_to_f32(b: _Builder, fmt: _Fp8, v: _V) -> _V:
     return b.bitcast(b.or_(bits, sign), "float")
 
 
-def _f32_to_fp8(b: _Builder, fmt: _Fp8, x: _V, rtz: bool) -> _V:
+def _f32_to_fp8(b: _Builder, fmt: Fp8Format, x: _V, rtz: bool) -> _V:
     xb = b.bitcast(x, "i32")
     sign = b.and_(b.lshr(xb, 24), 0x80)
     a = b.and_(xb, 0x7FFFFFFF)
@@ -687,7 +665,7 @@ def _f32_to_fp8(b: _Builder, fmt: _Fp8, x: _V, rtz: bool) -> _V:
     return b.trunc(b.or_(code, sign), "i8")
 
 
-def _register_fp8(fmt: _Fp8) -> None:
+def _register_fp8(fmt: Fp8Format) -> None:
     _define(f"tritium_{fmt.name}_to_f32", "float", ("i8",))(lambda b, v: _fp8_to_f32(b, fmt, v))
     _define(f"tritium_f32_to_{fmt.name}", "i8", ("float",))(lambda b, x: _f32_to_fp8(b, fmt, x, False))
     _define(f"tritium_f32_to_{fmt.name}_rtz", "i8", ("float",))(lambda b, x: _f32_to_fp8(b, fmt, x, True))
