@@ -5,6 +5,7 @@ The kernels: those of the GPU tests, the benchmark kernels (Triton's tutorials),
 declares ``COMPILE_CASES`` (a list of ``(jit_function, signature, constexprs)``)."""
 from __future__ import annotations
 
+import atexit
 import glob
 import importlib.util
 import os
@@ -35,7 +36,9 @@ def _bench_kernels():
     src = open(os.path.join(ROOT, "backends", "nvidia", "bench", "kernels.py.in")).read()
     # @jit reads a kernel's source from its file, so the kernels need a real file; a private temporary one
     # keeps collection from writing into the source tree
-    path = os.path.join(tempfile.mkdtemp(prefix="tritium-bench-kernels-"), "_bench_kernels_generated.py")
+    folder = tempfile.mkdtemp(prefix="tritium-bench-kernels-")
+    atexit.register(shutil.rmtree, folder, True)   # the kernels keep their source: the file is not read again
+    path = os.path.join(folder, "_bench_kernels_generated.py")
     head = "import tritium.language as tl\nfrom tritium import jit\n"
     with open(path, "w") as f:
         f.write(head + src)
