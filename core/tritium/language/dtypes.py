@@ -4,6 +4,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Sequence
 
+from ..llvmir.fp8 import FORMATS as FP8_FORMATS
+
 
 class KIND(Enum):
     # order matters: Python scalars of a lower or equal kind do not take part in promotion
@@ -44,10 +46,9 @@ class dtype:
             self.int_bitwidth = int(name.split("int")[-1])
             self.primitive_bitwidth = self.int_bitwidth
         elif name in self.FP_TYPES:
-            mant, bias, bits = {
-                "fp8e4b15": (3, 15, 8), "fp8e4nv": (3, 7, 8), "fp8e4b8": (3, 8, 8), "fp8e5": (2, 15, 8),
-                "fp8e5b16": (2, 16, 8), "fp16": (10, 15, 16), "bf16": (7, 127, 16), "fp32": (23, 127, 32),
-                "fp64": (52, 1023, 64)}[name]
+            fp8 = FP8_FORMATS.get(name)
+            mant, bias, bits = (fp8.mbits, fp8.bias, 8) if fp8 else {
+                "fp16": (10, 15, 16), "bf16": (7, 127, 16), "fp32": (23, 127, 32), "fp64": (52, 1023, 64)}[name]
             self.fp_mantissa_width, self.exponent_bias, self.primitive_bitwidth = mant, bias, bits
 
     # -- predicates -------------------------------------------------------------------------------
