@@ -18,15 +18,6 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 # modules all lie in one entry (a cycle that shrinks while being taken apart still passes); an entry that covers
 # no cycle any more fails the test, so that it is taken off and the list cannot go stale.
 KNOWN: dict[frozenset[str], str] = {
-    # H2 (issue 12) is replacing the CPU code generator's lowering mixins with collaborators: take these two off
-    # when that lands
-    frozenset({"tritium_cpu.codegen.blockptr", "tritium_cpu.codegen.control", "tritium_cpu.codegen.lower",
-               "tritium_cpu.codegen.memory", "tritium_cpu.codegen.prefetch", "tritium_cpu.codegen.reduce",
-               "tritium_cpu.codegen.regions", "tritium_cpu.codegen.shapes", "tritium_cpu.codegen.streaming",
-               "tritium_cpu.codegen.strided"}):
-        "the lowering mixins import lower.py back for its op table and helpers",
-    frozenset({"tritium_cpu.codegen.bounds", "tritium_cpu.codegen.fastpath"}):
-        "bounds imports fastpath's RemIdentity; fastpath's two-copy emission asks bounds.all_true",
     # backends, not yet taken apart
     frozenset({"tritium_cpu.codegen.libdevice_special", "tritium_cpu.codegen.mathlib_extra"}):
         "libdevice_special defines its functions with mathlib_extra's helpers; mathlib_extra calls its define()",

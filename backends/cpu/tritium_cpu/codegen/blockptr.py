@@ -10,10 +10,12 @@ from typing import Any, Optional
 
 from tritium._mlir import ir
 
-from .irtext import SIZES, const
+from .context import Context
 from .hazards import UNKNOWN, must_stage, pointer_root
-from .memory import split_operands
-from .tiles import Evaluator, Load, Node, Splat, Tile, loop_nest, numel
+from .irtext import SIZES, const
+from .opinfo import RMW, split_operands, type_info
+from .optable import CPU_OPS
+from .tiles import Evaluator, Load, Node, Scalar, Splat, Tile, loop_nest, numel
 
 
 class Composite:
@@ -100,201 +102,214 @@ def _i64(fn: Any, s: Any) -> str:
     return fn.inst(f"sext {s.ty} {s.value} to i64")
 
 
-class BlockPtrMixin:
-    # -- construction ------------------------------------------------------------------------------
-    def op_make_block_ptr(self, op: Any) -> None:
-        from .lower import type_info
-        parts = split_operands(op, ["base", "shape", "strides", "offsets"])
-        base = self.consume(parts["base"][0])
-        shape = [self.consume(v) for v in parts["shape"]]
-        strides = [self.consume(v) for v in parts["strides"]]
-        offsets = [self.consume(v) for v in parts["offsets"]]
-        block, elem = _pointee_block(op.results[0].type)
-        _ = type_info
-        self.values[op.results[0]] = Composite(base, shape, strides, offsets, block, elem)
+# -- construction ------------------------------------------------------------------------------
+@CPU_OPS.lowers("tt.make_block_ptr")
+def make_block_ptr(ctx: Context, op: Any) -> None:
+    parts = split_operands(op, ["base", "shape", "strides", "offsets"])
+    base = ctx.consume(parts["base"][0])
+    shape = [ctx.consume(v) for v in parts["shape"]]
+    strides = [ctx.consume(v) for v in parts["strides"]]
+    offsets = [ctx.consume(v) for v in parts["offsets"]]
+    block, elem = _pointee_block(op.results[0].type)
+    ctx.values[op.results[0]] = Composite(base, shape, strides, offsets, block, elem)
 
-    def op_advance(self, op: Any) -> None:
-        from .lower import Scalar
-        parts = split_operands(op, ["ptr", "offsets"])
-        bp = self.consume(parts["ptr"][0])
-        deltas = [self.consume(v) for v in parts["offsets"]]
-        fn = self.fn
-        new = []
-        for o, d in zip(bp.offsets, deltas):
-            dv = d.value if d.ty == "i32" else fn.inst(f"trunc {d.ty} {d.value} to i32")
-            new.append(Scalar(fn.inst(f"add i32 {o.value}, {dv}"), "i32"))
-        self.values[op.results[0]] = Composite(bp.base, bp.shape, bp.strides, new, bp.block, bp.elem, bp.padding)
 
-    def op_make_tensor_descriptor(self, op: Any) -> None:
-        parts = split_operands(op, ["base", "shape", "strides"])
-        base = self.consume(parts["base"][0])
-        shape = [self.consume(v) for v in parts["shape"]]
-        strides = [self.consume(v) for v in parts["strides"]]
-        block, elem = _desc_block(op.results[0].type)
-        padding = ir.StringAttr(op.attributes["padding"]).value if "padding" in op.attributes else "zero"
-        self.values[op.results[0]] = Composite(base, shape, strides, [], block, elem, padding)
+@CPU_OPS.lowers("tt.advance")
+def advance(ctx: Context, op: Any) -> None:
+    parts = split_operands(op, ["ptr", "offsets"])
+    bp = ctx.consume(parts["ptr"][0])
+    deltas = [ctx.consume(v) for v in parts["offsets"]]
+    fn = ctx.fn
+    new = []
+    for o, d in zip(bp.offsets, deltas):
+        dv = d.value if d.ty == "i32" else fn.inst(f"trunc {d.ty} {d.value} to i32")
+        new.append(Scalar(fn.inst(f"add i32 {o.value}, {dv}"), "i32"))
+    ctx.values[op.results[0]] = Composite(bp.base, bp.shape, bp.strides, new, bp.block, bp.elem, bp.padding)
 
-    # -- element addressing ------------------------------------------------------------------------
-    def _block_nodes(self, bp: Composite, offsets: list, checked: list[int], shape: tuple[int, ...]
-                     ) -> tuple[Node, Optional[Node]]:
-        fn = self.fn
-        offs = [_i64(fn, o) for o in offsets]
-        coords = [_Coord(o, d, shape) for d, o in enumerate(offs)]
-        strides = [_i64(fn, s) for s in bp.strides]
-        addr = _Address(bp.base.value, coords, strides, bp.elem, shape)
-        if not checked:
-            return addr, None
-        limits = [_i64(fn, bp.shape[d]) for d in checked]
-        return addr, _InBounds([coords[d] for d in checked], limits, shape)
 
-    def _padding(self, bp: Composite, padding: str, shape: tuple[int, ...]) -> Optional[Node]:
-        if padding == "nan" and bp.elem in ("half", "bfloat", "float", "double"):
-            return Splat(const(bp.elem, float("nan")), shape, bp.elem)
-        return None
+@CPU_OPS.lowers("tt.make_tensor_descriptor")
+def make_tensor_descriptor(ctx: Context, op: Any) -> None:
+    parts = split_operands(op, ["base", "shape", "strides"])
+    base = ctx.consume(parts["base"][0])
+    shape = [ctx.consume(v) for v in parts["shape"]]
+    strides = [ctx.consume(v) for v in parts["strides"]]
+    block, elem = _desc_block(op.results[0].type)
+    padding = ir.StringAttr(op.attributes["padding"]).value if "padding" in op.attributes else "zero"
+    ctx.values[op.results[0]] = Composite(base, shape, strides, [], block, elem, padding)
 
-    # -- loads and stores through block pointers ---------------------------------------------------
-    def load_block_ptr(self, op: Any, ptr_value: Any) -> None:
-        bp = self.consume(ptr_value)
-        checked = list(ir.DenseI32ArrayAttr(op.attributes["boundary_check"])) \
-            if "boundary_check" in op.attributes else []
-        padding = ir.StringAttr(op.attributes["padding"]).value if "padding" in op.attributes else "zero"
-        volatile = "is_volatile" in op.attributes and ir.BoolAttr(op.attributes["is_volatile"]).value
-        self._load_block(op.results[0], bp, bp.offsets, checked, padding, volatile, pointer_root(ptr_value))
+# -- element addressing ------------------------------------------------------------------------
+def _block_nodes(ctx: Context, bp: Composite, offsets: list, checked: list[int], shape: tuple[int, ...]
+                 ) -> tuple[Node, Optional[Node]]:
+    fn = ctx.fn
+    offs = [_i64(fn, o) for o in offsets]
+    coords = [_Coord(o, d, shape) for d, o in enumerate(offs)]
+    strides = [_i64(fn, s) for s in bp.strides]
+    addr = _Address(bp.base.value, coords, strides, bp.elem, shape)
+    if not checked:
+        return addr, None
+    limits = [_i64(fn, bp.shape[d]) for d in checked]
+    return addr, _InBounds([coords[d] for d in checked], limits, shape)
 
-    def _load_block(self, res: Any, bp: Composite, offsets: list, checked: list[int], padding: str,
-                    volatile: bool = False, root: Any = UNKNOWN) -> None:
-        shape = bp.block
-        addr, mask = self._block_nodes(bp, offsets, checked, shape)
-        other = self._padding(bp, padding, shape) if mask is not None else None
-        self.work += 2 * numel(shape)
-        node = Load(addr, mask, other, bp.elem, volatile)
-        node.root = root
-        node.site = self.access_site(res.owner, "load", mask is not None, bp.elem)
-        self.set(res, Tile(node))
 
-    def store_block_ptr(self, op: Any, ptr_value: Any, value: Any) -> None:
-        bp = self.consume(ptr_value)
-        val = self.consume(value)
-        checked = list(ir.DenseI32ArrayAttr(op.attributes["boundary_check"])) \
-            if "boundary_check" in op.attributes else []
-        self._store_block(bp, bp.offsets, val, checked, pointer_root(ptr_value), op)
+def _padding(ctx: Context, bp: Composite, padding: str, shape: tuple[int, ...]) -> Optional[Node]:
+    if padding == "nan" and bp.elem in ("half", "bfloat", "float", "double"):
+        return Splat(const(bp.elem, float("nan")), shape, bp.elem)
+    return None
 
-    def _store_block(self, bp: Composite, offsets: list, val: Any, checked: list[int], root: Any = UNKNOWN,
-                     op: Any = None) -> None:
-        self.flush_pending(consumed=(val, ) if isinstance(val, Tile) else ())
-        shape = bp.block
-        addr, mask = self._block_nodes(bp, offsets, checked, shape)
-        vn = self.as_node(val, shape)
-        if isinstance(val, Tile) and must_stage(vn, addr, root):
-            vn = self.materialize(val)
-        fn = self.fn
-        ty = bp.elem
-        self.work += 2 * numel(shape)
-        site = self.access_site(op, "store", mask is not None, ty) if op is not None else None
+# -- loads and stores through block pointers ---------------------------------------------------
+def load_block_ptr(ctx: Context, op: Any, ptr_value: Any) -> None:
+    bp = ctx.consume(ptr_value)
+    checked = list(ir.DenseI32ArrayAttr(op.attributes["boundary_check"])) \
+        if "boundary_check" in op.attributes else []
+    padding = ir.StringAttr(op.attributes["padding"]).value if "padding" in op.attributes else "zero"
+    volatile = "is_volatile" in op.attributes and ir.BoolAttr(op.attributes["is_volatile"]).value
+    _load_block(ctx, op.results[0], bp, bp.offsets, checked, padding, volatile, pointer_root(ptr_value))
 
-        def body(idx: list[str]) -> None:
-            ev = Evaluator(fn)
-            p = ev.value(addr, idx, address=True)
-            v = ev.value(vn, idx)
-            m = ev.value(mask, idx) if mask is not None else None
-            self._guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {self.checked(p, site)}, align {SIZES[ty]}"))
 
-        loop_nest(fn, shape, body)
-        self._drop_consumed((val, ))
+def _load_block(ctx: Context, res: Any, bp: Composite, offsets: list, checked: list[int], padding: str,
+                volatile: bool = False, root: Any = UNKNOWN) -> None:
+    shape = bp.block
+    addr, mask = _block_nodes(ctx, bp, offsets, checked, shape)
+    other = _padding(ctx, bp, padding, shape) if mask is not None else None
+    ctx.work += 2 * numel(shape)
+    node = Load(addr, mask, other, bp.elem, volatile)
+    node.root = root
+    node.site = ctx.access_site(res.owner, "load", mask is not None, bp.elem)
+    ctx.set(res, Tile(node))
 
-    # -- tensor descriptors ------------------------------------------------------------------------
-    def op_descriptor_load(self, op: Any) -> None:
-        parts = split_operands(op, ["desc", "indices"])
-        d = self.consume(parts["desc"][0])
-        idx = [self.consume(v) for v in parts["indices"]]
-        self._load_block(op.results[0], d, idx, list(range(len(d.block))), d.padding,
-                         root=pointer_root(parts["desc"][0]))
 
-    def op_descriptor_store(self, op: Any) -> None:
-        parts = split_operands(op, ["desc", "src", "indices"])
-        d = self.consume(parts["desc"][0])
-        val = self.consume(parts["src"][0])
-        idx = [self.consume(v) for v in parts["indices"]]
-        self._store_block(d, idx, val, list(range(len(d.block))), pointer_root(parts["desc"][0]), op)
+def store_block_ptr(ctx: Context, op: Any, ptr_value: Any, value: Any) -> None:
+    bp = ctx.consume(ptr_value)
+    val = ctx.consume(value)
+    checked = list(ir.DenseI32ArrayAttr(op.attributes["boundary_check"])) \
+        if "boundary_check" in op.attributes else []
+    _store_block(ctx, bp, bp.offsets, val, checked, pointer_root(ptr_value), op)
 
-    def op_descriptor_reduce(self, op: Any) -> None:
-        from .memory import _RMW
-        parts = split_operands(op, ["desc", "src", "indices"])
-        d = self.consume(parts["desc"][0])
-        val = self.consume(parts["src"][0])
-        idx = [self.consume(v) for v in parts["indices"]]
-        kind = _RMW[ir.StringAttr(op.attributes["kind"]).value]
-        self.flush_pending(consumed=(val, ) if isinstance(val, Tile) else ())
-        shape = d.block
-        addr, mask = self._block_nodes(d, idx, list(range(len(shape))), shape)
-        vn = self.as_node(val, shape)
-        fn, ty = self.fn, d.elem
-        site = self.access_site(op, f"descriptor_reduce({kind})", True, ty)
 
-        def body(ix: list[str]) -> None:
-            ev = Evaluator(fn)
-            p = ev.value(addr, ix, address=True)
-            v = ev.value(vn, ix)
-            m = ev.value(mask, ix) if mask is not None else None
-            self._guarded(m, lambda: fn.emit(f"atomicrmw {kind} ptr {self.checked(p, site)}, {ty} {v} monotonic, "
-                                             f"align {SIZES[ty]}"))
+def _store_block(ctx: Context, bp: Composite, offsets: list, val: Any, checked: list[int], root: Any = UNKNOWN,
+                 op: Any = None) -> None:
+    ctx.flush_pending(consumed=(val, ) if isinstance(val, Tile) else ())
+    shape = bp.block
+    addr, mask = _block_nodes(ctx, bp, offsets, checked, shape)
+    vn = ctx.as_node(val, shape)
+    if isinstance(val, Tile) and must_stage(vn, addr, root):
+        vn = ctx.materialize(val)
+    fn = ctx.fn
+    ty = bp.elem
+    ctx.work += 2 * numel(shape)
+    site = ctx.access_site(op, "store", mask is not None, ty) if op is not None else None
 
-        loop_nest(fn, shape, body)
-        self._drop_consumed((val, ))
+    def body(idx: list[str]) -> None:
+        ev = Evaluator(fn)
+        p = ev.value(addr, idx, address=True)
+        v = ev.value(vn, idx)
+        m = ev.value(mask, idx) if mask is not None else None
+        ctx.guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {ctx.checked(p, site)}, align {SIZES[ty]}"))
 
-    def _gather_nodes(self, d: Composite, rows: Any, col: Any, shape: tuple[int, ...]) -> tuple[Node, Node]:
-        fn = self.fn
-        rnode = self.as_node(rows, shape[:1])
-        col64 = _i64(fn, col)
-        rty = rows.ty if not isinstance(rows, Tile) else rows.node.ty
+    loop_nest(fn, shape, body)
+    ctx.drop_consumed((val, ))
 
-        class _Row(Node):
-            def __init__(self) -> None:
-                self.shape, self.ty = shape, "i64"
+# -- tensor descriptors ------------------------------------------------------------------------
+@CPU_OPS.lowers("tt.descriptor_load")
+def descriptor_load(ctx: Context, op: Any) -> None:
+    parts = split_operands(op, ["desc", "indices"])
+    d = ctx.consume(parts["desc"][0])
+    idx = [ctx.consume(v) for v in parts["indices"]]
+    _load_block(ctx, op.results[0], d, idx, list(range(len(d.block))), d.padding,
+                     root=pointer_root(parts["desc"][0]))
 
-            def eval(self, ev: Evaluator, idx: list[str]) -> str:
-                r = ev.value(rnode, idx[:1])
-                return r if rty == "i64" else ev.fn.inst(f"sext {rty} {r} to i64")
 
-            def children(self) -> list[Node]:
-                return [rnode]
+@CPU_OPS.lowers("tt.descriptor_store")
+def descriptor_store(ctx: Context, op: Any) -> None:
+    parts = split_operands(op, ["desc", "src", "indices"])
+    d = ctx.consume(parts["desc"][0])
+    val = ctx.consume(parts["src"][0])
+    idx = [ctx.consume(v) for v in parts["indices"]]
+    _store_block(ctx, d, idx, val, list(range(len(d.block))), pointer_root(parts["desc"][0]), op)
 
-        coords = [_Row(), _Coord(col64, 1, shape)]
-        strides = [_i64(fn, s) for s in d.strides]
-        limits = [_i64(fn, s) for s in d.shape]
-        return _Address(d.base.value, coords, strides, d.elem, shape), _InBounds(coords, limits, shape)
 
-    def op_descriptor_gather(self, op: Any) -> None:
-        from .lower import type_info
-        d = self.consume(op.operands[0])
-        rows = self.consume(op.operands[1])
-        col = self.consume(op.operands[2])
-        shape = type_info(op.results[0].type)[0]
-        addr, mask = self._gather_nodes(d, rows, col, shape)
-        node = Load(addr, mask, self._padding(d, d.padding, shape), d.elem)
-        node.site = self.access_site(op, "load", True, d.elem)
-        self.set(op.results[0], Tile(node))
+@CPU_OPS.lowers("tt.descriptor_reduce")
+def descriptor_reduce(ctx: Context, op: Any) -> None:
+    parts = split_operands(op, ["desc", "src", "indices"])
+    d = ctx.consume(parts["desc"][0])
+    val = ctx.consume(parts["src"][0])
+    idx = [ctx.consume(v) for v in parts["indices"]]
+    kind = RMW[ir.StringAttr(op.attributes["kind"]).value]
+    ctx.flush_pending(consumed=(val, ) if isinstance(val, Tile) else ())
+    shape = d.block
+    addr, mask = _block_nodes(ctx, d, idx, list(range(len(shape))), shape)
+    vn = ctx.as_node(val, shape)
+    fn, ty = ctx.fn, d.elem
+    site = ctx.access_site(op, f"descriptor_reduce({kind})", True, ty)
 
-    def op_descriptor_scatter(self, op: Any) -> None:
-        d = self.consume(op.operands[0])
-        val = self.consume(op.operands[1])
-        rows = self.consume(op.operands[2])
-        col = self.consume(op.operands[3])
-        self.flush_pending(consumed=tuple(x for x in (val, rows) if isinstance(x, Tile)))
-        shape = val.shape
-        addr, mask = self._gather_nodes(d, rows, col, shape)
-        fn, ty, vn = self.fn, d.elem, val.node
-        site = self.access_site(op, "store", True, ty)
+    def body(ix: list[str]) -> None:
+        ev = Evaluator(fn)
+        p = ev.value(addr, ix, address=True)
+        v = ev.value(vn, ix)
+        m = ev.value(mask, ix) if mask is not None else None
+        ctx.guarded(m, lambda: fn.emit(f"atomicrmw {kind} ptr {ctx.checked(p, site)}, {ty} {v} monotonic, "
+                                         f"align {SIZES[ty]}"))
 
-        def body(idx: list[str]) -> None:
-            ev = Evaluator(fn)
-            p = ev.value(addr, idx, address=True)
-            v = ev.value(vn, idx)
-            m = ev.value(mask, idx)
-            self._guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {self.checked(p, site)}, align {SIZES[ty]}"))
+    loop_nest(fn, shape, body)
+    ctx.drop_consumed((val, ))
 
-        loop_nest(fn, shape, body)
-        self._drop_consumed((val, rows))
+
+def _gather_nodes(ctx: Context, d: Composite, rows: Any, col: Any, shape: tuple[int, ...]) -> tuple[Node, Node]:
+    fn = ctx.fn
+    rnode = ctx.as_node(rows, shape[:1])
+    col64 = _i64(fn, col)
+    rty = rows.ty if not isinstance(rows, Tile) else rows.node.ty
+
+    class _Row(Node):
+        def __init__(self) -> None:
+            self.shape, self.ty = shape, "i64"
+
+        def eval(self, ev: Evaluator, idx: list[str]) -> str:
+            r = ev.value(rnode, idx[:1])
+            return r if rty == "i64" else ev.fn.inst(f"sext {rty} {r} to i64")
+
+        def children(self) -> list[Node]:
+            return [rnode]
+
+    coords = [_Row(), _Coord(col64, 1, shape)]
+    strides = [_i64(fn, s) for s in d.strides]
+    limits = [_i64(fn, s) for s in d.shape]
+    return _Address(d.base.value, coords, strides, d.elem, shape), _InBounds(coords, limits, shape)
+
+
+@CPU_OPS.lowers("tt.descriptor_gather")
+def descriptor_gather(ctx: Context, op: Any) -> None:
+    d = ctx.consume(op.operands[0])
+    rows = ctx.consume(op.operands[1])
+    col = ctx.consume(op.operands[2])
+    shape = type_info(op.results[0].type)[0]
+    addr, mask = _gather_nodes(ctx, d, rows, col, shape)
+    node = Load(addr, mask, _padding(ctx, d, d.padding, shape), d.elem)
+    node.site = ctx.access_site(op, "load", True, d.elem)
+    ctx.set(op.results[0], Tile(node))
+
+
+@CPU_OPS.lowers("tt.descriptor_scatter")
+def descriptor_scatter(ctx: Context, op: Any) -> None:
+    d = ctx.consume(op.operands[0])
+    val = ctx.consume(op.operands[1])
+    rows = ctx.consume(op.operands[2])
+    col = ctx.consume(op.operands[3])
+    ctx.flush_pending(consumed=tuple(x for x in (val, rows) if isinstance(x, Tile)))
+    shape = val.shape
+    addr, mask = _gather_nodes(ctx, d, rows, col, shape)
+    fn, ty, vn = ctx.fn, d.elem, val.node
+    site = ctx.access_site(op, "store", True, ty)
+
+    def body(idx: list[str]) -> None:
+        ev = Evaluator(fn)
+        p = ev.value(addr, idx, address=True)
+        v = ev.value(vn, idx)
+        m = ev.value(mask, idx)
+        ctx.guarded(m, lambda: fn.emit(f"store {ty} {v}, ptr {ctx.checked(p, site)}, align {SIZES[ty]}"))
+
+    loop_nest(fn, shape, body)
+    ctx.drop_consumed((val, rows))
 
 
 def _inner(text: str, prefix: str) -> str:
@@ -311,7 +326,6 @@ def _inner(text: str, prefix: str) -> str:
 
 
 def _block_of(tensor_text: str, context: Any) -> tuple[tuple[int, ...], str]:
-    from .lower import type_info
     shape, elem, _ = type_info(ir.Type.parse(tensor_text, context))
     return tuple(shape), elem
 

@@ -11,11 +11,27 @@ from __future__ import annotations
 from typing import Optional
 
 from .irtext import Function
-from .fastpath import RemIdentity
-from .tiles import Elem, Node, Range, Remap, Splat
+from .tiles import Elem, Evaluator, Node, Range, Remap, Splat
 
 _ICMP = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 _BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}
+
+
+class RemIdentity(Node):
+    """A pseudo-mask, true where ``x % n == x``: index expressions wrapped with ``% N`` (``offs % M`` in
+    Triton's matmul) cost a division per element, and are the identity whenever the offsets are in range, which
+    the fast path of a loop checks once."""
+
+    def __init__(self, rem: "Elem") -> None:
+        self.rem, self.shape, self.ty = rem, rem.shape, "i1"
+
+    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
+        x = ev.value(self.rem.args[0], idx)
+        r = ev.value(self.rem, idx)
+        return ev.fn.inst(f"icmp eq {self.rem.ty} {x}, {r}")
+
+    def children(self) -> list[Node]:
+        return [self.rem]
 
 
 class _Bounds:

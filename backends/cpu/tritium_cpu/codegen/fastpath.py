@@ -6,25 +6,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .bounds import RemIdentity
+from .bounds import all_true as from_bounds
 from .irtext import Function
 from .tiles import _REM, Elem, Evaluator, Load, Node, Splat, numel, strides
-
-
-class RemIdentity(Node):
-    """A pseudo-mask, true where ``x % n == x``: index expressions wrapped with ``% N`` (``offs % M`` in
-    Triton's matmul) cost a division per element, and are the identity whenever the offsets are in range, which
-    the fast path of a loop checks once."""
-
-    def __init__(self, rem: "Elem") -> None:
-        self.rem, self.shape, self.ty = rem, rem.shape, "i1"
-
-    def eval(self, ev: "Evaluator", idx: list[str]) -> str:
-        x = ev.value(self.rem.args[0], idx)
-        r = ev.value(self.rem, idx)
-        return ev.fn.inst(f"icmp eq {self.rem.ty} {x}, {r}")
-
-    def children(self) -> list[Node]:
-        return [self.rem]
 
 
 def _collect(node: Node, pick: Callable[[Node], list[Node]]) -> list[Node]:
@@ -58,7 +43,6 @@ def load_masks(node: Node) -> list[Node]:
 def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
     """An i1 that is true when every element of every mask is true: from the masks' bounds where their
     structure allows (see :mod:`.bounds`), else one flat, vectorizable loop."""
-    from .bounds import all_true as from_bounds
     known = "true"
     rest = []
     for m in masks:
@@ -128,7 +112,6 @@ def with_mask_fast_path(fn: Function, shape: tuple[int, ...], masks: list[Node],
     """Emit ``emit_loop(masks_true)`` twice: a copy without mask checks for the common case where every
     mask is true (masked vector memory ops are slow on x86), and the general copy. ``selects``: ``tl.where``
     nodes whose conditions the fast copy may take as true, where the index bounds decide them."""
-    from .bounds import all_true as from_bounds
     proven, conds = [], []
     for sel in selects:
         c = from_bounds(fn, sel.args[0])

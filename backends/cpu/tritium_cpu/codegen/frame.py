@@ -14,6 +14,7 @@ read is a plain load and a predictable branch per loop iteration of the kernel (
 from __future__ import annotations
 
 from .irtext import SIZES, Function
+from .tiles import Buf, Elem, Load, Node, Range, Remap, Scalar, Select2, Splat, Tile
 
 #: buffers at least this large go to the heap arena
 HEAP_BUFFER_BYTES = 64 * 1024
@@ -107,7 +108,6 @@ def _numel(shape) -> int:
 def _live_buffers(lowering, node, op) -> "set[str] | None":
     """The buffers that ``node``, the current op's operands, or any tile value still to be used may read;
     None when some value holds nodes this walk cannot see into (then nothing is reused)."""
-    from .tiles import Buf, Elem, Load, Range, Remap, Scalar, Select2, Splat, Tile
     known = (Buf, Elem, Load, Range, Remap, Select2, Splat)
     roots = [node]
     for t in (lowering.pending, lowering.soon, [lowering.fusing] if lowering.fusing is not None else []):
@@ -143,7 +143,6 @@ def _live_buffers(lowering, node, op) -> "set[str] | None":
 
 def _held(obj, depth: int = 0) -> "list | None":
     """The nodes of the tiles inside a tuple, list or plain object (None if too deep to be sure)."""
-    from .tiles import Node, Scalar, Tile
     if isinstance(obj, Tile):
         return [obj.node]
     if isinstance(obj, Node):

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from tritium import line_info
 from tritium._mlir import walk_children
 
 from . import softfloat
+from .context import NO_LIBCALLS
 from .frame import grid_arena
 from .irtext import Function, Module, next_metadata_id
-from .lower import NO_LIBCALLS, KernelLowering, LoweringError
+from .lower import KernelLowering
+from .oob import grid_stop
+from .opinfo import LoweringError
 from .scalar import MathLibrary
 
 TASK = "{ ptr, i32, i32, i32, i64, i64, ptr }"   # args, grid, chunk [start, end), cancel flag
@@ -29,7 +33,6 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
 
     ``cancel`` points to an i32 that the launcher sets to stop the launch (checked between programs and at
     the kernel's loop back-edges, see frame.py)."""
-    from tritium import line_info
     module = Module(triple, datalayout)
     math = MathLibrary()
     kernel = _kernel_func(mlir_module)
@@ -40,7 +43,7 @@ def lower_to_llvm(mlir_module: Any, symbol: str, options: Any, triple: str, data
     lowering = KernelLowering(module, math, kernel, symbol, options, vector_bits)
     module.functions.append(lowering.lower())
     checker = lowering.bounds
-    drivers = _grid_and_launch(module, symbol, lowering.streams and triple,
+    drivers = _grid_and_launch(module, symbol, lowering.streaming.used and triple,
                                checker.state if checker is not None else "", lowering.frame.heap_bytes)
     module.functions += drivers
     if start is not None:
@@ -109,7 +112,6 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     go = g.inst(f"icmp eq i32 {g.inst('load atomic i32, ptr %cancel monotonic, align 4')}, 0")
     more = g.inst(f"and i1 {more}, {go}")
     if oob_state:
-        from .oob import grid_stop
         stop = grid_stop(g, oob_state)
         more = g.inst(f"and i1 {more}, {g.inst(f'xor i1 {stop}, true')}")
     g.emit(f"br i1 {more}, label %loop, label %done")

@@ -14,8 +14,7 @@ only costs a few useless prefetches: prefetches never fault.
 """
 from __future__ import annotations
 
-from typing import Any
-
+from .context import Context
 from .irtext import SIZES, Function
 from .streaming import inner_step
 from .tiles import Evaluator, Node, loop_nest
@@ -27,29 +26,29 @@ _MIN_BYTES = 2 * _LINE
 _MAX_BYTES = 64 << 10
 
 
-class PrefetchMixin:
-    def prefetch_next(self, pn: Node, shape: tuple[int, ...], lt: str) -> None:
-        """Prefetch the next iteration's copy of the tile that pointer tile ``pn`` addresses (read)."""
-        size = SIZES.get(lt, 0)
-        if (not self.stream_scale or len(shape) != 1 or not size or lt in ("i1", "ptr")
-                or not _MIN_BYTES <= shape[0] * size <= _MAX_BYTES or inner_step(pn, 0) != size):
-            return
-        fn: Function = self.fn
-        slot = fn.alloca("ptr", 1, align=8, hint="pfprev")
-        fn.allocas.append(f"store ptr null, ptr {slot}, align 8")   # runs at entry: "no previous iteration"
-        start = Evaluator(fn).value(pn, ["0"], address=True)
-        prev = fn.inst(f"load ptr, ptr {slot}, align 8")
-        fn.emit(f"store ptr {start}, ptr {slot}, align 8")
-        cur_i = fn.inst(f"ptrtoint ptr {start} to i64")
-        prev_i = fn.inst(f"ptrtoint ptr {prev} to i64")
-        first = fn.inst(f"icmp eq ptr {prev}, null")
-        delta = fn.inst(f"sub i64 {cur_i}, {prev_i}")
-        delta = fn.inst(f"select i1 {first}, i64 0, i64 {delta}")
-        nxt = fn.inst(f"getelementptr i8, ptr {start}, i64 {delta}")
-        self.module.declare("llvm.prefetch.p0", "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)")
+def prefetch_next(ctx: Context, in_loop: bool, pn: Node, shape: tuple[int, ...], lt: str) -> None:
+    """Prefetch the next iteration's copy of the tile that pointer tile ``pn`` addresses (read);
+    ``in_loop``: whether the load is inside a ``for`` loop."""
+    size = SIZES.get(lt, 0)
+    if (not in_loop or len(shape) != 1 or not size or lt in ("i1", "ptr")
+            or not _MIN_BYTES <= shape[0] * size <= _MAX_BYTES or inner_step(pn, 0) != size):
+        return
+    fn: Function = ctx.fn
+    slot = fn.alloca("ptr", 1, align=8, hint="pfprev")
+    fn.allocas.append(f"store ptr null, ptr {slot}, align 8")   # runs at entry: "no previous iteration"
+    start = Evaluator(fn).value(pn, ["0"], address=True)
+    prev = fn.inst(f"load ptr, ptr {slot}, align 8")
+    fn.emit(f"store ptr {start}, ptr {slot}, align 8")
+    cur_i = fn.inst(f"ptrtoint ptr {start} to i64")
+    prev_i = fn.inst(f"ptrtoint ptr {prev} to i64")
+    first = fn.inst(f"icmp eq ptr {prev}, null")
+    delta = fn.inst(f"sub i64 {cur_i}, {prev_i}")
+    delta = fn.inst(f"select i1 {first}, i64 0, i64 {delta}")
+    nxt = fn.inst(f"getelementptr i8, ptr {start}, i64 {delta}")
+    ctx.module.declare("llvm.prefetch.p0", "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)")
 
-        def line(idx: list[str]) -> None:
-            off = fn.inst(f"mul nuw nsw i64 {idx[0]}, {_LINE}")
-            p = fn.inst(f"getelementptr i8, ptr {nxt}, i64 {off}")
-            fn.emit(f"call void @llvm.prefetch.p0(ptr {p}, i32 0, i32 3, i32 1)")
-        loop_nest(fn, ((shape[0] * size + _LINE - 1) // _LINE, ), line)
+    def line(idx: list[str]) -> None:
+        off = fn.inst(f"mul nuw nsw i64 {idx[0]}, {_LINE}")
+        p = fn.inst(f"getelementptr i8, ptr {nxt}, i64 {off}")
+        fn.emit(f"call void @llvm.prefetch.p0(ptr {p}, i32 0, i32 3, i32 1)")
+    loop_nest(fn, ((shape[0] * size + _LINE - 1) // _LINE, ), line)

@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import functools
 import glob
-from typing import Any, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
+from tritium._mlir import ir
+
+from .context import Context
 from .irtext import SIZES, Function
+from .opinfo import type_info
 from .tiles import Elem, Evaluator, Node, Range, Remap, Splat, loop_nest, numel
 
 _ORDERING_OPS = ("tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_reduce", "gpu.barrier")
@@ -90,7 +95,6 @@ def _int_literal(v: str) -> Optional[int]:
 
 def block_traffic(ops: list[Any]) -> int:
     """Bytes the tile loads and stores among ``ops`` move (one iteration of a loop body)."""
-    from .lower import type_info
     total = 0
     for op in ops:
         if op.name in _MEMORY_OPS:
@@ -102,32 +106,39 @@ def block_traffic(ops: list[Any]) -> int:
     return total
 
 
-class StreamingMixin:
-    def streaming_init(self, kernel: Any) -> None:
-        from tritium._mlir import ir
+class Streaming:
+    """Where stores may stream, for one kernel: the enclosing loops' trip counts and the current block's
+    traffic, which the run-time decision multiplies out."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
         ordering = []
 
         def visit(op: Any) -> Any:
             if op.name in _ORDERING_OPS:
                 ordering.append(op)
             return ir.WalkResult.ADVANCE
-        kernel.operation.walk(visit)
-        self.stream_allowed = not ordering
-        self.stream_scale: list[str] = []
-        self.stream_traffic = 0
-        self.streams = False
+        ctx.kernel.operation.walk(visit)
+        self.allowed = not ordering
+        #: per enclosing ``for`` loop, outermost first: the product of the trip counts down to it (i64)
+        self.scale: list[str] = []
+        #: bytes one pass over the block being lowered loads and stores
+        self.traffic = 0
+        #: whether some store streams: the grid function then ends with a fence
+        self.used = False
 
-    def lower_block(self, ops: list[Any]) -> None:
-        """Lower the ops of one block, knowing how much data one pass over it moves."""
-        saved = self.stream_traffic
-        self.stream_traffic = block_traffic(ops)
+    @contextmanager
+    def block(self, ops: list[Any]) -> Iterator[None]:
+        """While the ops of one block are lowered: know how much data one pass over it moves."""
+        saved = self.traffic
+        self.traffic = block_traffic(ops)
         try:
-            self.lower_ops(ops)
+            yield
         finally:
-            self.stream_traffic = saved
+            self.traffic = saved
 
-    def stream_loop_enter(self, lb: Any, ub: Any, step: Any, ity: str) -> None:
-        fn: Function = self.fn
+    def loop_enter(self, lb: Any, ub: Any, step: Any, ity: str) -> None:
+        fn: Function = self.ctx.fn
         wide = [v.value if ity == "i64" else fn.inst(f"sext {ity} {v.value} to i64") for v in (lb, ub, step)]
         span = fn.inst(f"sub i64 {wide[1]}, {wide[0]}")
         pos = fn.inst(f"icmp sgt i64 {wide[2]}, 0")
@@ -136,50 +147,50 @@ class StreamingMixin:
         up = fn.inst(f"sub i64 {up}, 1")
         trips = fn.inst(f"sdiv i64 {up}, {st}")
         trips = fn.inst(f"call i64 @llvm.smax.i64(i64 {trips}, i64 1)")
-        self.module.declare("llvm.smax.i64", "declare i64 @llvm.smax.i64(i64, i64)")
-        outer = self.stream_scale[-1] if self.stream_scale else "1"
-        self.stream_scale.append(fn.inst(f"mul i64 {outer}, {trips}"))
+        self.ctx.module.declare("llvm.smax.i64", "declare i64 @llvm.smax.i64(i64, i64)")
+        outer = self.scale[-1] if self.scale else "1"
+        self.scale.append(fn.inst(f"mul i64 {outer}, {trips}"))
 
-    def stream_loop_exit(self) -> None:
-        self.stream_scale.pop()
+    def loop_exit(self) -> None:
+        self.scale.pop()
 
-    def stream_store(self, shape: tuple[int, ...], pn: Node, vn: Node, vty: str, facts: Any, plain: Any) -> None:
+    def store(self, shape: tuple[int, ...], pn: Node, vn: Node, vty: str, facts: Any, plain: Any) -> None:
         """Emit a store whose masks are all true (``facts``: what the fast path knows, for the Evaluator):
         streaming when it qualifies and the launch is big, ``plain()`` otherwise."""
         size = SIZES.get(vty, 0)
-        lanes = self.vector_bits // 8 // size if size else 0
+        lanes = self.ctx.vector_bits // 8 // size if size else 0
         inner = shape[-1]
-        if (not self.stream_allowed or vty in ("i1", "ptr") or lanes < 2 or inner % lanes
+        if (not self.allowed or vty in ("i1", "ptr") or lanes < 2 or inner % lanes
                 or inner * size < _MIN_ROW_BYTES or numel(shape) * size < _MIN_TILE_BYTES
                 or inner_step(pn, len(shape) - 1) != size):
             plain()
             return
-        fn: Function = self.fn
+        fn: Function = self.ctx.fn
         programs = fn.inst("mul i32 %npid0, %npid1")
         programs = fn.inst(f"mul i32 {programs}, %npid2")
         launch = fn.inst(f"zext i32 {programs} to i64")
-        if self.stream_scale:
-            launch = fn.inst(f"mul i64 {launch}, {self.stream_scale[-1]}")
-        traffic = max(self.stream_traffic, numel(shape) * size)
+        if self.scale:
+            launch = fn.inst(f"mul i64 {launch}, {self.scale[-1]}")
+        traffic = max(self.traffic, numel(shape) * size)
         big = fn.inst(f"icmp ugt i64 {launch}, {llc_bytes() // 2 // traffic}")
         yes, no, done = fn.label("stream"), fn.label("cached"), fn.label("streamed")
         fn.cond_br(big, yes, no)
         fn.start_block(yes)
-        self._stream_copy(shape, pn, vn, vty, lanes, facts)
+        self._copy(shape, pn, vn, vty, lanes, facts)
         fn.br(done)
         fn.start_block(no)
         plain()
         fn.br(done)
         fn.start_block(done)
-        self.streams = True
+        self.used = True
 
-    def _stream_copy(self, shape: tuple[int, ...], pn: Node, vn: Node, vty: str, lanes: int, facts: Any) -> None:
+    def _copy(self, shape: tuple[int, ...], pn: Node, vn: Node, vty: str, lanes: int, facts: Any) -> None:
         """Write each row straight from the lazy value expression: no staging buffer and no second pass over
         the row (``must_stage`` already staged values that read what the store overwrites, as for ``plain``).
         Aligned rows: one vector of ``lanes`` elements per iteration, gathered with ``insertelement`` (the SLP
         vectorizer rebuilds vector ops) and stored non-temporally; the loop vectorizer would refuse a scalar
         non-temporal store of alignment < the vector's. Unaligned rows: an ordinary (vectorizable) store loop."""
-        fn: Function = self.fn
+        fn: Function = self.ctx.fn
         size, inner = SIZES[vty], shape[-1]
         vt, vbytes = f"<{lanes} x {vty}>", lanes * size
         nt = fn.metadata_node("i32 1")

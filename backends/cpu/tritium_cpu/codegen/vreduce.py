@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .irtext import SIZES, Function
+from .bounds import all_true
+from .context import Context
 from .fastpath import load_masks
+from .irtext import SIZES, Function
 from .tiles import Buf, Evaluator, Node
 
 # combine op -> (vector instruction or intrinsic, horizontal reduction intrinsic, start value or None)
@@ -94,7 +96,7 @@ def _halving(fn: Function, op_name: str, ty: str, vl: int, acc: str) -> str:
     return fn.inst(f"extractelement <1 x {ty}> {v}, i64 0")
 
 
-def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], list[str]], length: int,
+def reduce_inner(ctx: Context, fn: Function, node: Node, full_of: Callable[[str], list[str]], length: int,
                  op_name: str, ty: str, vector_bits: int, into: Optional[Buf] = None) -> str:
     """Emit the reduction of ``node`` over elements ``full_of(0..length-1)``; returns the scalar result.
     ``into``: a buffer of ``node``'s shape that also receives each element (contiguous along the axis)."""
@@ -120,7 +122,7 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
         if into is not None and masked:
             # lanes gathered one by one under masks would scalarize the costly expression: fill the buffer
             # with the ordinary (loop-vectorized) masked loop and reduce from it, as without fusion
-            owner.store_node(node, into)
+            ctx.store_node(node, into)
             src["node"], src["into"] = into, None
         # a fused (costly) element expression has ILP enough in one vector; four in flight spill its constants
         unroll = 1 if src["into"] is not None else _UNROLL
@@ -137,7 +139,7 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
             ev = Evaluator(fn, masks_true)
             return [_vop(fn, op_name, vt, a, vec_at(ev, base, u * vl), select) for u, a in enumerate(accs)]
 
-        accs = owner._seq_loop(fn, length // step - 1, init, [vt] * unroll, body)
+        accs = seq_loop(fn, length // step - 1, init, [vt] * unroll, body)
         while len(accs) > 1:
             accs = [_vop(fn, op_name, vt, accs[i], accs[i + 1], select) for i in range(0, len(accs), 2)]
         return accs
@@ -146,7 +148,6 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
         """The reduction over all elements (both mask cases) down to one scalar."""
         masks = load_masks(node)
         if masks:
-            from .bounds import all_true
             known = [all_true(fn, m) for m in masks]
             ok: Optional[str] = None
             if all(k is not None for k in known):
@@ -198,3 +199,33 @@ def reduce_inner(owner: Any, fn: Function, node: Node, full_of: Callable[[str], 
     fn.br(done)
     fn.start_block(done)
     return fn.inst(f"phi {ty} [{quick}, %{qend}], [{slow}, %{send}]")
+
+
+def seq_loop(fn: Function, count: int, init: list[str], tys: list[str],
+              step: Callable[[str, list[str]], list[str]]) -> list[str]:
+    """A loop of ``count`` iterations carrying scalars; returns their final values."""
+    if count <= 0:
+        return init
+    pre = fn.current
+    head, latch, exit_ = fn.label("R"), fn.label("Rlatch"), fn.label("Rexit")
+    fn.br(head)
+    fn.start_block(head)
+    k = fn.tmp("k")
+    phis = [fn.tmp("acc") for _ in init]
+    at = len(fn.blocks[-1][1])
+    for _ in range(len(init) + 1):
+        fn.emit("")
+    new = step(k, phis)
+    fn.br(latch)
+    fn.start_block(latch)
+    nk = fn.inst(f"add nuw nsw i64 {k}, 1")
+    c = fn.inst(f"icmp ult i64 {nk}, {count}")
+    fn.cond_br(c, head, exit_)
+    for label, lines in fn.blocks:
+        if label == head:
+            lines[at] = f"{k} = phi i64 [0, %{pre}], [{nk}, %{latch}]"
+            for j, (p, t, i0, nv) in enumerate(zip(phis, tys, init, new)):
+                lines[at + 1 + j] = f"{p} = phi {t} [{i0}, %{pre}], [{nv}, %{latch}]"
+            break
+    fn.start_block(exit_)
+    return new
