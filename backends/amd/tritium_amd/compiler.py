@@ -123,7 +123,9 @@ class HIPBackend(BaseBackend):
             opts["supported_fp8_dtypes"] = ("fp8e4b15", "fp8e4nv", "fp8e5") if "fp8" in self.chip.mfma else \
                 ("fp8e4b15", "fp8e5")
         if "allowed_dot_input_precisions" not in opts:
-            opts["allowed_dot_input_precisions"] = ("ieee", "tf32") if "xf32" in self.chip.mfma else ("ieee", )
+            # tf32x3/bf16x3/bf16x6 approximate ieee; the fp32 MFMA and the FMA fallback compute it outright
+            exact = ("ieee", "tf32x3", "bf16x3", "bf16x6")
+            opts["allowed_dot_input_precisions"] = exact + ("tf32", ) if "xf32" in self.chip.mfma else exact
         if "enable_fp_fusion" not in opts:
             opts["enable_fp_fusion"] = knobs.language.default_fp_fusion
         if knobs.compilation.sanitize_overflow:

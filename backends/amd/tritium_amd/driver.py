@@ -204,14 +204,31 @@ class HipLauncher:
                                            f"{(p0, p1, p2)}, element {elem})")
 
 
+#: kernels a no-run launcher was made for in this process (compile-only launches)
+compiled: list[str] = []
+
+
+class NoRunLauncher:
+    """TRITIUM_AMD_COMPILE_ONLY: the kernel was compiled (and its code object checked); nothing runs."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        compiled.append(kernel.name)
+
+    def __call__(self, grid: tuple, args: tuple) -> None:
+        return None
+
+
 class HipDriver(DriverBase):
     device_type = "cuda"      # torch on ROCm names its devices "cuda"
 
     @classmethod
     def is_active(cls) -> bool:
-        return inactive_reason() == ""
+        return amd_knobs.compile_only or inactive_reason() == ""
 
     def get_current_target(self) -> GPUTarget:
+        if amd_knobs.compile_only:
+            return GPUTarget("hip", amd_knobs.arch or "gfx942", 64)
         hip = _hip()
         props = hip.hipDeviceProp_t()
         _check(hip.hipGetDeviceProperties(props, self.get_current_device()), "hipGetDeviceProperties")
@@ -219,25 +236,33 @@ class HipDriver(DriverBase):
         return GPUTarget("hip", arch.split(":", 1)[0], int(props.warpSize))
 
     def get_current_device(self) -> int:
+        if amd_knobs.compile_only:
+            return 0
         return int(_check(_hip().hipGetDevice(), "hipGetDevice"))
 
     def set_current_device(self, device: Any) -> None:
         _check(_hip().hipSetDevice(int(device)), "hipSetDevice")
 
     def get_current_stream(self, device: Any = None) -> int:
-        return _torch_stream()
+        return 0 if amd_knobs.compile_only else _torch_stream()
 
     def get_active_torch_device(self) -> Any:
         import torch
+        if amd_knobs.compile_only:     # nothing runs: host tensors stand in for device memory
+            return torch.device("cpu")
         return torch.device("cuda", self.get_current_device())
 
     def accepts_device(self, device: str) -> bool:
-        return device in ("cuda", "mock")
+        return device in ("cuda", "mock") or (amd_knobs.compile_only and device == "cpu")
 
-    def make_launcher(self, kernel: Any) -> HipLauncher:
+    def make_launcher(self, kernel: Any) -> Any:
+        if amd_knobs.compile_only:
+            return NoRunLauncher(kernel)
         return HipLauncher(kernel)
 
     def synchronize(self) -> None:
+        if amd_knobs.compile_only:
+            return
         _check(_hip().hipDeviceSynchronize(), "hipDeviceSynchronize")
 
     @property

@@ -8,7 +8,7 @@ TRITIUM_PLUGIN_API = PLUGIN_API
 
 CAPABILITIES = frozenset({
     "device-memory",      # kernels read and write GPU memory (torch ROCm tensors, __cuda_array_interface__, DLPack)
-    "fp64", "fp8", "float-atomics", "int64-atomics", "device-assert",
+    "fp64", "fp8", "tensor-cores", "float-atomics", "int64-atomics", "device-assert",
     "dot-fp32", "dot-fp16", "dot-bf16", "dot-int8", "dot-fp64", "warp-shuffle",
 })
 

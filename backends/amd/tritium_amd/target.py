@@ -187,6 +187,11 @@ class AmdTarget(TargetHooks):
                             "tritium-amd does not link; remove the print, or debug the kernel on the CPU backend or "
                             "with TRITON_INTERPRET=1")
 
+    def mfma(self, fn: Function, module: Module, kind: Any, a: list[str], b: list[str], c: list[str]) -> list[str]:
+        """One matrix-core instruction (see :mod:`.mfma`): this lane's A and B elements and 4 accumulators."""
+        from .mfma import emit_mfma
+        return emit_mfma(fn, module, kind, a, b, c)
+
     def dot_strategy(self, kind: str) -> Optional[Callable[..., Any]]:
         if kind.startswith("mfma"):
             from .mfma import lower_mfma_dot
