@@ -111,3 +111,20 @@ def test_python_int_of_a_tensor_stays_a_compile_error_with_source(interpret):
     # the leniency above is only for functions without source: a rewritten kernel keeps the compiler's rule
     with pytest.raises(triton.CompilationError, match="cannot take run-time tensors"):
         _int_of_tensor[(1, )](np.ones(1, np.int32))
+
+
+@triton.jit
+def _bad_axis(x_ptr):
+    tl.store(x_ptr, tl.program_id(7))
+
+
+def test_kernel_errors_are_also_interpreter_errors(interpret):
+    # test_core.py::test_tma_load_block_shape_err expects triton.runtime.errors.InterpreterError in interpreter
+    # mode; tritium's tests (and users) catch CompilationError: the error is both, and keeps the line and caret
+    from tritium.interpreter.errors import InterpreterError
+    with pytest.raises(InterpreterError) as info:
+        _bad_axis[(1, )](np.zeros(1, np.int32))
+    assert isinstance(info.value, triton.CompilationError)
+    text = str(info.value)
+    assert "in kernel `_bad_axis`" in text and "tl.program_id(7)" in text and "^" in text
+    assert "program_id axis must be 0, 1, or 2 but got 7" in str(info.value.__cause__)

@@ -7,8 +7,24 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..compiler.errors import CompilationError
+from ..errors import TritonError
 from .memory import OutOfBounds
 from .rewrite import KERNEL_CODES
+
+
+class InterpreterError(TritonError):
+    """Triton's class for errors of kernels its interpreter runs (``triton.runtime.errors.InterpreterError``)."""
+
+    def __init__(self, error_message: Optional[str] = None, *args: Any) -> None:
+        if not hasattr(self, "error_message"):  # CompilationError sets its own before calling up
+            self.error_message = error_message
+        super().__init__(error_message or "", *args)
+
+
+class InterpretedKernelError(CompilationError, InterpreterError):
+    """A user error in an interpreted kernel: reported as the compiler reports it (kernel, line, caret), and an
+    InterpreterError too, which is what Triton's interpreter raises (its tests expect that class)."""
 
 
 class OutOfBoundsError(IndexError):

@@ -371,10 +371,11 @@ def _hashable(v: Any) -> Any:
 
 def _compilation_error(fn: Any, exc: BaseException) -> BaseException:
     """User errors inside a kernel, reported like the compiler reports them (kernel, line, caret)."""
-    from ..compiler.errors import CompilationError
+    from .errors import InterpretedKernelError
     where = location_in_traceback(exc.__traceback__)
     msg = str(exc) if isinstance(exc, CompileTimeError) else f"{type(exc).__name__}: {exc}"
     if where is None:
-        return CompilationError(fn.__name__, None, None, msg)
+        return InterpretedKernelError(fn.__name__, None, None, msg)
     target = where.fn
-    return CompilationError(target.__name__, target.src, where.ast_node(), msg, target.filename, target.first_line)
+    return InterpretedKernelError(target.__name__, target.src, where.ast_node(), msg, target.filename,
+                                  target.first_line)

@@ -58,7 +58,7 @@ class DescriptorMixin:
             raise CompileTimeError("tensor descriptors of int1 are not supported; use int8 data")
         contig = block_shape[-1] * elt.primitive_bitwidth // 8
         if contig < 16:
-            raise CompileTimeError(f"the last dimension of a descriptor block must span at least 16 bytes, got "
+            raise CompileTimeError(f"Descriptor block shape must have at least 16 bytes in the last dimension, got "
                                    f"{block_shape[-1]} x {elt} = {contig} bytes; widen block_shape[-1]")
         last = tl._unwrap(strides_l[-1])
         if isinstance(last, int) and last != 1:

@@ -82,3 +82,20 @@ def test_expand_dims_good_axes(backend):
     out = np.zeros(1, np.int32)
     _expand[(1, )](out, (0, -1), False)
     assert out[0] == sum(range(8))
+
+
+@triton.jit
+def _narrow_descriptor(ptr, STORE: tl.constexpr):
+    if STORE:
+        desc = tl.make_tensor_descriptor(ptr, [128, 128], [128, 1], [8, 4])
+        desc.store([0, 0], tl.zeros([8, 4], dtype=tl.int16))
+    else:
+        desc = tl.make_tensor_descriptor(ptr, [128, 128], [128, 1], [1, 2])
+        desc.load([0, 0])
+
+
+@pytest.mark.parametrize("store, dtype", [(False, np.int32), (True, np.int16)])
+def test_descriptor_block_narrower_than_16_bytes(backend, store, dtype):
+    # test_core.py::test_tma_load_block_shape_err / test_tma_store_block_shape_err
+    err = _error(_narrow_descriptor, np.zeros((128, 128), dtype), store)
+    assert "Descriptor block shape must have at least 16 bytes" in str(err.__cause__), _text(err)
