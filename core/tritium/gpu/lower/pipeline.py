@@ -113,8 +113,7 @@ class PipelineMixin:
             shape = tensor_shape(res.type)
             if shape is None or len(shape) != 2:
                 continue
-            uses = list(res.uses)
-            if not uses or any(u.owner.name != "tt.dot" or u.operand_number not in (0, 1) for u in uses):
+            if not _dot_operand_uses(res):
                 continue
             parts = split_operands(o, ["ptr", "mask", "other"])
             if parts["other"] and not _is_zero_constant(parts["other"][0]):
@@ -122,6 +121,22 @@ class PipelineMixin:
             loads.append((o, parts))
         if not loads:
             return None
+        # in a loop that is pipelined for its dots, the other loads of tiles are staged too (the row maxima
+        # and sums the attention backward reads next to its dot operands), as Triton's pipeliner does
+        others = []
+        staged = {o for o, _ in loads}
+        for o in ops:
+            if o.name != "tt.load" or o in staged or "is_volatile" in o.attributes \
+                    and str(o.attributes["is_volatile"]) == "true":
+                continue
+            shape = tensor_shape(o.results[0].type)
+            parts = split_operands(o, ["ptr", "mask", "other"])
+            if shape is None or len(shape) not in (1, 2) or "!tt.ptr<tensor" in str(parts["ptr"][0].type) \
+                    or any(u.owner.name == "scf.yield" for u in o.results[0].uses):
+                continue
+            if parts["other"] and not _is_zero_constant(parts["other"][0]):
+                continue
+            others.append((o, parts))
         chosen: dict[Any, Any] = {}
         used: set[int] = set()
 
@@ -150,6 +165,12 @@ class PipelineMixin:
                 for v in group:
                     if not visit(v):
                         return None
+        for o, parts in others:
+            before = (dict(chosen), set(used))
+            if all(visit(v) for group in parts.values() for v in group):
+                loads.append((o, parts))
+            else:
+                chosen, used = before
         yields = list(ops[-1].operands)
         done: set[int] = set()
         while used - done:
@@ -213,13 +234,19 @@ class PipelineMixin:
             vec = min(vec, self.tile_vec(lay, smem))
             base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
             tile = SharedTile(base, smem, tile_proto.ty)
-            tpred = self.unique_pred(lay)
             unique = set(lay.unique_regs())
-            for g in range(0, lay.num_regs, vec):
-                if g not in unique:
-                    continue
-                pred = self.and_pred(self.and_pred(mask.regs[g] if mask is not None else None, valid), tpred)
-                self.target.async_copy(fn, self.module, self.tile_ptr(tile, lay, g), ptr.regs[g], vec * eb, pred)
+
+            def copies(lay=lay, vec=vec, tile=tile, ptr=ptr, mask=mask, eb=eb, unique=unique) -> None:
+                for g in range(0, lay.num_regs, vec):
+                    if g in unique:
+                        pred = self.and_pred(mask.regs[g] if mask is not None else None, valid)
+                        self.target.async_copy(fn, self.module, self.tile_ptr(tile, lay, g), ptr.regs[g], vec * eb,
+                                               pred)
+
+            from ..target import guarded
+            # only the threads holding an element's first copy copy it: a predicated-off copy writes zeros,
+            # and the duplicates' zeros would race with it
+            guarded(fn, self.unique_pred(lay), copies)
         self.target.async_commit(fn)
 
     def issue_descriptor_copies(self, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
@@ -240,8 +267,8 @@ class PipelineMixin:
         first = self._i64(idx[last])
         base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
         tile = SharedTile(base, smem, tile_proto.ty)
-        tpred = self.unique_pred(lay)
         unique = set(lay.unique_regs())
+        vecs = []
         for g in range(0, lay.num_regs, vec):
             if g not in unique:
                 continue
@@ -252,9 +279,14 @@ class PipelineMixin:
             left = fn.inst(f"select i1 {fn.inst(f'icmp slt i64 {left}, 0')}, i64 0, i64 {left}")
             left = fn.inst(f"select i1 {fn.inst(f'icmp sgt i64 {left}, {vec}')}, i64 {vec}, i64 {left}")
             nbytes = fn.inst(f"trunc i64 {fn.inst(f'mul i64 {left}, {eb}')} to i32")
-            pred = self.and_pred(self.and_pred(masks[g], valid), tpred)
-            self.target.async_copy(fn, self.module, self.tile_ptr(tile, lay, g), addrs[g], vec * eb, pred,
-                                   src_bytes=nbytes)
+            vecs.append((self.tile_ptr(tile, lay, g), addrs[g], self.and_pred(masks[g], valid), nbytes))
+
+        def copies() -> None:
+            for dst, src, pred, nbytes in vecs:
+                self.target.async_copy(fn, self.module, dst, src, vec * eb, pred, src_bytes=nbytes)
+
+        from ..target import guarded
+        guarded(fn, self.unique_pred(lay), copies)
         self.target.async_commit(fn)
 
     # -- the loop --------------------------------------------------------------------------------------------
@@ -336,6 +368,10 @@ class PipelineMixin:
         ops = block_ops(block)
         for o in ops[:-1]:
             if o.results and o.results[0] in skip:
+                r = o.results[0]
+                if not _dot_operand_uses(r):
+                    # read where the load was: its users expect registers
+                    self.values[r] = self.read_tile(self.values[r], self.layout_of(r), self.value_type(r))
                 continue
             self.lower_op(o)
         if deferring:
