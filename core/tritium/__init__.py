@@ -12,7 +12,7 @@ from ._version import __version__  # noqa: E402,F401
 
 from . import knobs  # noqa: E402
 from .runtime.jit import JITFunction, KernelInterface, jit, MockTensor, TensorWrapper, reinterpret  # noqa: E402,F401
-from .language.core import constexpr_function  # noqa: E402,F401
+from .language.core import constexpr_function, must_use_result  # noqa: E402,F401
 
 
 def cdiv(x: int, y: int) -> int:
@@ -49,7 +49,8 @@ _LAZY = {
     "tools": ("tritium.tools", None),
 }
 
-__all__ = ["jit", "JITFunction", "KernelInterface", "knobs", "cdiv", "next_power_of_2", "constexpr_function", *_LAZY]
+__all__ = ["jit", "JITFunction", "KernelInterface", "knobs", "cdiv", "next_power_of_2", "constexpr_function",
+           "must_use_result", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

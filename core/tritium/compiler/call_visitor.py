@@ -58,6 +58,10 @@ class CallVisitor:
             # as they are (constexpr wrappers included); plain undecorated functions stay refused below
             return wrap_python(fn.value(*args, **kwargs))
         fn = tl._unwrap(fn)
+        if getattr(node, "_tritium_unused", False):
+            unused = tl.unused_result_error(fn, ast.unparse(node.func) if isinstance(node, ast.Call) else "this call")
+            if unused:
+                raise self.gen.error(node, unused)
         if isinstance(fn, DeviceFunction):
             return self.gen.call_jit_function(fn, args, kwargs, node)
         func = getattr(fn, "__func__", fn)

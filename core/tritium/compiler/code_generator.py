@@ -197,6 +197,8 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # docstring
+        if isinstance(node.value, ast.Call):
+            node.value._tritium_unused = True  # type: ignore[attr-defined]  (see CallVisitor.call: must_use_result)
         self.visit(node.value)
 
     def assign_target(self, target: ast.AST, value: Any) -> None:

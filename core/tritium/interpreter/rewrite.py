@@ -250,6 +250,17 @@ class _Rewriter(ast.NodeTransformer):
             return self._located(_call("not_", node.operand), node)
         return node
 
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        self.generic_visit(node)
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "call" \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == RT_NAME and call.args:
+            # a result thrown away: rt.call_unused refuses it for @must_use_result functions, as compiled
+            text = ast.unparse(call.args[0])
+            node.value = self._located(ast.Call(func=_rt("call_unused"), args=[ast.Constant(value=text)] + call.args,
+                                                keywords=call.keywords), call)
+        return node
+
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         if _is_debugger_call(node):

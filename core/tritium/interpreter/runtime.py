@@ -227,6 +227,12 @@ class Runtime:
             raise AssertionError(msg or f"assertion failed: {text}")
 
     # -- calls -------------------------------------------------------------------------------------
+    def call_unused(self, text: str, f: Any, /, *args: Any, **kwargs: Any) -> Any:
+        unused = tl.unused_result_error(f.value if type(f) is constexpr else f, text)
+        if unused:
+            raise CompileTimeError(unused)
+        return self.call(f, *args, **kwargs)
+
     def call(self, f: Any, /, *args: Any, **kwargs: Any) -> Any:
         if isinstance(f, constexpr) and inspect.isfunction(f.value) and not isinstance(f.value, DeviceFunction):
             return f.value(*args, **kwargs)   # a @tl.constexpr-decorated helper, called as it is (as compiled)

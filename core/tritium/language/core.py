@@ -10,7 +10,7 @@ import builtins as _py
 import contextvars
 import functools
 import inspect
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from .dtypes import (  # noqa: F401  (re-exported as tl.core.*)
     KIND, SIGNEDNESS, block_type, bfloat16, constexpr_type, dtype, float8e4b8, float8e4b15, float8e4nv,
@@ -29,6 +29,24 @@ class CompileTimeError(Exception):
 #: set by an execution engine that runs kernels as Python (the interpreter): builtins called without
 #: ``_semantic`` then use this one
 _ambient_semantic: contextvars.ContextVar[Any] = contextvars.ContextVar("tritium_ambient_semantic", default=None)
+
+
+def must_use_result(fn: Any, message: Any = True) -> Any:
+    """Make a call whose result is thrown away (a bare expression statement) a compile error;
+    ``@must_use_result("why")`` adds the reason to the error. Triton's ``triton.must_use_result``."""
+    if isinstance(fn, str):
+        return lambda f: must_use_result(f, fn)
+    fn._must_use_result = message
+    return fn
+
+
+def unused_result_error(fn: Any, call_text: str) -> Optional[str]:
+    """The error for a discarded result of ``fn`` (None when it may be discarded)."""
+    why = getattr(fn, "_must_use_result", False)
+    if not why:
+        return None
+    text = f"The result of {call_text} is not being used."
+    return f"{text} {why}" if isinstance(why, str) else text
 
 
 def builtin(fn: T) -> T:

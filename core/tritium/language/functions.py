@@ -202,6 +202,8 @@ def make_block_ptr(base, shape, strides, offsets, block_shape, order, _semantic=
     return _semantic.make_block_ptr(base, shape, strides, offsets, block_shape, order)
 
 
+@core.must_use_result("Note that tl.advance does not have any side effects. To move the block pointer, you need "
+                      "to assign the result of tl.advance to a variable.")
 @builtin
 def advance(base, offsets, _semantic=None):
     return _semantic.advance(base, offsets)

@@ -99,3 +99,35 @@ def test_descriptor_block_narrower_than_16_bytes(backend, store, dtype):
     # test_core.py::test_tma_load_block_shape_err / test_tma_store_block_shape_err
     err = _error(_narrow_descriptor, np.zeros((128, 128), dtype), store)
     assert "Descriptor block shape must have at least 16 bytes" in str(err.__cause__), _text(err)
+
+
+@triton.must_use_result("Assign it.")
+@triton.jit
+def _cube(x):
+    return x * x * x
+
+
+@triton.jit
+def _discards(x_ptr, DISCARD: tl.constexpr, ADVANCE: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, 16))
+    if ADVANCE:
+        p = tl.make_block_ptr(x_ptr, (16, ), (1, ), (0, ), (8, ), (0, ))
+        tl.advance(p, (8, ))
+    elif DISCARD:
+        _cube(v)
+    else:
+        v = _cube(v)
+    tl.store(x_ptr + tl.arange(0, 16), v)
+
+
+def test_must_use_result(backend):
+    # test_compile_errors.py::test_unused_result: the last line is "The result of cube is not being used. <why>"
+    x = np.full(16, 2.0, np.float32)
+    _discards[(1, )](x, False, False)
+    assert x[0] == 8.0
+    err = _error(_discards, x, True, False)
+    assert str(err).split("\n")[-1] == "The result of _cube is not being used. Assign it.", str(err)
+    assert "_cube(v)" in str(err)
+    err = _error(_discards, x, False, True)
+    assert "The result of tl.advance is not being used. Note that tl.advance does not have any side effects" \
+        in str(err), str(err)
