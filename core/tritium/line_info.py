@@ -16,6 +16,7 @@ bound to a Python name in ``loc("name"(...))`` (:func:`variable_name`), and a co
 """
 from __future__ import annotations
 
+import linecache
 import os
 from typing import Any, Callable, Optional
 
@@ -86,6 +87,19 @@ def source_position(loc: Any) -> Optional[tuple[str, int, int]]:
             if got is not None:
                 return got
     return None
+
+
+def located(message: str, func: Any, op: Any) -> str:
+    """A code generator's error ``message`` about ``op`` of kernel ``func`` (its ``func.func``), with where it
+    happened: the kernel's name, file:line, and that Python line with a caret under the op's column."""
+    kernel = str(func.attributes["sym_name"]).strip('"')
+    pos = source_position(op.location)
+    if pos is None:
+        return f"{message} (kernel `{kernel}`, {op.name})"
+    file, line, col = pos
+    text = linecache.getline(file, line).rstrip()
+    excerpt = f"\n    {text}\n    {' ' * max(col - 1, 0)}^" if text.strip() else ""
+    return f"{message} (kernel `{kernel}`, {file}:{line}){excerpt}"
 
 
 def _quote(s: str) -> str:

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: lowering -> (module declaring its table, the table's name, the module whose import registers every handler)
 LOWERINGS = {
+    "cpu": ("tritium_cpu.codegen.optable", "CPU_OPS", "tritium_cpu.codegen.lower"),
     "gpu": ("tritium.gpu.lower.optable", "GPU_OPS", "tritium.gpu.lower"),
     "interpreter": ("tritium.interpreter.optable", "INTERPRETER_OPS", "tritium.interpreter.launcher"),
 }
@@ -154,6 +155,15 @@ def test_gpu_refusal_names_the_kernel_and_line(isolated_tritium, variables):
         knobs.compilation.dump_ir_extract_di_local_variables = variables
         with pytest.raises(LoweringError) as info:
             _scaled_kernel[(1, )](x, np.empty_like(x))
+    _check_message(str(info.value))
+
+
+def test_cpu_refusal_names_the_kernel_and_line(isolated_tritium):
+    table("cpu")
+    from tritium_cpu.codegen.opinfo import LoweringError
+    x = np.ones((16, 16), np.float32)
+    with pytest.raises(LoweringError) as info:
+        _scaled_kernel[(1, )](x, np.empty_like(x))
     _check_message(str(info.value))
 
 

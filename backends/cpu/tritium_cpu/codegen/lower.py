@@ -95,6 +95,11 @@ class KernelLowering(Context):
                 raise LoweringError(CPU_OPS.unsupported(name))
             if self.describe:
                 describe_results(self, op)
+        except LoweringError as exc:
+            if not getattr(exc, "located", False):   # the innermost op says where (regions lower their ops here)
+                exc.located = True  # type: ignore[attr-defined]
+                exc.args = (line_info.located(exc.args[0], self.kernel, op), )
+            raise
         finally:
             frame.nested -= n_regions
             frame.op = saved

@@ -7,8 +7,6 @@ through shared memory (:mod:`.convert`).
 """
 from __future__ import annotations
 
-import linecache
-import re
 from typing import Any, Optional
 
 from ... import line_info
@@ -318,7 +316,7 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
         except LoweringError as exc:
             if "at " not in str(exc)[:3] and not getattr(exc, "located", False):
                 exc.located = True  # type: ignore[attr-defined]
-                exc.args = (f"{exc.args[0]} (kernel `{self.name}`, {_where(op)}){_source_line(op)}", )
+                exc.args = (line_info.located(exc.args[0], self.func, op), )
             raise
         finally:
             fn.dbg = saved_dbg
@@ -349,22 +347,3 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
             return Tensor(lay, src.regs, src.ty)
         return self.elementwise_in(op, lay)
 
-
-def _loc(op: Any) -> Optional[tuple[str, int, int]]:
-    """(file, line, column) of the op's Python source; a named value's location wraps it (loc("x"(...)))."""
-    m = re.search(r'"([^"]+)":(\d+):(\d+)', str(op.location))
-    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else None
-
-
-def _where(op: Any) -> str:
-    loc = _loc(op)
-    return f"{loc[0]}:{loc[1]}" if loc else op.name
-
-
-def _source_line(op: Any) -> str:
-    """The op's Python line with a caret under its column, on lines of their own; "" when unknown."""
-    loc = _loc(op)
-    text = linecache.getline(loc[0], loc[1]).rstrip() if loc else ""
-    if not text.strip():
-        return ""
-    return f"\n    {text}\n    {' ' * (loc[2] - 1)}^"
