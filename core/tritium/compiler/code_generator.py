@@ -131,6 +131,12 @@ class CodeGenerator(ast.NodeVisitor):
         """Build ``func.func`` for this function; ``arg_types`` are tl types (None for constexpr params)."""
         tree = self.fn.parse()
         fdef = tree.body[0]
+        if self.is_kernel:
+            for p in getattr(self.fn, "params", ()):
+                if p.is_constexpr and p.do_not_specialize:
+                    at = next((a for a in fdef.args.args if a.arg == p.name), fdef)
+                    raise self.error(at, f"{p.name} marked as constexpr and listed in do_not_specialize; a "
+                                         "tl.constexpr is always specialized: drop one of the two")
         return self.visit_function(fdef, arg_types)
 
     def visit_function(self, node: ast.FunctionDef, arg_types: Sequence[Any]) -> Any:

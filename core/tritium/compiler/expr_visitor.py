@@ -87,7 +87,7 @@ class ExpressionVisitor:
             return wrap_python(val)
         if getattr(val, "__triton_constexpr__", False):
             return wrap_python(val)
-        raise self.gen.error(node, f"cannot read the global variable `{name}` from a kernel: only globals created as "
+        raise self.gen.error(node, f"Cannot access global variable `{name}` from a kernel: only globals created as "
                                f"`{name} = tl.constexpr(...)` (and modules, functions, dtypes) are compile-time "
                                "constants. Wrap it in tl.constexpr, or pass it as an argument "
                                "(TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lifts the check)")

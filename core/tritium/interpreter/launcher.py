@@ -47,6 +47,11 @@ FIRST_BATCH = 64
 class _KernelState:
     def __init__(self, fn: Any) -> None:
         self.src = fn.src  # _unsafe_update_src replaces it: the state is rebuilt then
+        for p in fn.params:
+            if p.is_constexpr and p.do_not_specialize:  # as the compiler (CodeGenerator.generate) refuses it
+                from .errors import InterpretedKernelError
+                raise InterpretedKernelError(fn.__name__, None, None, f"{p.name} marked as constexpr and listed in "
+                                             "do_not_specialize; a tl.constexpr is always specialized: drop one of the two")
         self.pyfn, self.debugger = python_function(fn, RT)
         self.binder = make_binder(fn)
         self.peak: dict[Any, int] = {}          # specialization -> largest tile (elements)

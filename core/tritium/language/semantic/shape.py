@@ -211,6 +211,9 @@ class ShapeMixin:
     def where(self, cond: Any, x: Any, y: Any) -> T:
         cond = self.to_tensor(cond)  # type: ignore[attr-defined]
         if cond.dtype != tl.int1:
+            import warnings
+            warnings.warn(f"tl.where with a non-boolean condition ({cond.dtype}) is deprecated in Triton and will "
+                          "become an error; compare it explicitly (cond != 0)", UserWarning, stacklevel=2)
             cond = self.cast(cond, tl.int1)  # type: ignore[attr-defined]
         x, y = self.binary_op_type_checking(x, y, True, True)  # type: ignore[attr-defined]
         if cond.type.is_block():

@@ -131,3 +131,45 @@ def test_must_use_result(backend):
     err = _error(_discards, x, False, True)
     assert "The result of tl.advance is not being used. Note that tl.advance does not have any side effects" \
         in str(err), str(err)
+
+
+@triton.jit(do_not_specialize=["N"])
+def _constexpr_not_specialized(x_ptr, N: tl.constexpr):
+    tl.store(x_ptr, N)
+
+
+def test_constexpr_listed_in_do_not_specialize(backend):
+    # test_compile_errors.py::test_err_constexpr_and_do_not_specialize
+    with pytest.raises(triton.CompilationError, match="N marked as constexpr and listed in do_not_specialize"):
+        _constexpr_not_specialized[(1, )](np.zeros(1, np.int32), 5)
+
+
+CONSTEXPR_ANNOTATED: tl.constexpr = 42
+
+
+@triton.jit
+def _reads_annotated_global(x_ptr):
+    tl.store(x_ptr, CONSTEXPR_ANNOTATED)
+
+
+def test_global_annotated_but_not_wrapped(backend):
+    # test_compile_errors.py::test_constexpr_annotated_global_var_access: "Cannot access global variable"
+    from tritium import knobs
+    if knobs.runtime.interpret:
+        pytest.skip("the interpreter runs the kernel as Python and reads globals as Python does (as Triton's)")
+    err = _error(_reads_annotated_global, np.zeros(1, np.int32))
+    assert "Cannot access global variable `CONSTEXPR_ANNOTATED`" in str(err), str(err)
+
+
+@triton.jit
+def _where_on_uint(x_ptr):
+    a = tl.full((16, ), 0, tl.uint32)
+    tl.store(x_ptr + tl.arange(0, 16), tl.where(a, 1.0, 2.0))
+
+
+def test_where_with_a_non_boolean_condition_warns(backend):
+    # test_compile_errors.py::test_where_warning
+    x = np.zeros(16, np.float32)
+    with pytest.warns(UserWarning, match="non-boolean condition"):
+        _where_on_uint[(1, )](x)
+    assert (x == 2.0).all()
