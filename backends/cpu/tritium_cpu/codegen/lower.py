@@ -96,8 +96,8 @@ class KernelLowering(Context):
             if self.describe:
                 describe_results(self, op)
         except LoweringError as exc:
-            if not getattr(exc, "located", False):   # the innermost op says where (regions lower their ops here)
-                exc.located = True  # type: ignore[attr-defined]
+            if not exc.located:   # the innermost op says where (regions lower their ops here)
+                exc.located = True
                 exc.args = (line_info.located(exc.args[0], self.kernel, op), )
             raise
         finally:

@@ -10,7 +10,8 @@ from .irtext import llvm_type
 
 
 class LoweringError(NotImplementedError):
-    pass
+    #: the message already names the kernel and the op's source line (the innermost op that failed says where)
+    located = False
 
 
 _type_cache: dict[str, tuple[Optional[tuple[int, ...]], str, str]] = {}
