@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Optional
 
-#: metadata ids for functions built before they belong to a module: unique in the process
+#: metadata ids, unique in the process: functions are built before they belong to a module, so they and the
+#: modules draw from one source and never collide. Ids below 1000 are left to backends' fixed nodes; LLVM renumbers
+#: all of them when it prints a parsed module
 _process_ids = itertools.count(1001)
 
 
@@ -24,12 +26,7 @@ class Function:
 
     def __init__(self, name: str, ret: str, params: list[tuple[str, str]], attrs: str = "", linkage: str = "",
                  cc: str = "", metadata_ids: Callable[[], int] = next_metadata_id) -> None:
-        self.name = name
-        self.ret = ret
-        self.params = params
-        self.attrs = attrs
-        self.linkage = linkage
-        self.cc = cc
+        self.name, self.ret, self.params, self.attrs, self.linkage, self.cc = name, ret, params, attrs, linkage, cc
         self.prologue: list[str] = []
         self.blocks: list[tuple[str, list[str]]] = [("entry", [])]
         #: module-level metadata lines this function's instructions refer to
@@ -146,11 +143,10 @@ class Module:
         self._strings: dict[str, str] = {}
         #: the module's line table (tritium.line_info.LineTable), None without line info
         self.line_table = None
-        self._md_id = 1000     # metadata ids of this module's own nodes (a backend may add low ones)
 
-    def next_metadata_id(self) -> int:
-        self._md_id += 1
-        return self._md_id
+    @staticmethod
+    def next_metadata_id() -> int:
+        return next_metadata_id()
 
     def declare(self, name: str, text: str) -> str:
         self.declarations.setdefault(name, text)
