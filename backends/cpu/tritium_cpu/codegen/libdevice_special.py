@@ -5,7 +5,7 @@
 asymptotic expansion beyond 30)."""
 from __future__ import annotations
 
-from .mathlib_extra import _FUNCS, _c, _def, _fconst, _fix_int_param, _via_double
+from .mathlib_defs import _FUNCS, _c, _def, _fconst, _fix_int_param, _via_double
 
 _SQRT1_2 = 0.7071067811865476
 _SQRT2 = 1.4142135623730951

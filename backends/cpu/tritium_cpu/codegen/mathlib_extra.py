@@ -17,38 +17,15 @@ reduction to [-1/2, 1/2].
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Iterable
 
-_ATTRS = "alwaysinline nounwind"
+from . import libdevice_special
+from .mathlib_defs import C_SYMBOLS, _DECLS, _FUNCS, _c, _def, _fconst, _via_double
+
+__all__ = ["C_SYMBOLS", "function_names", "libdevice_function", "library_ir"]
+
 _LT = {"f32": "float", "f64": "double", "i32": "i32", "u32": "i32", "i64": "i64", "u64": "i64", "i1": "i1"}
 _IT = {"float": "i32", "double": "i64"}
-
-# name -> (body text builder, functions it calls, C symbols it calls)
-_FUNCS: dict[str, tuple[Callable[[], str], tuple[str, ...], tuple[str, ...]]] = {}
-C_SYMBOLS: set[str] = set()
-_DECLS: dict[str, str] = {}
-
-
-def _c(name: str, ret: str, *args: str) -> str:
-    """Declare the C function ``name`` (used by definitions); returns its IR name."""
-    C_SYMBOLS.add(name)
-    _DECLS[name] = f"declare {ret} @{name}({', '.join(args)}) nounwind"
-    return f"@{name}"
-
-
-def _def(name: str, ret: str, params: list[tuple[str, str]], body: list[str], calls: tuple[str, ...] = (),
-         c_syms: tuple[str, ...] = ()) -> None:
-    header = ", ".join(f"{t} {n}" for t, n in params)
-    text = "\n".join([f"define internal {ret} @{name}({header}) {_ATTRS} {{", "entry:"] +
-                     ["  " + b for b in body] + ["}"])
-    _FUNCS[name] = (lambda: text, calls, c_syms)
-
-
-def _fconst(t: str, v: float) -> str:
-    import struct
-    if t == "float":
-        v = struct.unpack("<f", struct.pack("<f", v))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
 # -- helpers -----------------------------------------------------------------------------------------------
@@ -299,18 +276,6 @@ _LIBM1 = {"tan": "tan", "sinh": "sinh", "cosh": "cosh", "asin": "asin", "acos": 
 _LIBM2 = {"atan2": "atan2", "hypot": "hypot", "fmod": "fmod", "remainder": "remainder", "pow": "pow"}
 
 
-def _via_double(name: str, s: str, nargs: int, compute: list[str], calls: tuple = (), c_syms: tuple = ()) -> None:
-    """Define ``name`` for float32 (``s="f32"``: widen, compute in double, round) or float64. ``compute`` uses
-    %a0, %a1... as double values and leaves the result in %r."""
-    t = "float" if s == "f32" else "double"
-    params = [(t, f"%x{i}") for i in range(nargs)]
-    body = [f"%a{i} = fpext float %x{i} to double" if t == "float" else f"%a{i} = bitcast double %x{i} to double"
-            for i in range(nargs)]
-    body += compute
-    body += ["%v = fptrunc double %r to float", "ret float %v"] if t == "float" else ["ret double %r"]
-    _def(name, t, params, body, calls, c_syms)
-
-
 def _define_float() -> None:
     for ld, cname in _LIBM1.items():
         fn = _c(cname, "double", "double")
@@ -357,17 +322,7 @@ def _define_float() -> None:
         for s in ("f32", "f64"):
             _via_double(f"tritium_ld_{ld}_i32_{s}", s, 1, [f"%r = call double {fn}(i32 %n, double %a0)"],
                         c_syms=(ld, ))
-    from . import libdevice_special
     libdevice_special.define()
-
-
-def _fix_int_param(name: str) -> None:
-    """``_via_double`` makes every parameter a float; make the one named %n an i32 (first or second)."""
-    make, calls, c_syms = _FUNCS[name]
-    text = make()
-    text = text.replace("(float %x0)", "(i32 %n, float %x0)" if "_i32_f" in name else "(float %x0, i32 %n)")
-    text = text.replace("(double %x0)", "(i32 %n, double %x0)" if "_i32_f" in name else "(double %x0, i32 %n)")
-    _FUNCS[name] = (lambda: text, calls, c_syms)
 
 
 def _define_all() -> None:
