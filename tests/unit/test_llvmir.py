@@ -162,3 +162,20 @@ def test_floor_and_ceil_division_round_toward_their_infinity():
     for a in (-7, -6, 0, 6, 7):
         for b in (-2, 3):
             assert floor(a, b) == a // b and ceil(a, b) == -(-a // b), (a, b)
+
+
+def test_metadata_ids_of_a_module_and_its_functions_never_collide():
+    llvm = pytest.importorskip("llvmlite.binding")
+    m = Module()
+    own = [m.next_metadata_id() for _ in range(3)]      # e.g. a line table's nodes
+    fn = Function("f", "void", [])
+    loop = fn.loop_metadata("llvm.loop.unroll.disable")
+    fn.emit("br label %l")
+    fn.start_block("l")
+    fn.cond_br("true", "l", "e", loop)
+    fn.start_block("e")
+    fn.emit("ret void")
+    m.functions.append(fn)
+    m.metadata += [f"!{i} = !{{i32 {i}}}" for i in own]
+    assert int(loop[1:]) not in own
+    llvm.parse_assembly(m.text()).verify()
