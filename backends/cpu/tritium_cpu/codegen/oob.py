@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from tritium._mlir import ir
+
 from .irtext import Function, Module
 
 #: { lock, failed, site, pid0, pid1, pid2, linear program id, first address, lowest, highest }
@@ -30,7 +32,6 @@ _DERIVED = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.resha
 def pointer_roots(value: Any) -> Optional[list[int]]:
     """The kernel arguments a pointer (block pointer, descriptor) may derive from, following offsets, shape ops,
     selects, ``if`` results and loop-carried updates; None when some path leads elsewhere (memory, integers)."""
-    from tritium._mlir import ir
     found: set[int] = set()
     seen: set[Any] = set()
     work = [value]
