@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional
 
 from .._mlir import ir, walk_children
 from . import layout as L
-from .axis_info import AxisAnalysis
+from .axis_info import AxisAnalysis, AxisInfo
 
 ELEMENTWISE_PREFIXES = ("arith.", "math.")
 ELEMENTWISE_TT = {"tt.addptr", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp", "tt.precise_sqrt",
@@ -206,7 +206,6 @@ class Assigner:
         """A descriptor's block is contiguous along its last dimension, and its rows start 16-byte aligned
         (base and strides are multiples of 16 bytes by the descriptor's rules): vectors along that dimension
         as wide as the last index's divisibility allows."""
-        from .axis_info import AxisInfo
         shape = tensor_shape(op.results[0].type)
         eb = element_bytes(element_type(op.results[0].type))
         div = self.axis.info(list(op.operands)[-1]).div[0] * eb

@@ -17,10 +17,12 @@ import threading
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
+from .. import knobs
 from ..backends.compiler import BaseBackend, GPUTarget, Language
 from ..backends.driver import DeviceUtils, DriverBase
 from ..hookspecs import PLUGIN_API, BackendSpec, hookimpl
 from ..llvmir.text import Function, Module
+from . import stages as gs
 from .target import TargetHooks
 
 TRITIUM_PLUGIN_API = PLUGIN_API
@@ -273,7 +275,6 @@ class EmulatorBackend(BaseBackend):
     def parse_options(self, options: dict) -> EmuOptions:
         known = {f.name for f in fields(EmuOptions)}
         opts = {k: v for k, v in options.items() if k in known}
-        from .. import knobs
         if knobs.compilation.sanitize_overflow:
             opts.setdefault("sanitize_overflow", True)
         if "allowed_dot_input_precisions" in opts:
@@ -285,7 +286,6 @@ class EmulatorBackend(BaseBackend):
         return EmuOptions(**opts)
 
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
-        from . import stages as gs
         tm = host_machine()
         import llvmlite.binding as llvm
         target = EmulatorTarget(llvm.get_default_triple(), str(tm.target_data), options.warp_size)
@@ -295,7 +295,6 @@ class EmulatorBackend(BaseBackend):
         stages["obj"] = lambda src, md: tm.emit_object(llvm.parse_assembly(src))
 
     def make_llir(self, module: Any, metadata: dict, options: Any, target: EmulatorTarget) -> str:
-        from . import stages as gs
         text = gs.make_llir(module, metadata, options, target)
         metadata["warp_size"] = target.warp_size
         extra = Module()

@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from .. import knobs
-from ..passes.pipeline import TTIR_PASSES, make_ttir
+from ..passes.pipeline import TTIR_PASSES, make_ttir, run_stage_passes
 
 __all__ = ["TTIR_PASSES", "TTGIR_PASSES", "make_ttir", "make_ttgir", "make_llir"]
 
@@ -14,7 +14,6 @@ TTGIR_PASSES: tuple[str, ...] = ()
 
 
 def make_ttgir(module: Any, metadata: dict, options: Any, backend: Any, target: Any) -> Any:
-    from ..passes.pipeline import run_stage_passes
     from .assign import assign_layouts
     assign_layouts(module, target.policy(options.num_warps))
     if TTGIR_PASSES:

@@ -8,7 +8,11 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..language import core as tl
+from ..language.device_function import DeviceFunction
+from ..runtime.specialize import dtype_name
+from ..tools.tensor_descriptor import validate
 from .memory import Memory, Region
+
 
 def make_binder(fn: Any) -> Any:
     """``binder(*args, **kwargs) -> (values, options)`` with the kernel's own signature, so that Python itself
@@ -31,7 +35,6 @@ def classify(p: Any, v: Any) -> tuple[str, Any]:
         return "C", v.value  # tl.constexpr(4) passed (inside a tuple too) is compile-time (test_serialize)
     if p.is_constexpr or v is None or isinstance(v, (str, tl.dtype)) or type(v).__name__ == "dtype":
         return "C", v
-    from ..language.device_function import DeviceFunction
     if isinstance(v, DeviceFunction):
         return "C", v  # a @jit function passed as an argument is compile-time, as in Triton (test_namedtuple)
     if isinstance(v, (bool, np.bool_)):
@@ -55,11 +58,9 @@ def classify(p: Any, v: Any) -> tuple[str, Any]:
     if isinstance(v, list):
         raise TypeError(f"cannot pass a list to parameter `{p.name}`, which is not a tl.constexpr: pass a tuple")
     if type(v).__name__ == "TensorDescriptor" and hasattr(v, "block_shape"):
-        from ..tools.tensor_descriptor import validate
         shape, strides, block, padding = validate(v)
         base_ty, base = classify(p, v.base)
         return "TD", (base_ty, base, shape, strides, block, padding)
-    from ..runtime.specialize import dtype_name
     return "*" + ("k" if p.is_const else "") + dtype_name(v.dtype), v
 
 

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import floats
+from .elementwise import _f2i
 from .values import SIGNED, UNSIGNED, as_type, signed, storage, unsigned
 
 F64 = np.dtype(np.float64)
@@ -244,7 +245,6 @@ _ROUND = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}
 
 
 def _to_int(x: np.ndarray, mode: str, dt: np.dtype) -> np.ndarray:
-    from .elementwise import _f2i
     return _f2i(_ROUND[mode](x), dt)
 
 
@@ -253,7 +253,6 @@ def _int_to_float(i: np.ndarray, mode: str, dt: np.dtype) -> np.ndarray:
     if mode == "rn":
         return f
     # compare the exact integer with the converted value, converted back (saturating)
-    from .elementwise import _f2i
     back = _f2i(f, np.dtype(np.int64) if i.dtype.kind == "i" else np.dtype(np.uint64))
     wide = i.astype(np.int64) if i.dtype.kind == "i" else i.astype(np.uint64)
     below, above = wide < back, wide > back
@@ -382,7 +381,6 @@ def extern(symbol: str, args: list[np.ndarray], arg_types: list[Any], ret: Any) 
         bits = (unsigned(args[0]).astype(np.uint64) << np.uint64(32)) | unsigned(args[1]).astype(np.uint64)
         return bits.view(np.float64)
     if name in ("llrint", "llround"):
-        from .elementwise import _f2i
         rounded = np.rint(a0) if name == "llrint" else _round_away(a0)
         return _f2i(rounded, SIGNED[8])
     if name == "signbit":

@@ -18,8 +18,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from .. import knobs
+from .. import knobs, plugins
 from ..knobs import DumpKnob
+from ..plugins import PluginError
+from . import reproducer
+from .diagnostics import capture
 
 
 @dataclass
@@ -149,7 +152,6 @@ def _resolve(pipeline: Pipeline, registered: dict) -> list[tuple[str, dict, Any,
 
 def run_pipeline(module: Any, pipeline: Pipeline, ctx: PassContext) -> Any:
     """Run the named passes on ``module`` in order; upstream passes in a row share one PassManager."""
-    from .. import plugins
     registered = plugins.registry().passes
     dump = DumpKnob.wants(knobs.compilation.mlir_dump, ctx.kernel_name)
     repro = knobs.compilation.reproducer_path
@@ -164,7 +166,6 @@ def run_pipeline(module: Any, pipeline: Pipeline, ctx: PassContext) -> Any:
                 groups.append(("mlir", [(entry, text, info)]))
         else:
             groups.append(("py", (entry, options, spec, info)))
-    from .diagnostics import capture
     with capture(module.context):
         for kind, item in groups:
             if repro:
@@ -178,7 +179,6 @@ def run_pipeline(module: Any, pipeline: Pipeline, ctx: PassContext) -> Any:
 
 def _run_reproducible(module: Any, kind: str, item: Any, ctx: PassContext, dump: bool, path: str) -> None:
     """Write the reproducer, run the pass; a failure says which pass, which stage, and where the file is."""
-    from . import reproducer
     if kind == "mlir":
         names, texts = [n for n, _, _ in item], [t for _, t, _ in item]
     else:
@@ -259,7 +259,6 @@ def _verify(module: Any, entry: str, info: Any, ctx: PassContext) -> None:
     else:
         why = "verification failed"
     if not ok:
-        from ..plugins import PluginError
         raise PluginError(f"pass {entry!r} of {info.describe()} left invalid IR in stage {ctx.stage!r}: {why}")
 
 
@@ -276,7 +275,6 @@ def _dump(module: Any, title: str) -> None:
 def make_pipeline(stage: str, passes: Iterable[str], options: Any, backend: Any) -> Pipeline:
     """The backend's default pipeline for ``stage``, edited by every plugin's ``tritium_pipeline`` hook, then
     checked: every name must be a registered pass (the error names the plugin that put it there)."""
-    from .. import plugins
     reg = plugins.registry()
     pipeline = Pipeline(stage, passes)
 

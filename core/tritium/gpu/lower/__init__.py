@@ -4,9 +4,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ... import line_info
 from ..._mlir import ir, walk_children
-from ..assign import element_type
 from ...llvmir.text import Module
+from ..assign import element_type
 from .kernel import KernelLowering
 from .regs import estimate_registers
 from .values import LoweringError
@@ -30,7 +31,6 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     attrs = module.operation.attributes
     num_warps = ir.IntegerAttr(attrs["ttg.num_warps"]).value if "ttg.num_warps" in attrs else \
         getattr(options, "num_warps", 4)
-    from ... import line_info
     func = kernel_function(module)
     out = Module(target.triple, target.datalayout)
     start = line_info.function_start(func) if line_info.enabled() else None

@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..._mlir import ir
+from ...llvmir.fp8 import FP8, encode
+from ...llvmir.types import const
 from .. import layout as L
 from ..assign import element_type, tensor_shape
-from ...llvmir.fp8 import FP8
-from ...llvmir.types import const
 from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor
 
@@ -190,7 +190,6 @@ def _attrs(op: Any) -> dict:
 
 def scalar_const(attr: Any, lt: str, elem: str = "") -> str:
     if elem in FP8 and isinstance(attr, ir.FloatAttr):
-        from ...llvmir.fp8 import encode
         code = encode(ir.FloatAttr(attr).value, FP8[elem])
         return str(code - 256 if code >= 128 else code)
     if isinstance(attr, ir.BoolAttr):

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..._mlir import block_ops, ir
-from ..assign import blocked_for, tensor_shape
 from ...llvmir.types import BYTES, const
+from .. import layout as L
+from ..assign import blocked_for, tensor_shape
 from .memory import split_operands, str_attr
 from .optable import GPU_OPS
 from .reduce import _Overlay
@@ -258,7 +259,6 @@ class BlockPtrMixin:
 
 
 def _row_layout(lay: Any) -> Any:
-    from .. import layout as L
     return L.squeeze(L.restrict(lay, (lay.shape[0], 1)), 1)
 
 

@@ -8,8 +8,9 @@ by one vector so that column-wise accesses spread over the banks.
 """
 from __future__ import annotations
 
-from .. import layout as L
 from ...llvmir.types import BYTES
+from .. import layout as L
+from ..target import guarded, pack, unpack
 from .values import Tensor
 
 
@@ -89,7 +90,6 @@ class ConvertMixin:
 
     def write_shared(self, t: Tensor, base: str, strides: list[int], vec: int, st: str) -> None:
         """Every unique element of ``t`` to its place in the buffer (by the thread holding its first copy)."""
-        from ..target import guarded, pack
         fn = self.fn
         lay = t.layout
         eb = BYTES[st]
@@ -111,7 +111,6 @@ class ConvertMixin:
         guarded(fn, pred, emit)
 
     def read_shared(self, lay: L.Layout, base: str, strides: list[int], vec: int, st: str, ty: str) -> list[str]:
-        from ..target import unpack
         fn = self.fn
         eb = BYTES[st]
         sp = self.target.shared_ptr

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..._mlir import ir
+from ...llvmir.fp8 import FP8
 from .. import layout as L
-from ..assign import element_type, fma_operand, tensor_shape
+from ..assign import element_type, fma_dot_plan, fma_operand, tensor_shape
 from .optable import GPU_OPS
 from .values import Tensor
 
@@ -37,7 +38,6 @@ class DotMixin:
     def fma_dot(self, op: Any, acc_lay: L.Layout) -> Tensor:
         K = tensor_shape(op.operands[0].type)[-1]
         if not acc_lay.is_single_dim():
-            from ..assign import fma_dot_plan
             plan = fma_dot_plan(acc_lay.shape, K, self.num_warps, self.warp_size)
             return self.convert(self.fma_dot_in(op, plan.acc, K), acc_lay)
         return self.fma_dot_in(op, acc_lay, K)
@@ -64,7 +64,6 @@ class DotMixin:
                     got = fn.inst(f"{'zext' if unsigned else 'sext'} {ty} {v} to {cty}")
                 elif ty == "i8":      # fp8 operands: through f32
                     from . import fp8
-                    from ...llvmir.fp8 import FP8
                     got = fp8.to_f32(fn, FP8.get(a_elem, "fp8e5"), v)
                     if cty != "float":
                         got = fn.inst(f"fptrunc float {got} to {cty}")

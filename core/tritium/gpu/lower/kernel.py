@@ -11,24 +11,25 @@ from typing import Any, Optional
 
 from ... import line_info
 from ..._mlir import ir, walk_children
-from .. import layout as L
-from ..assign import element_type, read_layouts, tensor_shape
+from ...line_info import function_start
 from ...llvmir.text import Function, Module
 from ...llvmir.types import ELEMENT_TYPES
+from .. import layout as L
+from ..assign import LayoutPolicy, element_type, read_layouts, tensor_shape
 from .basic import BasicMixin
 from .blockptr import BlockPtrMixin
 from .control import ControlMixin
 from .convert import ConvertMixin
 from .debug import DebugMixin
 from .dot import DotMixin
+from .loops import LoopFrame, SharedBuffersMixin
 from .memory import MemoryMixin
-from .reduce import ReduceMixin
+from .optable import GPU_OPS
 from .pipeline import PipelineMixin
+from .reduce import ReduceMixin
 from .scalar import EXPENSIVE, ScalarEmitter, is_scalar_op
 from .shape import ShapeMixin
 from .shared import SharedMixin, SharedTile
-from .loops import LoopFrame, SharedBuffersMixin
-from .optable import GPU_OPS
 from .smem_alloc import SharedAllocator
 from .values import LoweringError, Scalar, Tensor, owner_op
 from .variables import describe_results
@@ -93,7 +94,6 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
     def layout_of(self, v: Any) -> L.Layout:
         lay = self.layouts.get(v)
         if lay is None:
-            from ..assign import LayoutPolicy
             lay = LayoutPolicy(self.num_warps, self.warp_size).default(tensor_shape(v.type))
             self.layouts[v] = lay
         return lay
@@ -281,7 +281,6 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
         lines = self.module.line_table
         self.describe = lines is not None and line_info.variables()   # named values become debugger variables
         if lines is not None:
-            from ...line_info import function_start
             self.fn.subprogram = lines.subprogram(ir.StringAttr(self.func.attributes["sym_name"]).value,
                                                   self.fn.name, function_start(self.func))
         self.prologue()

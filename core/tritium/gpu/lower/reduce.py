@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..._mlir import block_ops, ir
-from .. import layout as L
-from ..assign import blocked_for, tensor_shape
 from ...llvmir.text import Function
 from ...llvmir.types import BYTES
+from .. import layout as L
+from ..assign import blocked_for, tensor_shape
+from ..target import guarded
 from .memory import split_operands
 from .optable import GPU_OPS
 from .scan import scan_tiles
@@ -147,7 +148,6 @@ class ReduceMixin:
             writer = fn.pinst(f"icmp eq i32 {x}, 0")
         out_shape = out_lay.shape if out_lay.rank else (1, )
         rows: list[str] = []
-        from ..target import guarded
         for ro in range(len(outs[0])):
             idx = self.linear_index(out_lay, ro, out_shape) if out_lay.rank else "0"
             rows.append(idx)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..._mlir import ir
-from .. import layout as L
-from ..assign import element_type, tensor_shape
 from ...llvmir.fp8 import FP8
+from .. import layout as L
+from ..assign import blocked_for, element_type, tensor_shape
 from . import fp8
 from .optable import GPU_OPS
 from .shared import SharedTile, SmemLayout
@@ -92,7 +92,6 @@ class ShapeMixin:
         if L.split_bit(lay) is None:
             shape = lay.shape
             order = [len(shape) - 1] + list(range(len(shape) - 2, -1, -1))
-            from ..assign import blocked_for
             target = blocked_for(shape, [1] * (len(shape) - 1) + [2], self.num_warps, self.warp_size, order)
             src = self.convert(src, target)
             lay = target

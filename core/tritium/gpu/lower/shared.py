@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import layout as L
 from ...llvmir.types import BYTES
+from .. import layout as L
+from ..target import guarded, pack, unpack
 from .values import Tensor
 
 
@@ -140,7 +141,6 @@ class SharedMixin:
 
     def write_tile(self, t: Tensor, tile: SharedTile) -> None:
         """Store every unique element of ``t`` (by the thread holding its first copy)."""
-        from ..target import guarded, pack
         fn = self.fn
         lay = t.layout
         vec = self.tile_vec(lay, tile.smem)
@@ -163,7 +163,6 @@ class SharedMixin:
         special = self.target.read_shared_tile(self, tile, lay, ty)
         if special is not None:
             return special
-        from ..target import unpack
         fn = self.fn
         vec = self.tile_vec(lay, tile.smem)
         st = tile.ty

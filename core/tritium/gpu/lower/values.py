@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._mlir import ir
 from ..layout import Layout
 
 
@@ -41,7 +42,6 @@ class LoweringError(NotImplementedError):
 
 def owner_op(value: Any) -> Any:
     """The operation that defines ``value``, or None for a block argument."""
-    from ..._mlir import ir
     if isinstance(value, ir.OpResult):
         return value.owner
     if isinstance(value, ir.BlockArgument):

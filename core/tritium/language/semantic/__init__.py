@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import core as tl
+from ..descriptor import tensor_descriptor_base_type
 from .arith import ArithMixin
 from .casts import CastMixin
 from .descriptor import DescriptorMixin
@@ -41,7 +42,6 @@ class Semantic(ArithMixin, CastMixin, ShapeMixin, MemoryMixin, MiscMixin, Descri
             return b.get_block_ty(self.ir_type(ty.element_ty), ty.shape)
         if isinstance(ty, tl.pointer_type):
             return b.get_ptr_ty(self.ir_type(ty.element_ty), ty.address_space)
-        from ..descriptor import tensor_descriptor_base_type
         if isinstance(ty, tensor_descriptor_base_type):
             return b.get_tensordesc_ty(self.ir_type(ty.block_type))
         name = ty.name

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
+from ... import knobs
 from .. import core as tl
 from ..core import CompileTimeError
 
@@ -97,7 +98,6 @@ class MiscMixin:
             raise CompileTimeError(f"dot needs M >= {min_mnk[0]}, N >= {min_mnk[1]} and K >= {min_mnk[2]}, got "
                                    f"M={M}, N={N}, K={K}; use larger blocks (or elementwise * and tl.sum)")
         if input_precision is None:
-            from ... import knobs
             input_precision = knobs.language.fp32_default or getattr(self.options, "default_dot_input_precision",
                                                                        "tf32")
         input_precision = str(input_precision).lower()

@@ -11,6 +11,10 @@ from typing import Any
 
 import numpy as np
 
+import tritium
+from tritium import knobs, plugins
+from tritium.runtime.driver import driver
+
 ORACLE = "interpreter"
 
 
@@ -25,7 +29,6 @@ def load_kernel(path: str, name: str = "kernel") -> Any:
 
 def use_target(stack: ExitStack, backend: str, plugin: str) -> None:
     """Make ``backend`` (provided by plugin module ``plugin``) the one launches use, or the interpreter."""
-    from tritium import knobs, plugins
     stack.enter_context(knobs.runtime.scope())
     if backend == ORACLE:
         knobs.runtime.interpret = True
@@ -37,7 +40,6 @@ def use_target(stack: ExitStack, backend: str, plugin: str) -> None:
 
 
 def _to_device(a: np.ndarray, dtype: str, device: Any) -> Any:
-    import tritium
     if device is None:
         return tritium.reinterpret(a, tritium.language.bfloat16) if dtype == "bfloat16" else a
     import torch
@@ -64,8 +66,6 @@ def _from_device(t: Any, like: np.ndarray) -> np.ndarray:
 def run(kernel: Any, arrays: dict, dtypes: dict, scalars: dict, grid: int, options: dict) -> dict:
     """Launch ``kernel`` on copies of ``arrays`` (parameter name -> numpy array, bfloat16 as uint16 bits) and
     return the arrays after the launch. The target is whatever :func:`use_target` installed."""
-    from tritium.runtime.driver import driver
-    from tritium import knobs
     device = None
     if not knobs.runtime.interpret:
         device = driver.active.get_active_torch_device()

@@ -16,6 +16,9 @@ import traceback
 from contextlib import ExitStack
 from typing import Any, BinaryIO
 
+from tritium.backends import backends
+from tritium.runtime.driver import driver
+
 
 def send(f: BinaryIO, msg: Any) -> None:
     data = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
@@ -38,8 +41,6 @@ def _describe(backend: str) -> dict:
     """What kernels this target can take: its capability flags and dot input precisions."""
     if backend == "interpreter":
         return {"features": None}
-    from tritium.runtime.driver import driver
-    from tritium.backends import backends
     b = backends()[backend]
     feats = set(b.spec.capabilities)
     try:
