@@ -137,6 +137,7 @@ def make_tensor_descriptor(ctx: Context, op: Any) -> None:
     padding = ir.StringAttr(op.attributes["padding"]).value if "padding" in op.attributes else "zero"
     ctx.values[op.results[0]] = Composite(base, shape, strides, [], block, elem, padding)
 
+
 # -- element addressing ------------------------------------------------------------------------
 def _block_nodes(ctx: Context, bp: Composite, offsets: list, checked: list[int], shape: tuple[int, ...]
                  ) -> tuple[Node, Optional[Node]]:
@@ -155,6 +156,7 @@ def _padding(ctx: Context, bp: Composite, padding: str, shape: tuple[int, ...]) 
     if padding == "nan" and bp.elem in ("half", "bfloat", "float", "double"):
         return Splat(const(bp.elem, float("nan")), shape, bp.elem)
     return None
+
 
 # -- loads and stores through block pointers ---------------------------------------------------
 def load_block_ptr(ctx: Context, op: Any, ptr_value: Any) -> None:
@@ -208,6 +210,7 @@ def _store_block(ctx: Context, bp: Composite, offsets: list, val: Any, checked: 
 
     loop_nest(fn, shape, body)
     ctx.drop_consumed((val, ))
+
 
 # -- tensor descriptors ------------------------------------------------------------------------
 @CPU_OPS.lowers("tt.descriptor_load")

@@ -113,6 +113,7 @@ def _bind_args(ctx: Context, args: list[Any], carried: list[Any], scalars: list[
             v.uses = uses(arg)
         ctx.values[arg] = v
 
+
 # -- for -------------------------------------------------------------------------------------
 class ControlFlow:
     """``scf.for``: a loop tells :class:`.Streaming` its trip count, for the stores inside it."""
@@ -255,6 +256,7 @@ def _peelable(ops: list[Any], inits: list[Any], layout: list) -> list[int]:
             out.append(k)
     return out
 
+
 # -- if ----------------------------------------------------------------------------------------
 @CPU_OPS.lowers("scf.if")
 def if_(ctx: Context, op: Any) -> None:
@@ -297,6 +299,7 @@ def if_(ctx: Context, op: Any) -> None:
             srcs = ", ".join(f"[{vals[j].value}, %{lbl}]" for vals, lbl in flats)
             phis.append(Scalar(fn.inst(f"phi {first.ty} {srcs}"), first.ty))
         ctx.values[r] = _unflat(phis, _flat([incoming[k][0][0]])[1])[0]
+
 
 # -- while -------------------------------------------------------------------------------------
 @CPU_OPS.lowers("scf.while")

@@ -259,6 +259,7 @@ def scan(ctx: Context, op: Any) -> None:
     for i, res in enumerate(op.results):
         ctx.set(res, Tile(bufs[i]))
 
+
 # -- dot ---------------------------------------------------------------------------------------
 @CPU_OPS.lowers("tt.dot")
 def dot(ctx: Context, op: Any) -> None:
