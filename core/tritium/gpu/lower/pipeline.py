@@ -286,8 +286,7 @@ class PipelineMixin:
                 self.target.async_copy(fn, self.module, dst, src, vec * eb, pred, src_bytes=nbytes)
 
         from ..target import guarded
-        guarded(fn, self.unique_pred(lay), copies)
-        self.target.async_commit(fn)
+        guarded(fn, self.unique_pred(lay), copies)      # committed with the iteration's other copies
 
     # -- the loop --------------------------------------------------------------------------------------------
     def lower_pipelined_for(self, op: Any, plan: PipelinePlan) -> None:
