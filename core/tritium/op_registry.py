@@ -15,7 +15,7 @@ A method's owner is recorded when its class is created (``__set_name__``), so a 
 to the collaborator object that implements it (:meth:`OpTable.bind`). A module-level function is called with
 the context object given to :meth:`bind`. Families of ops that one generic handler covers (``arith.*``,
 ``math.*``) are declared with :meth:`OpTable.family`, so coverage can be checked by name: every ``tt`` op has a
-handler, a family or an explicit refusal in every lowering (``tests/unit/test_op_coverage.py``).
+handler, a family or an explicit refusal in every lowering (``tests/ir/test_op_coverage.py``).
 
 Some handlers are called by their own name, not through a table's dispatch: the interpreter's builder API
 (``load``, ``splat``...) is called by the semantic directly. ``lowers(..., dispatch=False)`` records such a
