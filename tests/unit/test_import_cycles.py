@@ -23,14 +23,11 @@ KNOWN: dict[frozenset[str], str] = {
         "the driver builds the bounds-checked launcher; checked.py reads the driver's _SLOT_FORMATS",
     frozenset({"tritium_nvidia.mma", "tritium_nvidia.wgmma"}):
         "mma.py hands Hopper dots to wgmma.py, which imports C_LANE and lo_kind from mma.py",
-    # core, left to the people editing these files today
+    # core, left to the people editing these files today (language semantics)
     frozenset({"tritium.language.core", "tritium.language.descriptor", "tritium.language.dtypes",
                "tritium.language.iterators"}):
         "dtypes and descriptor need constexpr/tuple_value from core, which re-exports them (and tl.range) as "
         "tl.core.*; breaking it means a base module below dtypes for constexpr, CompileTimeError and _unwrap",
-    frozenset({"tritium.interpreter.runtime", "tritium.interpreter.semantic", "tritium.interpreter.values"}):
-        "values.py's tensor.__bool__ calls runtime._uniform_scalar (c308332); Divergence, _uniform_scalar and "
-        "semantic.ElementwiseOnly belong in a module below values",
 }
 
 

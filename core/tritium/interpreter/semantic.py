@@ -13,13 +13,10 @@ from ..language import core as tl
 from ..language.core import CompileTimeError
 from ..language.semantic import Semantic
 from .optable import INTERPRETER_OPS
-from .values import V, shape_of
+from .uniform import ElementwiseOnly as ElementwiseOnly
+from .values import V, shape_of, storage
 
 T = tl.tensor
-
-
-class ElementwiseOnly(Exception):
-    """A combine function needed a Python truth value: it must run one element at a time."""
 
 
 class InterpreterOptions:
@@ -142,7 +139,6 @@ class InterpreterSemantic(Semantic):
 
     @staticmethod
     def _storage(elt: tl.dtype) -> np.dtype:
-        from .values import storage
         return storage(elt)
 
     def _combine(self, combine: Callable, lhs: list[np.ndarray], rhs: list[np.ndarray],

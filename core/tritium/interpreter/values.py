@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..language import core as tl
+from .floats import fp8_to_f32
+from .rewrite import RAW_CODES
+from .uniform import uniform_scalar
 
 #: element type name -> numpy dtype holding the interpreter's values (bf16: float32, fp8: encodings)
 STORAGE = {
@@ -65,7 +68,6 @@ class V:
         a = self.a
         elt = self.type.scalar if self.type is not None else None
         if elt is not None and elt.is_fp8():
-            from .floats import fp8_to_f32
             a = fp8_to_f32(a, elt.name).reshape(a.shape)
         return np.array(a[0] if a.shape[0] == 1 else a)
 
@@ -74,11 +76,9 @@ class V:
         ``exec()``, no source: Triton's tests patch kernels so), whose own ``if t:`` / ``range(t)`` reach
         ``tensor.__bool__``/``__index__``; as Triton's interpreter, which holds concrete values. None for any
         other caller: there the compiler's error stands. Programs of the batch that disagree split it."""
-        from .rewrite import RAW_CODES
         if caller not in RAW_CODES:
             return None
-        from .runtime import _uniform_scalar
-        return _uniform_scalar(t, "a condition")
+        return uniform_scalar(t, "a condition")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         v = self.value
