@@ -11,7 +11,7 @@ from ..language.semantic import Semantic
 from ..language.target_info import compiling_for
 from .builder import Builder
 from .code_generator import CodeGenerator
-from .errors import CompilationError
+from .errors import CompilationError, without_frontend_frames
 from .kernel_args import ArgSpec, flat_args, is_structured, parse
 
 
@@ -54,7 +54,12 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: Opt
     gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=fn.__name__, is_kernel=True,
                         options=options)
     with context, ir.Location.unknown(context), compiling_for(capabilities):
-        fop = gen.generate(types)
+        try:
+            fop = gen.generate(types)
+        except CompilationError as err:
+            if knobs.compilation.front_end_debugging:
+                raise
+            raise without_frontend_frames(err)
     # specialization facts the lowering can use: pointer/integer arguments divisible by 16
     with context:
         arg_attrs = []

@@ -98,7 +98,8 @@ def _seen_from(gen: Generator, node: Any) -> Iterator[None]:
     try:
         yield
     except CompilationError as err:
-        raise err.called_from(gen.fn.__name__, gen.src, node, gen.filename, gen.first_line) from None
+        # the error in the callee stays reachable as the cause (Triton's test_err_in_nested_call)
+        raise err.called_from(gen.fn.__name__, gen.src, node, gen.filename, gen.first_line) from err
 
 
 def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], kwargs: dict[str, Any],

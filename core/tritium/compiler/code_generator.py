@@ -104,7 +104,10 @@ class CodeGenerator(ast.NodeVisitor):
         except Exception as exc:
             if knobs.compilation.front_end_debugging:
                 raise
-            raise self._as_compilation_error(node, exc) from exc
+            err = self._as_compilation_error(node, exc)
+            if isinstance(err, CompileTimeAssertionFailure):
+                raise err from None  # the assertion is the whole story, as in Triton (test_err_static_assert)
+            raise err from exc
         finally:
             self.last_node = last
             if last is not None and hasattr(last, "lineno"):

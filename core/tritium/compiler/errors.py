@@ -85,7 +85,7 @@ class CompilationError(TritonError):
 
 
 def _excerpt(src: str, node: ast.AST, filename: str, first_line: int, context: int) -> tuple[str, str, str]:
-    """``file:line:col``, the node's source line (after ``context`` lines before it) and a caret line."""
+    """``file:line:col, at l:c``, the node's source line (after ``context`` lines before it) and a caret line."""
     lines = src.splitlines()
     lineno = node.lineno  # relative to the function's source
     col = getattr(node, "col_offset", 0) or 0
@@ -96,7 +96,33 @@ def _excerpt(src: str, node: ast.AST, filename: str, first_line: int, context: i
     before = lines[max(0, lineno - 1 - context):lineno - 1]
     body = "\n".join("    " + ln for ln in before + [text])
     caret = "    " + " " * col + "^" * max(1, end_col - col)
-    return f"{filename}:{lineno + first_line - 1}:{col + 1}", body, caret
+    # then Triton's "at line:col" (both relative to the function's source, column from 0), which tools grep for
+    return f"{filename}:{lineno + first_line - 1}:{col + 1}, at {lineno}:{col}", body, caret
+
+
+def without_frontend_frames(exc: BaseException) -> BaseException:
+    """Drop the frontend's own frames (this package) from the tracebacks of ``exc`` and of its causes: the
+    message already shows the kernel's line, so a Python traceback shows the user's call and the library code
+    that raised, not the code generator's recursion (Triton filters its tracebacks the same way)."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    seen: set[int] = set()
+    e: Optional[BaseException] = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        kept = []
+        tb = e.__traceback__
+        while tb is not None:
+            if not tb.tb_frame.f_code.co_filename.startswith(here):
+                kept.append(tb)
+            tb = tb.tb_next
+        for a, b in zip(kept, kept[1:]):
+            a.tb_next = b
+        if kept:
+            kept[-1].tb_next = None
+        e.__traceback__ = kept[0] if kept else None
+        e = e.__cause__
+    return exc
 
 
 class UnsupportedLanguageConstruct(CompilationError):

@@ -147,6 +147,10 @@ class ExpressionVisitor:
             fn = {ast.USub: "__neg__", ast.UAdd: "__pos__", ast.Invert: "__invert__", ast.Not: "__not__"}[op]
             return getattr(operand, fn)(_semantic=self.gen.semantic)
         v = tl._unwrap(operand)
+        if isinstance(v, tuple_value):  # Triton refuses these (test_compile_errors.py::test_err_in_unary_op)
+            sym = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}[op]
+            raise self.gen.error(node, f"unary `{sym}` is not defined for a tuple; apply it to its elements, or test "
+                                       "len(t) == 0")
         return constexpr({ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Invert: lambda: ~v,
                           ast.Not: lambda: not v}[op]())
 

@@ -150,7 +150,8 @@ class MemoryMixin:
         if not isinstance(ptr, T) or not (ptr.type.scalar.is_ptr() or ptr.type.is_ptr()):
             raise CompileTimeError(f"tl.store needs a pointer or a block of pointers, got {_describe(ptr)}")
         if ptr.type.scalar.is_const() or (ptr.type.is_ptr() and ptr.type.is_const()):
-            raise CompileTimeError("cannot store through a pointer to const data")
+            raise CompileTimeError("Cannot store to a constant pointer: its parameter is annotated tl.const; store "
+                                   "through a pointer that is not tl.const")
         value = self.to_tensor(value)  # type: ignore[attr-defined]
         if self._is_block_ptr(ptr):
             if mask is not None:

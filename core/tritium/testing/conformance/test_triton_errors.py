@@ -173,3 +173,94 @@ def test_where_with_a_non_boolean_condition_warns(backend):
     with pytest.warns(UserWarning, match="non-boolean condition"):
         _where_on_uint[(1, )](x)
     assert (x == 2.0).all()
+
+
+@triton.jit
+def _pick(a, b, choose_b):
+    if choose_b:
+        return b
+    else:
+        return a
+
+
+@triton.jit(do_not_specialize=["choose"])
+def _const_ptrs(in_ptr: tl.const, out, c_out: tl.const, choose, MODE: tl.constexpr):
+    offs = tl.arange(0, 16)
+    val = tl.load(in_ptr + offs)
+    if MODE == "direct":
+        dst = c_out
+    elif MODE == "call":
+        dst = _pick(out, c_out, choose)
+    elif MODE == "ternary":
+        dst = c_out if choose else out
+    else:
+        if choose:
+            dst = c_out
+        else:
+            dst = out
+    tl.store(dst + offs, val)
+
+
+@pytest.mark.parametrize("mode, phrase", [
+    ("direct", "Cannot store to a constant pointer"), ("call", "Inconsistent return types"),
+    ("ternary", "Ternary expression with dynamic condition has inconsistent type"),
+    ("if", "Mismatched type for dst")])
+def test_const_pointer_errors(backend, mode, phrase):
+    # test_core.py::test_const: the error_message of each way a tl.const pointer reaches a store
+    from tritium import knobs
+    if knobs.runtime.interpret and mode != "direct":
+        pytest.skip("the interpreter runs one branch of a run-time if: it has no branch types to compare")
+    x = np.ones(16, np.float32)
+    err = _error(_const_ptrs, x, np.zeros(16, np.float32), np.zeros(16, np.float32), True, mode)
+    assert phrase in err.error_message, str(err)
+
+
+@triton.jit
+def _undefined_inside():
+    return xyz  # noqa: F821
+
+
+@triton.jit
+def _calls_undefined(x_ptr):
+    # a comment, so that the call is on line 3 of the kernel
+    tl.store(x_ptr, _undefined_inside())
+
+
+def test_error_positions_causes_and_tracebacks(backend):
+    # test_compile_errors.py::test_err_in_nested_call and friends: Triton's "at line:col:" (relative to the
+    # function, column from 0) next to tritium's file:line:col; the callee's error is the cause of the caller's;
+    # no frame of the code generator in the traceback a user sees
+    import traceback
+    from tritium import knobs
+    err = _error(_calls_undefined, np.zeros(1, np.int32))
+    assert "at 2:11:" in str(err), str(err)
+    if knobs.runtime.interpret:
+        return  # the interpreter reports the error where it happened
+    assert "at 3:20:" in str(err) and "in @jit function `_undefined_inside`" in str(err), str(err)
+    inner = err.__cause__
+    assert isinstance(inner, triton.CompilationError) and "at 2:11:" in str(inner), str(inner)
+    for e in (err, inner):
+        shown = "".join(traceback.format_exception(type(e), e, e.__traceback__, chain=False))
+        assert "code_generator.py" not in shown, shown
+
+
+@triton.jit
+def _not_a_tuple(x_ptr, STATIC: tl.constexpr):
+    if STATIC:
+        tl.static_assert(isinstance(0, tl.tensor))
+    else:
+        not (0, 0)
+    tl.store(x_ptr, 1)
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_refused_at_compile_time_without_a_cause(backend, static):
+    # test_compile_errors.py::test_err_static_assert / test_err_in_unary_op: the error itself, no cause
+    from tritium import knobs
+    if knobs.runtime.interpret and not static:
+        pytest.skip("the interpreter evaluates `not (0, 0)` as Python does (as Triton's interpreter)")
+    err = _error(_not_a_tuple, np.zeros(1, np.int32), static)
+    assert "at 3:8:" in str(err) if static else "at 5:8:" in str(err), str(err)
+    if not knobs.runtime.interpret:
+        assert err.__cause__ is None
+        assert isinstance(err, triton.compiler.errors.CompileTimeAssertionFailure) == static
