@@ -27,6 +27,7 @@ from .errors import (UNSUPPORTED_CONSTRUCTS, CompilationError, CompileTimeAssert
 from .expr_visitor import _BINOPS, ExpressionVisitor
 from .frontend import Generator, ReturnSignal, Visitors, wrap_python
 from .kernel_args import ArgSpec, build, flat_args
+from .loops import Loops
 
 
 class CodeGenerator(ast.NodeVisitor):
@@ -60,7 +61,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.expressions = ExpressionVisitor(self)
         self.calls = CallVisitor(self)
         self.control = ControlFlow(self)
-        self._visitors: Visitors = {**self.expressions.visitors(), **self.calls.visitors(), **self.control.visitors()}
+        self.loops = Loops(self, self.control)
+        self._visitors: Visitors = {**self.expressions.visitors(), **self.calls.visitors(), **self.control.visitors(),
+                                   **self.loops.visitors()}
 
     def spawn(self, fn: DeviceFunction, func_name: str) -> Generator:
         return CodeGenerator(fn, self.semantic, self.module, self.function_cache, arg_values=[], func_name=func_name,
