@@ -210,7 +210,7 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # docstring
         if isinstance(node.value, ast.Call):
-            node.value._tritium_unused = True  # type: ignore[attr-defined]  (see CallVisitor.call: must_use_result)
+            node.value._tritium_unused = True  # type: ignore[attr-defined]  # see CallVisitor.call: must_use_result
         self.visit(node.value)
 
     def assign_target(self, target: ast.AST, value: Any) -> None:
