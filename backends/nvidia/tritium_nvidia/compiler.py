@@ -146,8 +146,9 @@ class CUDABackend(BaseBackend):
         if not isinstance(warps, int) or warps < 1 or warps & (warps - 1) or warps > 32:
             raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {warps!r}")
         if opts.get("num_ctas", 1) != 1:
-            raise ValueError(f"num_ctas={opts['num_ctas']}: thread-block clusters are not supported by tritium-nvidia "
-                             "yet; use num_ctas=1 (one program per CTA)")
+            raise ValueError(f"num_ctas={opts['num_ctas']}: thread-block clusters (several CTAs per program, sharing "
+                             "data through distributed shared memory and TMA multicast) are not implemented by "
+                             "tritium-nvidia; use num_ctas=1 (one CTA per program; results are the same)")
         if "supported_fp8_dtypes" not in opts:
             fp8 = {"fp8e4b15", "fp8e5"} | ({"fp8e4nv"} if self.capability >= 89 else set())
             opts["supported_fp8_dtypes"] = tuple(sorted(fp8))
