@@ -73,7 +73,7 @@ def test_dot_compiles_to_mfma(amd_registry, chip, t, out, instr):
     codeobj.check(k.asm["hsaco"], CHIPS[chip], k.name, [8, 8, 8])
 
 
-def test_tf32_uses_xf32_on_gfx942_only(amd_registry):
+def test_tf32_uses_xf32_on_gfx942_and_fp32_mfma_elsewhere(amd_registry):
     from tritium import plugins
     from tritium_amd.chips import CHIPS
     sig = {k: v.format(t="fp32", o="fp32") for k, v in DOT_SIG.items()}
@@ -82,9 +82,9 @@ def test_tf32_uses_xf32_on_gfx942_only(amd_registry):
         k = tritium.compile(ASTSource(tf32_dot, sig, {"M": 32, "N": 32, "K": 32}),
                             target=GPUTarget("hip", "gfx942", 64))
         assert set(re.findall(r"\bv_mfma_\w+", k.asm["amdgcn"])) == {"v_mfma_f32_16x16x8_xf32"}
-        with pytest.raises(Exception, match="input_precision must be one of"):
-            tritium.compile(ASTSource(tf32_dot, sig, {"M": 32, "N": 32, "K": 32}),
+        k = tritium.compile(ASTSource(tf32_dot, sig, {"M": 32, "N": 32, "K": 32}),
                             target=GPUTarget("hip", "gfx950", 64))
+        assert set(re.findall(r"\bv_mfma_\w+", k.asm["amdgcn"])) == {"v_mfma_f32_16x16x4_f32"}
     assert "xf32" not in CHIPS["gfx950"].mfma
 
 

@@ -123,9 +123,9 @@ class HIPBackend(BaseBackend):
             opts["supported_fp8_dtypes"] = ("fp8e4b15", "fp8e4nv", "fp8e5") if "fp8" in self.chip.mfma else \
                 ("fp8e4b15", "fp8e5")
         if "allowed_dot_input_precisions" not in opts:
-            # tf32x3/bf16x3/bf16x6 approximate ieee; the fp32 MFMA and the FMA fallback compute it outright
-            exact = ("ieee", "tf32x3", "bf16x3", "bf16x6")
-            opts["allowed_dot_input_precisions"] = exact + ("tf32", ) if "xf32" in self.chip.mfma else exact
+            # tf32x3/bf16x3/bf16x6 approximate ieee, which the fp32 MFMA and the FMA fallback compute outright; tf32
+            # is xf32 on gfx942 and full fp32 elsewhere (more precise than asked, so kernels written for it compile)
+            opts["allowed_dot_input_precisions"] = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
         if "enable_fp_fusion" not in opts:
             opts["enable_fp_fusion"] = knobs.language.default_fp_fusion
         if knobs.compilation.sanitize_overflow:

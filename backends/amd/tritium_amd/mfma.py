@@ -76,9 +76,10 @@ def choose_kind(a_elem: str, b_elem: str, precision: str, chip: Any) -> Optional
     if a_elem == "bf16" and "bf16" in chip.mfma:
         return BF16
     if a_elem == "f32":
-        if precision == "tf32":
-            return XF32 if "xf32" in chip.mfma else None
-        # ieee, and the multi-pass emulations of it (tf32x3, bf16x3, bf16x6): the fp32 MFMA is that precise
+        if precision == "tf32" and "xf32" in chip.mfma:
+            return XF32
+        # ieee, the multi-pass emulations of it (tf32x3, bf16x3, bf16x6) and tf32 where the chip has no xf32
+        # (gfx90a, gfx950): the fp32 MFMA is at least that precise
         return F32 if "f32" in chip.mfma else None
     if a_elem == "i8" and "i8" in chip.mfma:
         # gfx940 replaced the 16x16x16 int8 MFMA with a 16x16x32 one
