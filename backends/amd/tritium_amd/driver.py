@@ -204,8 +204,8 @@ class HipLauncher:
                                            f"{(p0, p1, p2)}, element {elem})")
 
 
-#: kernels a no-run launcher was made for in this process (compile-only launches)
-compiled: list[str] = []
+#: the CompiledKernels a no-run launcher was made for in this process (compile-only launches)
+compiled: list[Any] = []
 
 
 class NoRunLauncher:
@@ -213,7 +213,7 @@ class NoRunLauncher:
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
-        compiled.append(kernel.name)
+        compiled.append(kernel)
 
     def __call__(self, grid: tuple, args: tuple) -> None:
         return None
