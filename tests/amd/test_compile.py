@@ -162,3 +162,31 @@ def test_compile_for_amd_example_prints_resource_use(amd_registry, capsys):
         assert 0 < vgprs <= CHIPS[chip].vgprs and 0 < sgprs <= CHIPS[chip].sgprs and lds > 0
         assert f"({CHIPS[chip].mach:#x}), wave64" in row
     assert "stages: ['ttir', 'ttgir', 'llir', 'amdgcn', 'hsaco']" in out
+
+
+def test_stages_are_dumped_and_an_overridden_amdgcn_is_what_gets_linked(amd_registry, tmp_path):
+    import glob
+
+    from tritium import knobs, plugins
+    name, fn, sig, consts = CASES[0]
+    nop7 = b"\x07\x00\x80\xbf"            # s_nop 7 (SOPP encoding 0xBF800007)
+    with plugins.use(amd_registry), knobs.compilation.scope(), knobs.cache.scope():
+        knobs.cache.dump_dir = str(tmp_path / "dump")
+        knobs.cache.dir = str(tmp_path / "cache")
+        knobs.compilation.dump_ir = True
+        k = tritium.compile(ASTSource(fn, sig, consts), target=GPUTarget("hip", "gfx942", 64))
+        for ext in ("ttir", "ttgir", "llir", "amdgcn", "hsaco"):
+            assert glob.glob(str(tmp_path / "dump" / "*" / f"{k.name}.{ext}")), ext
+        dumped = glob.glob(str(tmp_path / "dump" / "*" / f"{k.name}.amdgcn"))[0]
+        assert open(dumped).read() == k.asm["amdgcn"] and nop7 not in k.asm["hsaco"]
+        override = tmp_path / "override" / os.path.basename(os.path.dirname(dumped))
+        override.mkdir(parents=True)
+        edited = k.asm["amdgcn"].replace(f"\n{k.name}:", f"\n{k.name}:\n\ts_nop 7", 1)
+        assert edited != k.asm["amdgcn"]
+        (override / f"{k.name}.amdgcn").write_text(edited)
+        knobs.cache.override_dir = str(tmp_path / "override")
+        knobs.compilation.override = True
+        knobs.compilation.always_compile = True
+        k2 = tritium.compile(ASTSource(fn, sig, consts), target=GPUTarget("hip", "gfx942", 64))
+    assert "s_nop 7" in k2.asm["amdgcn"] and nop7 in k2.asm["hsaco"]
+    codeobj.check(k2.asm["hsaco"], CHIPS["gfx942"], k2.name, signature_arg_sizes(sig))
