@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import subprocess
 import sys
 
@@ -105,3 +106,18 @@ def test_launch_on_an_amd_gpu(amd_backend):
     out = torch.empty_like(x)
     add_kernel[(8, )](x, x, out, 1000, BLOCK=128)
     assert torch.equal(out, 2 * x)
+
+
+def test_the_driver_uses_only_what_hip_python_offers():
+    """Every HIP function, property and error name the driver refers to exists in the installed bindings (they
+    import without ROCm; calling them needs it)."""
+    hip = pytest.importorskip("hip", reason="hip-python is not installed").hip
+    import inspect
+    src = inspect.getsource(hipdrv)
+    used = set(re.findall(r"hip\.(hip\w+)", src))
+    assert {"hipModuleLoadData", "hipModuleGetFunction", "hipModuleLaunchKernel"} <= used
+    assert sorted(n for n in used if not hasattr(hip, n)) == []
+    assert [f for f in hipdrv._FAULTS if not hasattr(hip.hipError_t, f)] == []
+    props = hip.hipDeviceProp_t()
+    fields = set(re.findall(r"props\.(\w+)", src))
+    assert fields and sorted(f for f in fields if not hasattr(props, f)) == []

@@ -20,9 +20,10 @@ from .knobs import amd as amd_knobs
 
 _reason: Optional[str] = None
 _last_launched: list[str] = []
-_FAULTS = ("hipErrorIllegalAddress", "hipErrorLaunchFailure", "hipErrorIllegalInstruction",
-           "hipErrorMisalignedAddress", "hipErrorHardwareStackError", "hipErrorInvalidPc", "hipErrorAssert",
-           "hipErrorLaunchTimeOut")
+#: hipError_t names of a kernel that faulted on the device (HIP reports illegal instructions and misaligned
+#: accesses as launch failures)
+_FAULTS = ("hipErrorIllegalAddress", "hipErrorLaunchFailure", "hipErrorAssert", "hipErrorLaunchTimeOut",
+           "hipErrorPriorLaunchFailure")
 
 
 class HipError(RuntimeError):
@@ -172,6 +173,11 @@ class HipLauncher:
         err = hip.hipModuleLaunchKernel(func, grid[0], grid[1], grid[2], self.block, 1, 1, 0, stream or None, None,
                                         packed)[0]
         if err != hip.hipError_t.hipSuccess:
+            if err.name == "hipErrorLaunchOutOfResources":
+                from tritium.compiler.errors import OutOfResources
+                raise OutOfResources(self.block, self.block, "threads or registers per workgroup",
+                                     f"kernel `{self.name}` cannot be launched with {self.block} threads: lower "
+                                     "num_warps or the block sizes")
             if err.name in _FAULTS:
                 raise KernelFault(fault_message(err.name, self.name if amd_knobs.launch_blocking else None,
                                                 f"when launching `{self.name}`"))
