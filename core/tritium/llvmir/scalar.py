@@ -36,6 +36,9 @@ CASTS = {"arith.extf": "fpext", "arith.truncf": "fptrunc", "arith.extsi": "sext"
 ICMP = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 FCMP = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
         "uno", "true"]
+#: ops that are one instruction of a fixed form (``a``: the operands, ``t``: the first one's type)
+ONE_INSTRUCTION = {"arith.negf": "fneg {t} {a[0]}", "math.isnan": "fcmp uno {t} {a[0]}, {a[0]}",
+                   "tt.int_to_ptr": "inttoptr {t} {a[0]} to {ret}", "tt.ptr_to_int": "ptrtoint {t} {a[0]} to {ret}"}
 #: one-operand LLVM intrinsics of the operand's type (llvm.sqrt.f32)
 INTRIN1 = {"math.sqrt": "sqrt", "tt.precise_sqrt": "sqrt", "math.absf": "fabs", "math.floor": "floor",
            "math.ceil": "ceil", "math.round": "round", "math.roundeven": "roundeven", "math.trunc": "trunc",
@@ -134,15 +137,15 @@ class ScalarEmitter:
         flags = self.contract if o.name != "tt.precise_divf" else ""
         return o.fn.inst(f"{FLT_BIN[o.name]} {flags}{o.t} {o.args[0]}, {o.args[1]}")
 
+    @SCALAR_OPS.lowers(*ONE_INSTRUCTION)
+    def one_instruction(self, o: ScalarOp) -> str:
+        return o.fn.inst(ONE_INSTRUCTION[o.name].format(t=o.t, ret=o.ret, a=o.args))
+
     @SCALAR_OPS.lowers(*INT_BIN)
     def int_binary(self, o: ScalarOp) -> str:
         op = INT_BIN[o.name]
         flags = " nsw" if o.address and op in ("add", "sub", "mul") else ""
         return o.fn.inst(f"{op}{flags} {o.t} {o.args[0]}, {o.args[1]}")
-
-    @SCALAR_OPS.lowers("arith.negf")
-    def negf(self, o: ScalarOp) -> str:
-        return o.fn.inst(f"fneg {o.t} {o.args[0]}")
 
     @SCALAR_OPS.lowers(*INT_DIV)
     def int_div(self, o: ScalarOp) -> str:
@@ -207,10 +210,6 @@ class ScalarEmitter:
         vt = o.types[1]
         return o.fn.inst(f"select i1 {o.args[0]}, {vt} {o.args[1]}, {vt} {o.args[2]}")
 
-    @SCALAR_OPS.lowers("math.isnan")
-    def isnan(self, o: ScalarOp) -> str:
-        return o.fn.inst(f"fcmp uno {o.t} {o.args[0]}, {o.args[0]}")
-
     @SCALAR_OPS.lowers("math.isinf", "math.isfinite")
     def isinf(self, o: ScalarOp) -> str:
         a = self.call(o.fn, "fabs", o.t, o.args[:1])
@@ -246,14 +245,6 @@ class ScalarEmitter:
         if t.startswith("ptr") and ret.startswith("ptr"):
             return o.fn.inst(f"addrspacecast {t} {o.args[0]} to {ret}")
         return o.fn.inst(f"bitcast {t} {o.args[0]} to {ret}")
-
-    @SCALAR_OPS.lowers("tt.int_to_ptr")
-    def int_to_ptr(self, o: ScalarOp) -> str:
-        return o.fn.inst(f"inttoptr {o.t} {o.args[0]} to {o.ret}")
-
-    @SCALAR_OPS.lowers("tt.ptr_to_int")
-    def ptr_to_int(self, o: ScalarOp) -> str:
-        return o.fn.inst(f"ptrtoint {o.t} {o.args[0]} to {o.ret}")
 
     # -- math ------------------------------------------------------------------------------------------------
     @SCALAR_OPS.lowers(*INTRIN1)
