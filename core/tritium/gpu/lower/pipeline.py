@@ -33,6 +33,8 @@ from .scalar import EXPENSIVE, is_scalar_op
 from .shared import SharedTile, smem_layout_for
 from .values import Scalar, Tensor, owner_op
 
+#: the largest tile (bytes per stage) of a load that does not feed a dot that is staged
+_OTHER_STAGE_BYTES = 4096
 _SLICE_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims", "tt.addptr"}
 
 
@@ -121,8 +123,9 @@ class PipelineMixin:
             loads.append((o, parts))
         if not loads:
             return None
-        # in a loop that is pipelined for its dots, the other loads of tiles are staged too (the row maxima
-        # and sums the attention backward reads next to its dot operands), as Triton's pipeliner does
+        # in a loop that is pipelined for its dots, the other small loads are staged too (the row maxima and
+        # sums the attention backward reads next to its dot operands); larger tiles are left alone so that a
+        # kernel that fit in shared memory still does
         others = []
         staged = {o for o, _ in loads}
         for o in ops:
@@ -133,6 +136,9 @@ class PipelineMixin:
             parts = split_operands(o, ["ptr", "mask", "other"])
             if shape is None or len(shape) not in (1, 2) or "!tt.ptr<tensor" in str(parts["ptr"][0].type) \
                     or any(u.owner.name == "scf.yield" for u in o.results[0].uses):
+                continue
+            numel = shape[0] * (shape[1] if len(shape) == 2 else 1)
+            if numel * BYTES.get(self.storage_type(self.pointee(parts["ptr"][0].type)[0]), 8) > _OTHER_STAGE_BYTES:
                 continue
             if parts["other"] and not _is_zero_constant(parts["other"][0]):
                 continue
