@@ -231,7 +231,8 @@ class PipelineMixin:
         fn = self.fn
         for (o, parts), (ptr, mask), (tile_proto, stage_bytes) in zip(plan.loads, operands, bases):
             if "desc" in parts:
-                self.issue_descriptor_copies(o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
+                from .pipeline_desc import issue_descriptor_copies
+                issue_descriptor_copies(self, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
                 continue
             lay = ptr.layout
             smem = tile_proto.smem
@@ -254,45 +255,6 @@ class PipelineMixin:
             # and the duplicates' zeros would race with it
             guarded(fn, self.unique_pred(lay), copies)
         self.target.async_commit(fn)
-
-    def issue_descriptor_copies(self, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
-                                stage_bytes: int, stage: str, valid: Optional[str]) -> None:
-        from .convert import _aligned_vec
-        fn = self.fn
-        lay = self.layout_of(o.results[0])
-        smem = tile_proto.smem
-        eb = smem.eb
-        last = lay.rank - 1
-        # the index along the contiguous dimension decides the alignment of every vector's first element
-        div = self.axis.info(parts["indices"][last]).div[0] if smem.fast == last else 1
-        vec = min(lay.reg_run(last), max(1, 16 // eb), max(1, div)) if smem.fast == last else 1
-        vec = _aligned_vec(lay, last, 1 << (max(vec, 1).bit_length() - 1))
-        vec = min(vec, self.tile_vec(lay, smem)) if smem.fast == last else 1
-        addrs, masks = self.block_access(desc, idx, lay, list(range(last)))
-        limit = self._i64(desc.shape[last])
-        first = self._i64(idx[last])
-        base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
-        tile = SharedTile(base, smem, tile_proto.ty)
-        unique = set(lay.unique_regs())
-        vecs = []
-        for g in range(0, lay.num_regs, vec):
-            if g not in unique:
-                continue
-            c = self.coord(lay, g, last)
-            col = fn.inst(f"add i64 {first}, {c if c.isdigit() else fn.inst(f'zext i32 {c} to i64')}")
-            # elements of this vector inside the last dimension: clamp(limit - col, 0, vec)
-            left = fn.inst(f"sub i64 {limit}, {col}")
-            left = fn.inst(f"select i1 {fn.inst(f'icmp slt i64 {left}, 0')}, i64 0, i64 {left}")
-            left = fn.inst(f"select i1 {fn.inst(f'icmp sgt i64 {left}, {vec}')}, i64 {vec}, i64 {left}")
-            nbytes = fn.inst(f"trunc i64 {fn.inst(f'mul i64 {left}, {eb}')} to i32")
-            vecs.append((self.tile_ptr(tile, lay, g), addrs[g], self.and_pred(masks[g], valid), nbytes))
-
-        def copies() -> None:
-            for dst, src, pred, nbytes in vecs:
-                self.target.async_copy(fn, self.module, dst, src, vec * eb, pred, src_bytes=nbytes)
-
-        from ..target import guarded
-        guarded(fn, self.unique_pred(lay), copies)      # committed with the iteration's other copies
 
     # -- the loop --------------------------------------------------------------------------------------------
     def lower_pipelined_for(self, op: Any, plan: PipelinePlan) -> None:

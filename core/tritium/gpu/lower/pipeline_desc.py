@@ -1,0 +1,54 @@
+"""Software-pipelined tensor-descriptor loads (see pipeline.py): their copies into a stage.
+
+The block is contiguous along its last dimension and its rows start 16-byte aligned (the descriptor's base
+and other strides are 16-byte multiples by its rules), so copies are vectors along that dimension as wide as
+the last index's divisibility allows; a vector that runs past the end of the dimension reads only its
+in-bounds bytes (``src_bytes``: the target zero-fills the rest); other dimensions' bounds predicate whole
+vectors off (zeros).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .shared import SharedTile
+
+
+def issue_descriptor_copies(lo: Any, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
+                            stage_bytes: int, stage: str, valid: Optional[str]) -> None:
+    """Start the copies of one pipelined descriptor load into ``stage`` (committed by the caller)."""
+    from .convert import _aligned_vec
+    fn = lo.fn
+    lay = lo.layout_of(o.results[0])
+    smem = tile_proto.smem
+    eb = smem.eb
+    last = lay.rank - 1
+    # the index along the contiguous dimension decides the alignment of every vector's first element
+    div = lo.axis.info(parts["indices"][last]).div[0] if smem.fast == last else 1
+    vec = min(lay.reg_run(last), max(1, 16 // eb), max(1, div)) if smem.fast == last else 1
+    vec = _aligned_vec(lay, last, 1 << (max(vec, 1).bit_length() - 1))
+    vec = min(vec, lo.tile_vec(lay, smem)) if smem.fast == last else 1
+    addrs, masks = lo.block_access(desc, idx, lay, list(range(last)))
+    limit = lo._i64(desc.shape[last])
+    first = lo._i64(idx[last])
+    base = lo.smem_ptr(tile_proto.base, lo.imul(stage, stage_bytes))
+    tile = SharedTile(base, smem, tile_proto.ty)
+    unique = set(lay.unique_regs())
+    vecs = []
+    for g in range(0, lay.num_regs, vec):
+        if g not in unique:
+            continue
+        c = lo.coord(lay, g, last)
+        col = fn.inst(f"add i64 {first}, {c if c.isdigit() else fn.inst(f'zext i32 {c} to i64')}")
+        # elements of this vector inside the last dimension: clamp(limit - col, 0, vec)
+        left = fn.inst(f"sub i64 {limit}, {col}")
+        left = fn.inst(f"select i1 {fn.inst(f'icmp slt i64 {left}, 0')}, i64 0, i64 {left}")
+        left = fn.inst(f"select i1 {fn.inst(f'icmp sgt i64 {left}, {vec}')}, i64 {vec}, i64 {left}")
+        nbytes = fn.inst(f"trunc i64 {fn.inst(f'mul i64 {left}, {eb}')} to i32")
+        vecs.append((lo.tile_ptr(tile, lay, g), addrs[g], lo.and_pred(masks[g], valid), nbytes))
+
+    def copies() -> None:
+        for dst, src, pred, nbytes in vecs:
+            lo.target.async_copy(fn, lo.module, dst, src, vec * eb, pred, src_bytes=nbytes)
+
+    from ..target import guarded
+    guarded(fn, lo.unique_pred(lay), copies)      # committed with the iteration's other copies
