@@ -1,0 +1,57 @@
+"""Matmul 8192^3 in fp8 e4m3 and tf32 (fp32 operands), examples/03's kernel (pointer tensors, grouped order),
+tritium beside Triton 3.6 in one process, CUDA-event medians. fp8: B is stored (N, K) and passed as its
+transposed (K, N) view (K-major, as Hopper's fp8 tensor cores read it); tf32: both layouts of B.
+
+    python backends/nvidia/bench/typed_matmul.py
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+def main() -> None:
+    from _bench import median_ms, triton_twin
+    path = os.path.join(ROOT, "examples", "03-matrix-multiplication.py")
+    spec = importlib.util.spec_from_file_location("ex03", path)
+    ours = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ours)
+    theirs = triton_twin(path)
+    M = N = K = 8192
+    cases = [("fp8e4m3 B K-major", torch.float8_e4m3fn, True, dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=128)),
+             ("tf32 B K-major", torch.float32, True, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32)),
+             ("tf32 B N-major", torch.float32, False, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32))]
+    rows = []
+    for name, dtype, k_major, blocks in cases:
+        a = torch.randn(M, K, device="cuda").to(dtype)
+        b_nk = torch.randn(N, K, device="cuda").to(dtype)
+        b = b_nk.T if k_major else b_nk.T.contiguous()
+        ref = (a.float() @ b.float()) if dtype != torch.float32 else (a.double() @ b.double()).float()
+        cfg = dict(blocks, GROUP_M=8, num_warps=8, num_stages=3)
+        res = {}
+        for fw, mod in (("tritium", ours), ("triton", theirs)):
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16 if dtype.itemsize == 1
+                           else torch.float32)
+            try:
+                mod.matmul(a, b, c, **cfg)
+                err = ((c.float() - ref).norm() / ref.norm()).item()
+                ms = median_ms(lambda: mod.matmul(a, b, c, **cfg), "cuda")
+                res[fw] = (2 * M * N * K / (ms * 1e-3) / 1e12, f"{err:.1e}")
+            except Exception as exc:  # noqa: BLE001
+                res[fw] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}")
+        line = (f"matmul {name} {M}^3 {blocks}: tritium {res['tritium'][0]:.0f} TFLOP/s | Triton "
+                f"{res['triton'][0]:.0f} | ratio {res['tritium'][0] / res['triton'][0]:.2f}x | rel err "
+                f"{res['tritium'][1]} / {res['triton'][1]}")
+        print(line, flush=True)
+        rows.append(line)
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
