@@ -254,5 +254,34 @@ def _cosh(fn: Function, module: Module, args: list[str]) -> str:
     return fn.inst(f"fmul float {fn.inst(f'fadd float {e}, {inv}')}, 0.5")
 
 
+# erf's two polynomials are the CPU backend's (tritium_cpu/codegen/mathlib.py, minimax fits): erf(a) = a + a * P(a^2)
+# below 0.875, 1 - exp(Q(a)) up to 3.9375 (log erfc is smooth where erfc falls off too fast), then 1
+_ERF_SMALL = tuple(float.fromhex(h) for h in (
+    "0x1.06eba6p-3", "-0x1.81270ap-2", "0x1.ce2100p-4", "-0x1.b6f18ep-6", "0x1.49bcd8p-8", "-0x1.44fe52p-11"))
+_ERF_BIG = tuple(float.fromhex(h) for h in (
+    "0x1.567776p-13", "-0x1.212446p+0", "-0x1.4454cap-1", "-0x1.bb013ep-4", "0x1.9a3a92p-6", "-0x1.0f53ecp-8",
+    "0x1.c0d8c8p-12", "-0x1.589630p-16"))
+
+
+def _horner(fn: Function, module: Module, x: str, coefs: tuple[float, ...]) -> str:
+    module.intrinsic("llvm.fma.f32", "float", ["float", "float", "float"])
+    acc = const("float", coefs[-1])
+    for c in reversed(coefs[:-1]):
+        acc = fn.inst(f"call float @llvm.fma.f32(float {acc}, float {x}, float {const('float', c)})")
+    return acc
+
+
+def _erf(fn: Function, module: Module, args: list[str]) -> str:
+    x = args[0]
+    a = _call(fn, module, "fabs", x)
+    small = _horner(fn, module, fn.inst(f"fmul float {a}, {a}"), _ERF_SMALL)
+    small = fn.inst(f"call float @llvm.fma.f32(float {a}, float {small}, float {a})")
+    big = fn.inst(f"fsub float 1.0, {_call(fn, module, 'exp', _horner(fn, module, a, _ERF_BIG))}")
+    y = fn.inst(f"select i1 {fn.inst(f'fcmp olt float {a}, 0.875')}, float {small}, float {big}")
+    y = fn.inst(f"select i1 {fn.inst(f'fcmp oge float {a}, 3.9375')}, float 1.0, float {y}")
+    module.intrinsic("llvm.copysign.f32", "float", ["float", "float"])
+    return fn.inst(f"call float @llvm.copysign.f32(float {y}, float {x})")
+
+
 _F32: dict[str, Callable[[Function, Module, list[str]], str]] = {
-    "math.tan": _tan, "libm.tanh": _tanh, "libm.sinh": _sinh, "libm.cosh": _cosh}
+    "math.tan": _tan, "libm.tanh": _tanh, "libm.sinh": _sinh, "libm.cosh": _cosh, "libm.erf": _erf}
