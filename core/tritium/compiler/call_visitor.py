@@ -53,9 +53,11 @@ class CallVisitor:
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
-        if isinstance(fn, constexpr) and inspect.isfunction(fn.value) and not isinstance(fn.value, DeviceFunction):
+        if isinstance(fn, constexpr) and inspect.isfunction(fn.value) and not isinstance(fn.value, DeviceFunction) \
+                and not tl.is_builtin(fn.value):
             # a helper decorated with @tl.constexpr (FlagGems): Triton calls it at compile time with the arguments
-            # as they are (constexpr wrappers included); plain undecorated functions stay refused below
+            # as they are (constexpr wrappers included); plain undecorated functions stay refused below. A builtin
+            # held in a constexpr (f: tl.constexpr = libdevice.acos) takes the builtin path, with the semantic
             return wrap_python(fn.value(*args, **kwargs))
         fn = tl._unwrap(fn)
         if getattr(node, "_tritium_unused", False):
