@@ -6,6 +6,7 @@ cheap: MLIR, llvmlite, CUDA and torch load only when a kernel is compiled or lau
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ._version import __version__  # noqa: E402,F401
@@ -57,7 +58,6 @@ def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'tritium' has no attribute {name!r}")
-    import importlib
     module = importlib.import_module(target[0])
     value = module if target[1] is None else getattr(module, target[1])
     globals()[name] = value

@@ -9,6 +9,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+from importlib.metadata import entry_points
 from typing import Any, Iterable
 
 from . import hookspecs as hs
@@ -28,7 +29,6 @@ def wanted(name: str) -> bool:
 
 
 def _entry_points() -> Iterable[Any]:
-    from importlib.metadata import entry_points
     return entry_points(group=ENTRY_POINT_GROUP)
 
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import Optional
 
 from ..errors import TritonError
-
 
 #: Python constructs kernels cannot use, with what to write instead: the compiler rejects them, and the
 #: interpreter raises the same error where one is reached
@@ -104,7 +104,6 @@ def without_frontend_frames(exc: BaseException) -> BaseException:
     """Drop the frontend's own frames (this package) from the tracebacks of ``exc`` and of its causes: the
     message already shows the kernel's line, so a Python traceback shows the user's call and the library code
     that raised, not the code generator's recursion (Triton filters its tracebacks the same way)."""
-    import os
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     seen: set[int] = set()
     e: Optional[BaseException] = exc

@@ -18,6 +18,7 @@ debugger then shows one program's values), as does every kernel with ``TRITIUM_I
 """
 from __future__ import annotations
 
+import ast
 import bdb
 import sys
 import weakref
@@ -290,7 +291,6 @@ class Launch:
 
 
 def _kernel_returned(fn: Any) -> None:
-    import ast
     ret = next((n for n in ast.walk(fn.parse()) if isinstance(n, ast.Return) and n.value is not None), None)
     from ..compiler.errors import CompilationError
     raise CompilationError(fn.__name__, fn.src, ret, "a kernel cannot return a value; store results through a "

@@ -1,6 +1,7 @@
 """Fixtures of the conformance suite: the backend under test, its capabilities, a private cache."""
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,6 +105,5 @@ def _device_arrays(backend: BackendUnderTest, monkeypatch: pytest.MonkeyPatch):
 
 @pytest.fixture
 def rng(request) -> np.random.Generator:
-    import zlib
     seed = zlib.crc32(request.node.nodeid.encode())
     return np.random.default_rng(seed)
