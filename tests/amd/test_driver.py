@@ -121,3 +121,17 @@ def test_the_driver_uses_only_what_hip_python_offers():
     props = hip.hipDeviceProp_t()
     fields = set(re.findall(r"props\.(\w+)", src))
     assert fields and sorted(f for f in fields if not hasattr(props, f)) == []
+
+
+def test_tritium_plugins_lists_the_backend_and_its_capabilities(tmp_path):
+    """The installed distribution, found through its entry point as any third-party backend is."""
+    out = subprocess.run([sys.executable, "-c", "import sys; from tritium.tools.cli import main; "
+                          "sys.exit(main(['plugins']))"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TRITIUM_HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("amd ") and "tritium-amd" in line)
+    assert "hsaco" in lines[at + 1] and "gfx942" in lines[at + 1]
+    caps = lines[at + 2]
+    assert all(c in caps for c in ("tensor-cores", "warp-shuffle", "device-assert", "fp64"))
+    assert "device-print" not in caps and "host-memory" not in caps
