@@ -63,7 +63,7 @@ def test_descriptor_signature_and_errors():
     (k, ) = _kernels(_desc_scale)
     assert k.src.signature["d"] == "tensordesc<fp32[16, 16]>"
     # too narrow a block: the compiler's own rule for descriptors, reported for the argument
-    with pytest.raises(CompilationError, match=r"argument `d`: the last dimension of a descriptor block"):
+    with pytest.raises(CompilationError, match=r"argument `d`: Descriptor block shape must have at least 16 bytes in the last dimension"):
         _desc_scale[(1, )](TensorDescriptor.from_tensor(x, [16, 2]), 3.0)
     d = TensorDescriptor.from_tensor(x, [16, 16])
     d.strides = (16, 2)

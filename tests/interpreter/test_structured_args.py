@@ -85,5 +85,5 @@ def test_errors_name_the_kernel_and_argument(interpret):
     with pytest.raises(ValueError, match=r"argument `src` \(TensorDescriptor\) of kernel `_desc_tiles`: .*powers"):
         _desc_tiles[(1, 1)](d, d, 8, 16)
     narrow = TensorDescriptor.from_tensor(np.zeros((8, 16), np.float32), [8, 2])
-    with pytest.raises(CompilationError, match=r"argument `src`: the last dimension of a descriptor block"):
+    with pytest.raises(CompilationError, match=r"argument `src`: Descriptor block shape must have at least 16 bytes in the last dimension"):
         _desc_tiles[(1, 1)](narrow, narrow, 8, 2)

@@ -10,7 +10,6 @@ from typing import Any
 
 from tritium import knobs, llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
-from tritium.passes.pipeline import TTIR_PASSES, make_ttir
 
 from .knobs import cpu as cpu_knobs
 from .plugin import CAPABILITIES
@@ -137,10 +136,13 @@ class CPUBackend(BaseBackend):
 
     def pipeline(self, stage: str, options: Any) -> Any:
         if stage == "ttir":
+            from tritium.passes.pipeline import TTIR_PASSES
             return TTIR_PASSES
         raise KeyError(stage)
 
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
+        # the pass library loads only to compile (~50 ms): launching an AOT-built or cached kernel loads this module
+        from tritium.passes.pipeline import make_ttir
         stages["ttir"] = lambda src, metadata: make_ttir(src, metadata, options, self)
         stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options)
         stages["obj"] = lambda src, metadata: self.make_obj(src, metadata, options)
