@@ -19,8 +19,6 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 # no cycle any more fails the test, so that it is taken off and the list cannot go stale.
 KNOWN: dict[frozenset[str], str] = {
     # backends, not yet taken apart
-    frozenset({"tritium_cpu.checked", "tritium_cpu.driver"}):
-        "the driver builds the bounds-checked launcher; checked.py reads the driver's _SLOT_FORMATS",
     frozenset({"tritium_nvidia.mma", "tritium_nvidia.wgmma"}):
         "mma.py hands Hopper dots to wgmma.py, which imports C_LANE and lo_kind from mma.py",
     # core, left to the people editing these files today (language semantics)

@@ -13,7 +13,7 @@ import linecache
 import sys
 from typing import Any, Optional
 
-from .driver import CPULauncher
+from .launcher import _SLOT_FORMATS, CPULauncher
 
 _UNKNOWN = (0, (1 << 64) - 1)   # nothing to check against (a CompiledKernel launched with raw addresses)
 
@@ -152,7 +152,6 @@ class CheckedLauncher(CPULauncher):
 
 
 def _fmt(t: str) -> str:
-    from .driver import _SLOT_FORMATS
     return _SLOT_FORMATS.get(t, "q") if t != "bfloat" else "H6x"
 
 
