@@ -15,7 +15,8 @@ from tritium.gpu import layout as L
 from tritium.gpu.assign import DotPlan, LayoutPolicy, element_type, tensor_shape
 from tritium.gpu.lower.values import Tensor
 
-Bases = tuple[tuple[int, int], ...]
+from .fragment import C_LANE, C_REG, Bases, lo_kind
+from .wgmma import acc_layout, wgmma_shape
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,7 @@ class MmaKind:
         return 32 // self.elem_bits
 
 
-# accumulator fragment, the same for every kind: c0,c1 at (g, 2t + {0,1}), c2,c3 at (g + 8, ...)
-C_REG: Bases = ((0, 1), (8, 0))
-C_LANE: Bases = ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
+# C_REG, C_LANE (fragment.py): the accumulator fragment, the same for every kind
 ROWS = ((1, 0), (2, 0), (4, 0))   # lane bits 2..4 (the group id) pick the row of A and C...
 COLS = ((0, 1), (0, 2), (0, 4))   # ...and the column of B
 
@@ -136,7 +135,6 @@ class NvidiaPolicy(LayoutPolicy):
         if 90 <= self.capability < 100 and kind is not None and len(c_shape) == 2 \
                 and c_elem in (("i32", ) if kind.acc == "i32" else ("f32", "f16")) \
                 and a_shape[-1] % (256 // kind.elem_bits) == 0:
-            from .wgmma import acc_layout, wgmma_shape
             if wgmma_shape(c_shape[0], c_shape[1], self.num_warps) is not None:
                 return DotPlan(f"wgmma.{kind.name}", acc_layout(c_shape[0], c_shape[1], self.num_warps),
                                self.default(tuple(a_shape)), self.default(tuple(tensor_shape(b_type))))
@@ -230,9 +228,4 @@ def lower_mma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L
     if c.ty != acc_ty:
         out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
     return Tensor(acc_lay, out, c.ty)
-
-
-def lo_kind(op: Any) -> str:
-    from tritium._mlir import ir
-    return ir.StringAttr(op.attributes["ttg.dot"]).value.split(".", 1)[1]
 

@@ -27,7 +27,7 @@ from tritium.gpu import layout as L
 from tritium.gpu.lower.shared import SharedTile, SmemLayout, smem_layout_for
 from tritium.gpu.lower.values import Tensor
 
-from .mma import C_LANE
+from .fragment import C_LANE, lo_kind
 
 _SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
 #: dot kind (mma.py's names) -> (PTX operand types, bytes per element, accumulator LLVM type)
@@ -156,7 +156,6 @@ def _loop_invariant_tile(lo: Any, frame: Any, v: Any, t: Tensor, smem: SmemLayou
 
 def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
     fn = lo.fn
-    from .mma import lo_kind
     kind = lo_kind(op)
     ptx_types, _, acc_ty = KINDS[kind]
     kstep = k_step(kind)
