@@ -17,7 +17,8 @@ class Chip:
     vgprs: int                 #: architectural VGPRs per lane (v0..)
     agprs: int                 #: accumulation VGPRs per lane (CDNA's MFMA results); 0 where there are none
     sgprs: int                 #: addressable SGPRs (without VCC and the trap registers)
-    mfma: frozenset = frozenset()      #: MFMA operand types ("f16", "bf16", "f32", "xf32", "i8", "fp8")
+    #: MFMA operand types ("f16", "bf16", "f32", "xf32", "i8"; "fp8fnuz"/"fp8ocp": the fp8 encodings its fp8 MFMA reads)
+    mfma: frozenset = frozenset()
     family: str = "cdna"
 
     @property
@@ -34,8 +35,8 @@ class Chip:
 _CDNA2_MFMA = frozenset({"f16", "bf16", "f32", "i8"})
 CHIPS = {c.name: c for c in (
     Chip("gfx90a", 0x3F, 64, 64 * 1024, 256, 256, 102, _CDNA2_MFMA),
-    Chip("gfx942", 0x4C, 64, 64 * 1024, 256, 256, 102, _CDNA2_MFMA | {"xf32", "fp8"}),
-    Chip("gfx950", 0x4F, 64, 160 * 1024, 256, 256, 102, _CDNA2_MFMA | {"fp8"}),
+    Chip("gfx942", 0x4C, 64, 64 * 1024, 256, 256, 102, _CDNA2_MFMA | {"xf32", "fp8fnuz"}),
+    Chip("gfx950", 0x4F, 64, 160 * 1024, 256, 256, 102, _CDNA2_MFMA | {"fp8ocp"}),
     Chip("gfx1100", 0x41, 32, 64 * 1024, 256, 0, 106, family="rdna"),
     Chip("gfx1101", 0x46, 32, 64 * 1024, 256, 0, 106, family="rdna"),
     Chip("gfx1200", 0x48, 32, 64 * 1024, 256, 0, 106, family="rdna"),

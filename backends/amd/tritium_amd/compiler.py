@@ -120,8 +120,12 @@ class HIPBackend(BaseBackend):
         if opts.get("num_ctas", 1) != 1:
             raise ValueError(f"num_ctas={opts['num_ctas']}: AMD GPUs have no thread-block clusters; use num_ctas=1")
         if "supported_fp8_dtypes" not in opts:
-            opts["supported_fp8_dtypes"] = ("fp8e4b15", "fp8e4nv", "fp8e5") if "fp8" in self.chip.mfma else \
-                ("fp8e4b15", "fp8e5")
+            fp8 = {"fp8e4b15", "fp8e5"}
+            if "fp8ocp" in self.chip.mfma or "fp8fnuz" in self.chip.mfma:
+                fp8.add("fp8e4nv")
+            if "fp8fnuz" in self.chip.mfma:
+                fp8 |= {"fp8e4b8", "fp8e5b16"}
+            opts["supported_fp8_dtypes"] = tuple(sorted(fp8))
         if "allowed_dot_input_precisions" not in opts:
             # tf32x3/bf16x3/bf16x6 approximate ieee, which the fp32 MFMA and the FMA fallback compute outright; tf32
             # is xf32 on gfx942 and full fp32 elsewhere (more precise than asked, so kernels written for it compile)

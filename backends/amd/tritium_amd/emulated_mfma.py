@@ -45,7 +45,11 @@ class EmulatedMfmaTarget(EmulatorTarget):
             return fn.inst(f"zext i16 {fn.inst(f'bitcast {elem} {v} to i16')} to i32")
         return fn.inst(f"zext {elem} {v} to i32")
 
-    def _value(self, fn: Any, bits: str, elem: str, acc: str) -> str:
+    def _value(self, fn: Any, bits: str, elem: str, acc: str, fp8: str = "") -> str:
+        if fp8:
+            # the fp8 MFMAs: each byte is a value in the encoding the chip's instruction reads
+            from tritium.gpu.lower import fp8 as f8
+            return f8.to_f32(fn, fp8, fn.inst(f"trunc i32 {bits} to i8"))
         if elem == "float":
             return fn.inst(f"bitcast i32 {bits} to float")
         if elem in ("half", "bfloat"):
@@ -68,8 +72,10 @@ class EmulatedMfmaTarget(EmulatorTarget):
                 group = 16 * (kk // pl)
                 a_src = fn.inst(f"add i32 {row}, {group}")      # A[row, kk]: lane row + 16 * (kk / pl)
                 b_src = fn.inst(f"add i32 {col}, {group}")      # B[kk, col]: lane col + 16 * (kk / pl)
-                av = self._value(fn, self.shuffle_i32(fn, "idx", abits[kk % pl], a_src), kind.elem, kind.acc)
-                bv = self._value(fn, self.shuffle_i32(fn, "idx", bbits[kk % pl], b_src), kind.elem, kind.acc)
+                av = self._value(fn, self.shuffle_i32(fn, "idx", abits[kk % pl], a_src), kind.elem, kind.acc,
+                                 kind.a_fmt)
+                bv = self._value(fn, self.shuffle_i32(fn, "idx", bbits[kk % pl], b_src), kind.elem, kind.acc,
+                                 kind.b_fmt)
                 if kind.acc == "float":
                     acc = fn.inst(f"fadd float {acc}, {fn.inst(f'fmul float {av}, {bv}')}")
                 else:

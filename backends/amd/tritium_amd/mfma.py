@@ -13,8 +13,11 @@ Warps tile M and N, instruction tiles repeat in registers; the lowering issues o
 :meth:`mfma` so that a test target can stand in for the matrix core (tests/amd runs these layouts on the GPU host
 emulator with a shuffle-based MFMA).
 
-Not used (FMA fallback instead): fp8 on gfx942, whose MFMA reads the FNUZ encodings (bias 8/16, no negative
-zero) where Triton's fp8e4nv/fp8e5 are OCP e4m3fn/e5m2; accumulators other than f32/i32.
+fp8 operands (A and B may differ), as Triton's AMD backend chooses: the ``16x16x32`` fp8 MFMAs where the chip's
+read the operands' encodings (``fp8``: e4m3, ``bf8``: e5m2; gfx942 reads the FNUZ ones, Triton's fp8e4b8/fp8e5b16;
+gfx950 the OCP ones, fp8e4nv/fp8e5); OCP operands on gfx90a/gfx942 are widened to f16 in registers, which holds
+every fp8 value exactly, and go through the f16 MFMA, so products are still exact and accumulated in f32. FNUZ
+operands on gfx950 (and gfx90a) take the FMA fallback, as in Triton. Not used: accumulators other than f32/i32.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from typing import Any, Optional
 from tritium.gpu import layout as L
 from tritium.gpu.assign import DotPlan, LayoutPolicy, element_type, tensor_shape
 from tritium.gpu.lower.values import Tensor
+from tritium.llvmir.fp8 import FP8
 
 Bases = tuple[tuple[int, int], ...]
 ROWS = ((1, 0), (2, 0), (4, 0), (8, 0))
@@ -41,6 +45,9 @@ class MfmaKind:
     operand: str             #: LLVM type of one A/B operand ("<4 x half>", "float", "i64"...)
     elem: str                #: LLVM type of one element in registers
     acc: str = "float"
+    a_fmt: str = ""          #: fp8 format of A's bytes (Triton's name) for the fp8 MFMAs
+    b_fmt: str = ""
+    upcast: bool = False     #: fp8 operands widened to ``elem`` in registers before the instruction
 
     @property
     def a_reg(self) -> Bases:
@@ -65,11 +72,42 @@ F32 = MfmaKind("f32", 4, 1, "llvm.amdgcn.mfma.f32.16x16x4f32", "float", "float")
 XF32 = MfmaKind("xf32", 8, 2, "llvm.amdgcn.mfma.f32.16x16x8.xf32", "<2 x float>", "float")
 I8_K16 = MfmaKind("i8k16", 16, 4, "llvm.amdgcn.mfma.i32.16x16x16i8", "i32", "i8", acc="i32")
 I8_K32 = MfmaKind("i8k32", 32, 8, "llvm.amdgcn.mfma.i32.16x16x32.i8", "i64", "i8", acc="i32")
-KINDS = {k.name: k for k in (F16, BF16, F32, XF32, I8_K16, I8_K32)}
+F8_AS_F16 = MfmaKind("f8f16", 16, 4, F16.intrinsic, F16.operand, "half", upcast=True)
+#: chip feature -> (the e4m3 format its ``fp8`` operands read, the e5m2 format its ``bf8`` operands read)
+FP8_MFMA = {"fp8fnuz": ("fp8e4b8", "fp8e5b16"), "fp8ocp": ("fp8e4nv", "fp8e5")}
+OCP = frozenset(FP8_MFMA["fp8ocp"])
+
+
+def _fp8_kinds() -> list[MfmaKind]:
+    out = []
+    for e4, e5 in FP8_MFMA.values():
+        for fa in (e4, e5):
+            for fb in (e4, e5):
+                names = ".".join("fp8" if f == e4 else "bf8" for f in (fa, fb))
+                out.append(MfmaKind(f"{fa}_{fb}", 32, 8, f"llvm.amdgcn.mfma.f32.16x16x32.{names}", "i64", "i8",
+                                    a_fmt=fa, b_fmt=fb))
+    return out
+
+
+KINDS = {k.name: k for k in (F16, BF16, F32, XF32, I8_K16, I8_K32, F8_AS_F16, *_fp8_kinds())}
+
+
+def _choose_fp8(fa: str, fb: str, chip: Any) -> Optional[MfmaKind]:
+    for feature, formats in FP8_MFMA.items():
+        if feature in chip.mfma and {fa, fb} <= set(formats):
+            return KINDS[f"{fa}_{fb}"]
+    # chips before gfx950 have no MFMA reading OCP fp8: Triton widens such operands to f16 (exactly)
+    if {fa, fb} <= OCP and "f16" in chip.mfma and "fp8ocp" not in chip.mfma:
+        return F8_AS_F16
+    return None
 
 
 def choose_kind(a_elem: str, b_elem: str, precision: str, chip: Any) -> Optional[MfmaKind]:
-    if a_elem != b_elem or not chip.mfma:
+    if not chip.mfma:
+        return None
+    if a_elem in FP8 and b_elem in FP8:
+        return _choose_fp8(FP8[a_elem], FP8[b_elem], chip)
+    if a_elem != b_elem:
         return None
     if a_elem == "f16" and "f16" in chip.mfma:
         return F16
@@ -179,6 +217,18 @@ def emit_mfma(fn: Any, module: Any, kind: MfmaKind, a: list[str], b: list[str], 
     return [fn.inst(f"extractelement {acc_t} {r}, i32 {i}") for i in range(4)]
 
 
+def _widen(fn: Any, regs: list[str], fmt: str, elem: str) -> list[str]:
+    """fp8 registers as ``elem`` (half): every value of the OCP formats is a half, so the f32 -> half step is exact."""
+    from tritium.gpu.lower import fp8
+    seen: dict[str, str] = {}
+    out = []
+    for v in regs:
+        if v not in seen:
+            seen[v] = fn.inst(f"fptrunc float {fp8.to_f32(fn, fmt, v)} to {elem}")
+        out.append(seen[v])
+    return out
+
+
 def lower_mfma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
     from tritium._mlir import ir
     kind = KINDS[ir.StringAttr(op.attributes["ttg.dot"]).value.split(".", 1)[1]]
@@ -188,6 +238,10 @@ def lower_mfma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: 
     c = lo.tensor_in(op.operands[2], acc_lay)
     M, N = acc_lay.shape
     K = a_lay.shape[1]
+    a_regs, b_regs = a.regs, b.regs
+    if kind.upcast:
+        a_regs = _widen(fn, a_regs, FP8[element_type(op.operands[0].type)], kind.elem)
+        b_regs = _widen(fn, b_regs, FP8[element_type(op.operands[1].type)], kind.elem)
     ai, bi, ci = _index(a_lay), _index(b_lay), _index(acc_lay)
     wm, wn = warps_for(M, N, lo.num_warps)
     a_offs = [a_lay.combine(kind.a_reg, j) for j in range(kind.per_lane)]
@@ -199,8 +253,8 @@ def lower_mfma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: 
             cidx = [ci[(m0 + o[0], n0 + o[1])] for o in c_offs]
             cur = [out[i] for i in cidx]
             for k0 in range(0, K, kind.k):
-                av = [a.regs[ai[(m0 + o[0], k0 + o[1])]] for o in a_offs]
-                bv = [b.regs[bi[(k0 + o[0], n0 + o[1])]] for o in b_offs]
+                av = [a_regs[ai[(m0 + o[0], k0 + o[1])]] for o in a_offs]
+                bv = [b_regs[bi[(k0 + o[0], n0 + o[1])]] for o in b_offs]
                 cur = lo.target.mfma(fn, lo.module, kind, av, bv, cur)
             for i, x in zip(cidx, cur):
                 out[i] = x
