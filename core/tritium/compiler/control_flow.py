@@ -49,6 +49,8 @@ def always_returns(stmts: Sequence[ast.stmt]) -> bool:
 
 def _same_static(a: Any, b: Any) -> bool:
     """Both branches left the same compile-time value: no scf result is needed."""
+    if isinstance(a, tensor) and isinstance(b, tensor) and a.handle is None and b.handle is None:
+        return True  # both void (tl.store's value): `store(...) if c else store(...)` (Triton's test_if)
     if isinstance(a, tensor) or isinstance(b, tensor):
         return False
     if a is b:
@@ -246,8 +248,10 @@ class ControlFlow:
             return run
 
         results = self._emit_if(node, cond, branch(node.body), branch(node.orelse), want=[key])
-        self.gen.lscope.pop(key, None)
+        same = self.gen.lscope.pop(key, None)
         self.gen.local_defs.pop(key, None)
+        if not results and isinstance(same, tensor) and same.handle is None:
+            return same  # both branches void: evaluated for their effects
         if not results:
             raise self.gen.error(node, "a run-time conditional expression must produce a value in both branches")
         return results[0]

@@ -207,3 +207,16 @@ def test_constexpr_element_of_a_tuple_argument(backend):
     out = np.zeros(1, np.int32)
     _constexpr_in_tuple[(1, )](out, (x, tl.constexpr(4)))
     assert out[0] == 12
+
+
+@triton.jit
+def _void_ternary(out_ptr, a_ptr, b_ptr):
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid, tl.load(a_ptr)) if pid % 2 == 0 else tl.store(out_ptr + pid, tl.load(b_ptr))
+
+
+def test_conditional_expression_of_two_stores(backend):
+    # test_core.py::test_if[if_exp_dynamic_void]: both branches are void, evaluated for their effect
+    out = np.zeros(4, np.float32)
+    _void_ternary[(4, )](out, np.ones(1, np.float32), np.full(1, 2.0, np.float32))
+    assert out.tolist() == [1.0, 2.0, 1.0, 2.0]
