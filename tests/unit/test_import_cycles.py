@@ -17,13 +17,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 # Cycles known and being removed: the modules of each, and why it is still there. A cycle found passes when its
 # modules all lie in one entry (a cycle that shrinks while being taken apart still passes); an entry that covers
 # no cycle any more fails the test, so that it is taken off and the list cannot go stale.
-KNOWN: dict[frozenset[str], str] = {
-    # core, left to the people editing these files today (language semantics)
-    frozenset({"tritium.language.core", "tritium.language.descriptor", "tritium.language.dtypes",
-               "tritium.language.iterators"}):
-        "dtypes and descriptor need constexpr/tuple_value from core, which re-exports them (and tl.range) as "
-        "tl.core.*; breaking it means a base module below dtypes for constexpr, CompileTimeError and _unwrap",
-}
+KNOWN: dict[frozenset[str], str] = {}
 
 
 def packages(repo: pathlib.Path = REPO) -> list[pathlib.Path]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 from . import core, extra, math, random, standard, target_info  # noqa: F401
 from .core import (  # noqa: F401
     TRITON_MAX_TENSOR_NUMEL, CompileTimeError, base_value, block_type, builtin, const, constexpr,
-    constexpr_function, constexpr_type, dtype, is_builtin, pointer_type, range, static_range, tensor,
-    tuple_type, tuple_value)
+    constexpr_function, constexpr_type, dtype, is_builtin, pointer_type, tensor, tuple_type, tuple_value)
 from .core import tuple  # noqa: A004,F401
 from .dtypes import (  # noqa: F401
     bfloat16, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
@@ -19,6 +18,7 @@ from .functions import (  # noqa: F401
     zeros_like)
 from .math import (  # noqa: F401
     abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin, sqrt, sqrt_rn, umulhi)
+from .iterators import range, static_range  # noqa: F401,A004
 from .descriptor import (  # noqa: F401
     load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor, tensor_descriptor,
     tensor_descriptor_base, tensor_descriptor_base_type, tensor_descriptor_type)

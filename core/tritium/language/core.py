@@ -453,13 +453,11 @@ def is_constexpr_function(fn: Any) -> bool:
 
 _py_min, _py_max = _py.min, _py.max
 
-# tl.range and tl.static_range live in iterators.py (they need constexpr, defined above)
-from .iterators import range, static_range  # noqa: E402,F401,A001
-
 
 def __getattr__(name: str) -> Any:
     # Triton keeps every builtin in triton.language.core and libraries reach them there (torch's inductor
     # inspects tl.core.view); tritium spreads them over sibling modules, all gathered in the package
+    # (tl.core.range and static_range too: iterators.py builds on this module)
     import sys
     package = sys.modules.get(__name__.rpartition(".")[0])
     value = getattr(package, name, None) if package is not None and not name.startswith("__") else None

@@ -9,37 +9,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .core import _unwrap, _unwrap_shape, base_value, builtin
-from .dtypes import block_type, dtype
-
-
-class tensor_descriptor_base_type(dtype):
-    """The type of a descriptor: its block type (shape and element type)."""
-
-    def __init__(self, block_type: block_type) -> None:
-        self.block_type = block_type
-        self.name = f"tensor_descriptor<{block_type}>"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.block_type == self.block_type  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(("tensordesc", self.block_type))
-
-    def is_block(self) -> bool:  # type: ignore[override]
-        return False
-
-    def mangle(self) -> str:
-        return f"TD{self.block_type.mangle()}"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class tensor_descriptor_type(tensor_descriptor_base_type):
-    def __init__(self, block_type: block_type, shape_type: Any = None, strides_type: Any = None) -> None:
-        super().__init__(block_type)
-        self.shape_type = shape_type
-        self.strides_type = strides_type
+from .dtypes import (  # noqa: F401  (re-exported: the descriptor types lived here)
+    block_type, tensor_descriptor_base_type, tensor_descriptor_type)
 
 
 class tensor_descriptor_base(base_value):

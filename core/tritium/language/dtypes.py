@@ -277,8 +277,7 @@ class block_type(dtype):
         self.element_ty = element_ty  # type: ignore[misc]
         if not shape:
             raise TypeError("0d block_type is forbidden")
-        from .core import constexpr
-        self.shape = tuple(s.value if isinstance(s, constexpr) else s for s in shape)
+        self.shape = tuple(_static(s) for s in shape)
         for s in self.shape:
             if not isinstance(s, int):
                 raise TypeError(f"block shapes must be compile-time integers, got {s!r}")
@@ -371,6 +370,42 @@ class constexpr_type(dtype):
         return f"c{self.value!r}"
 
 
+class tensor_descriptor_base_type(dtype):
+    """The type of a descriptor: its block type (shape and element type)."""
+
+    def __init__(self, block_type: block_type) -> None:
+        self.block_type = block_type
+        self.name = f"tensor_descriptor<{block_type}>"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.block_type == self.block_type  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(("tensordesc", self.block_type))
+
+    def is_block(self) -> bool:  # type: ignore[override]
+        return False
+
+    def mangle(self) -> str:
+        return f"TD{self.block_type.mangle()}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class tensor_descriptor_type(tensor_descriptor_base_type):
+    def __init__(self, block_type: block_type, shape_type: Any = None, strides_type: Any = None) -> None:
+        super().__init__(block_type)
+        self.shape_type = shape_type
+        self.strides_type = strides_type
+
+
+def _static(s: Any) -> Any:
+    """A block dimension: a tl.constexpr (core.py, which builds on this module) gives the int its type holds."""
+    t = getattr(s, "type", None)
+    return t.value if isinstance(t, constexpr_type) else s
+
+
 void = void_type()
 int1 = dtype("int1")
 int8 = dtype("int8")
@@ -433,7 +468,6 @@ def _descriptor_type(name: str) -> dtype:
     m = re.fullmatch(r"tensordesc<(\w+)\[([\d,]*)\](?:,.*)?>", name.replace(" ", ""))
     if m is None:
         raise TypeError(f"malformed tensor descriptor type {name!r}; expected e.g. 'tensordesc<fp16[64, 64]>'")
-    from .descriptor import tensor_descriptor_type  # descriptor.py builds on this module
     shape = [int(x) for x in m.group(2).split(",") if x]
     return tensor_descriptor_type(block_type(str_to_ty(m.group(1)), shape), tuple_type([int32] * len(shape)),
                                   tuple_type([int64] * len(shape)))
