@@ -201,8 +201,9 @@ FP8_RUN = [("gfx942", "fp8e4nv", "fp8e5", (32, 32, 32), 1, "f8f16"),
            ("gfx950", "fp8e4nv", "fp8e4nv", (16, 16, 64), 1, "fp8e4nv_fp8e4nv")]
 
 
-@pytest.mark.parametrize("arch,ta,tb,shape,warps,plan", FP8_RUN)
-def test_fp8_mfma_computes_fp8_products_accumulated_in_fp32(mfma_emulator, arch, ta, tb, shape, warps, plan):
+def _run_fp8_dot(arch, ta, tb, shape, warps):
+    """The kernel's result and what Triton defines: fp8 products (exact in f32) summed in f32, in k order, as the
+    emulated matrix core and the FMA lowering add them."""
     M, N, Kd = shape
     rng = np.random.default_rng(5)
     a, av = _fp8_operand(rng, ta, (M, Kd))
@@ -210,9 +211,22 @@ def test_fp8_mfma_computes_fp8_products_accumulated_in_fp32(mfma_emulator, arch,
     c = np.zeros((M, N), np.float32)
     k = fp8_dot[(1, )](a, b, c, M, N, Kd, getattr(tl, ta.replace("fp8", "float8")),
                        getattr(tl, tb.replace("fp8", "float8")), num_warps=warps, arch=arch)
-    assert _dot_plans(k) == [f"mfma.{plan}"]
-    # fp8 products are exact in f32; the emulated matrix core adds them in k order, as this does
     ref = np.zeros((M, N), np.float32)
     for kk in range(Kd):
         ref = ref + np.outer(av[:, kk], bv[kk, :]).astype(np.float32)
+    return k, c, ref
+
+
+@pytest.mark.parametrize("arch,ta,tb,shape,warps,plan", FP8_RUN)
+def test_fp8_mfma_computes_fp8_products_accumulated_in_fp32(mfma_emulator, arch, ta, tb, shape, warps, plan):
+    k, c, ref = _run_fp8_dot(arch, ta, tb, shape, warps)
+    assert _dot_plans(k) == [f"mfma.{plan}"]
+    np.testing.assert_array_equal(c, ref)
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx950"])
+def test_mixed_fnuz_fp8_dot_without_an_mfma_decodes_each_operand_in_its_format(mfma_emulator, arch):
+    # no MFMA of these chips reads FNUZ fp8 (Triton leaves such dots to the FMA lowering too)
+    k, c, ref = _run_fp8_dot(arch, "fp8e4b8", "fp8e5b16", (16, 16, 32), 1)
+    assert _dot_plans(k) == ["fma"]
     np.testing.assert_array_equal(c, ref)

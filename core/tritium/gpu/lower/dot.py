@@ -53,18 +53,19 @@ class DotMixin:
         amap = {a_lay.reg_coords(r): r for r in range(a_lay.num_regs)}
         bmap = {b_lay.reg_coords(r): r for r in range(b_lay.num_regs)}
         a_elem = element_type(op.operands[0].type)
+        b_elem = element_type(op.operands[1].type)
         widened: dict[str, str] = {}
 
-        def widen(v: str, ty: str, unsigned: bool) -> str:
+        def widen(v: str, ty: str, unsigned: bool, elem: str) -> str:
             if ty == cty:
                 return v
             got = widened.get(v)
             if got is None:
                 if cty.startswith("i"):
                     got = fn.inst(f"{'zext' if unsigned else 'sext'} {ty} {v} to {cty}")
-                elif ty == "i8":      # fp8 operands: through f32
+                elif ty == "i8":      # fp8 operands (A's and B's formats may differ): through f32
                     from . import fp8
-                    got = fp8.to_f32(fn, FP8.get(a_elem, "fp8e5"), v)
+                    got = fp8.to_f32(fn, FP8.get(elem, "fp8e5"), v)
                     if cty != "float":
                         got = fn.inst(f"fptrunc float {got} to {cty}")
                 else:
@@ -87,8 +88,8 @@ class DotMixin:
             batch, m, n = coords[:rank - 2], coords[rank - 2], coords[rank - 1]
             acc = c.regs[r]
             for k in range(K):
-                av = widen(a.regs[amap[batch + (m, k)]], a.ty, unsigned)
-                bv = widen(b.regs[bmap[batch + (k, n)]], b.ty, unsigned)
+                av = widen(a.regs[amap[batch + (m, k)]], a.ty, unsigned, a_elem)
+                bv = widen(b.regs[bmap[batch + (k, n)]], b.ty, unsigned, b_elem)
                 if fma is not None:
                     acc = fn.inst(f"call {cty} {fma}({cty} {av}, {cty} {bv}, {cty} {acc})")
                 else:
