@@ -133,6 +133,8 @@ class ExpressionVisitor:
                 return wrap_python(getattr(value, attr))
             return getattr(value, attr)
         if isinstance(value, constexpr) and not isinstance(value.value, (types.ModuleType, )):
+            if attr == "type" and not hasattr(value.value, "type"):
+                return value.type  # constexpr_type(v), as Triton's (test_constexpr_assignment)
             return wrap_python(getattr(value.value, attr))
         if isinstance(value, tuple_value):
             return getattr(value, attr)

@@ -220,3 +220,22 @@ def test_conditional_expression_of_two_stores(backend):
     out = np.zeros(4, np.float32)
     _void_ternary[(4, )](out, np.ones(1, np.float32), np.full(1, 2.0, np.float32))
     assert out.tolist() == [1.0, 2.0, 1.0, 2.0]
+
+
+@triton.jit
+def _constexpr_types(out_ptr, LIT: tl.constexpr):
+    lit: tl.constexpr = LIT
+    tl.static_assert(lit.type == tl.core.constexpr_type(LIT))
+    v = LIT                                       # plain assignment: a tensor of the literal's type
+    tl.static_assert(v.type == tl.float32)
+    tl.store(out_ptr, v)
+
+
+def test_constexpr_type_attribute(backend):
+    # test_core.py::test_constexpr_assignment: a constexpr's .type is constexpr_type(value)
+    from tritium import knobs
+    if knobs.runtime.interpret:
+        pytest.skip("the interpreter holds compile-time values as plain Python values")
+    out = np.zeros(1, np.float32)
+    _constexpr_types[(1, )](out, 32.5)
+    assert out[0] == 32.5
