@@ -148,3 +148,26 @@ def test_sub_32_bit_float_sums_accumulate_in_fp32(interpret, dtype):
         k[(1,)](x, y, N=4096)
         expect = (x * x).float().sum().to(dt)   # products rounded to dtype as Triton does, summed in fp32
         assert y.item() == expect.item(), (y.item(), expect.item())
+
+
+@tritium.jit
+def _finfo_max(dtype):
+    return 65504.0   # an fp32 scalar in the kernel
+
+
+@tritium.jit
+def _load_other_of_another_type(X, Y, n, N: tl.constexpr):
+    o = tl.arange(0, N)
+    bound = _finfo_max(X.dtype.element_ty)
+    tl.store(Y + o, tl.load(X + o, mask=o < n, other=bound).to(tl.float32))
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_load_other_is_converted_to_the_loaded_type(interpret):
+    # FlagGems' topk: `other` is an fp32 scalar, the load reads fp16; Triton converts it
+    x = np.arange(8, dtype=np.float16)
+    y = np.zeros(8, np.float32)
+    k = tritium.JITFunction(_load_other_of_another_type.fn)
+    k.interpret = interpret
+    k[(1,)](x, y, 5, N=8)
+    np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, 65504, 65504, 65504])

@@ -80,8 +80,8 @@ class MemoryMixin:
         elif other is not None:
             other = self.to_tensor(other)  # type: ignore[attr-defined]
             if other.dtype != elt and not (elt == tl.int1 and other.dtype == tl.int8):
-                raise CompileTimeError(f"`other` has dtype {other.dtype} but {what} reads {elt}; Triton would "
-                                       f"convert it silently: cast it yourself with .to(tl.{elt.codegen_name()})")
+                # converted to the loaded type, as Triton does (FlagGems' topk passes an fp32 finfo bound for fp16)
+                other = self.cast(other, elt)  # type: ignore[attr-defined]
         if ptr.type.is_block():
             shape = list(ptr.type.shape)
             for name, val in (("mask", mask), ("other", other)):
