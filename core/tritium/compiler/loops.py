@@ -13,6 +13,7 @@ from typing import Any
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.elementwise import condition
+from .carried import flat, rebuild_all
 from .control_flow import ControlFlow
 from .frontend import Generator, Visitors
 
@@ -109,27 +110,25 @@ class Loops:
         if returned:
             raise self.gen.error(node, "`return` inside a loop is not supported")
         carried = [n for n in defs if n in liveins and n != name]
-        inits = [self.flow.carried_value(node, n, liveins[n]) for n in carried]
+        inits = [self.flow.carry(node, n, liveins[n]) for n in carried]
+        types = [t for v in inits for t in v.ir_types]
         # 2) the real loop
-        op = b.op("scf.for", [lb.handle, ub.handle, st.handle] + [v.handle for v in inits],
-                  [v.handle.type for v in inits], regions=1)
-        block = op.regions[0].blocks.append(iv_ir, *[v.handle.type for v in inits])
+        op = b.op("scf.for", [lb.handle, ub.handle, st.handle] + flat(inits), types, regions=1)
+        block = op.regions[0].blocks.append(iv_ir, *types)
         scope = dict(liveins)
-        for i, (n, v) in enumerate(zip(carried, inits)):
-            scope[n] = tensor(block.arguments[i + 1], v.type)
+        scope.update(zip(carried, rebuild_all(inits, list(block.arguments)[1:])))
         with b.at(block):
             after, _, _ = self.flow.run_block(node.body, body_scope(block.arguments[0], scope))
             outs = []
             for n, v in zip(carried, inits):
-                nv = self.flow.carried_value(node, n, after[n])
-                if nv.type != v.type:
+                nv = self.flow.carry(node, n, after[n])
+                if not nv.same_type(v):
                     raise self.gen.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "
                                            f"{nv.type} after an iteration; keep its type the same (initialize it "
                                            "with the type the loop produces, e.g. tl.zeros(..., dtype=...))")
-                outs.append(nv.handle)
+                outs.extend(nv.handles)
             b.yield_(outs)
-        for i, (n, v) in enumerate(zip(carried, inits)):
-            t = tensor(op.results[i], v.type)
+        for n, t in zip(carried, rebuild_all(inits, list(op.results))):
             self.gen.lscope[n] = t
             self.gen.local_defs[n] = t
 
@@ -147,14 +146,13 @@ class Loops:
         if returned:
             raise self.gen.error(node, "`return` inside a loop is not supported")
         carried = [n for n in defs if n in liveins]
-        inits = [self.flow.carried_value(node, n, liveins[n]) for n in carried]
-        types = [v.handle.type for v in inits]
-        op = b.op("scf.while", [v.handle for v in inits], types, regions=2)
+        inits = [self.flow.carry(node, n, liveins[n]) for n in carried]
+        types = [t for v in inits for t in v.ir_types]
+        op = b.op("scf.while", flat(inits), types, regions=2)
         before = op.regions[0].blocks.append(*types)
         after = op.regions[1].blocks.append(*types)
         scope = dict(liveins)
-        for i, (n, v) in enumerate(zip(carried, inits)):
-            scope[n] = tensor(before.arguments[i], v.type)
+        scope.update(zip(carried, rebuild_all(inits, list(before.arguments))))
         with b.at(before):
             saved = self.gen.lscope
             self.gen.lscope = scope
@@ -169,19 +167,17 @@ class Loops:
             c = self.flow.scalar_condition(node.test, cond)
             b.op("scf.condition", [c] + list(before.arguments), [])
         scope = dict(liveins)
-        for i, (n, v) in enumerate(zip(carried, inits)):
-            scope[n] = tensor(after.arguments[i], v.type)
+        scope.update(zip(carried, rebuild_all(inits, list(after.arguments))))
         with b.at(after):
             result_scope, _, _ = self.flow.run_block(node.body, scope)
             outs = []
             for n, v in zip(carried, inits):
-                nv = self.flow.carried_value(node, n, result_scope[n])
-                if nv.type != v.type:
+                nv = self.flow.carry(node, n, result_scope[n])
+                if not nv.same_type(v):
                     raise self.gen.error(node, f"loop-carried variable `{n}` has type {v.type} before the loop but "
                                            f"{nv.type} after an iteration; keep its type the same")
-                outs.append(nv.handle)
+                outs.extend(nv.handles)
             b.yield_(outs)
-        for i, (n, v) in enumerate(zip(carried, inits)):
-            t = tensor(op.results[i], v.type)
+        for n, t in zip(carried, rebuild_all(inits, list(op.results))):
             self.gen.lscope[n] = t
             self.gen.local_defs[n] = t

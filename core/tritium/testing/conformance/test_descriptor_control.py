@@ -1,0 +1,138 @@
+"""Tensor descriptors as values of run-time control flow: reassigned in an ``if``, carried through ``for`` and
+``while`` loops, returned from a branch of a device function, for descriptors a kernel makes and host
+``TensorDescriptor`` arguments. The descriptor keeps its shape and strides through the branch or loop (bounds
+checks use the chosen descriptor's shape) and stays a ``tl.tensor_descriptor``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+from tritium.tools.tensor_descriptor import TensorDescriptor
+
+
+@triton.jit
+def _pick_in_if(x_ptr, y_ptr, o_ptr, MX, MY, N, flag, BM: tl.constexpr, BN: tl.constexpr):
+    d = tl.make_tensor_descriptor(x_ptr, [MX, N], [N, 1], [BM, BN])
+    if flag > 0:
+        d = tl.make_tensor_descriptor(y_ptr, [MY, N], [N, 1], [BM, BN])
+    tl.static_assert(isinstance(d, tl.tensor_descriptor))
+    out = tl.make_tensor_descriptor(o_ptr, [BM, BN], [BN, 1], [BM, BN])
+    # rows past the chosen tensor's shape read as zero; its shape entry is the carried one
+    out.store([0, 0], d.load([0, 0]) + d.shape[0].to(tl.float32))
+
+
+@pytest.mark.parametrize("flag", [-3, 2])
+def test_descriptor_reassigned_in_if(backend, flag):
+    MX, MY, N, BM, BN = 3, 5, 8, 8, 8
+    x = np.arange(MX * N, dtype=np.float32).reshape(MX, N) + 1
+    y = -np.arange(MY * N, dtype=np.float32).reshape(MY, N) - 1
+    out = np.full((BM, BN), 99, dtype=np.float32)
+    _pick_in_if[(1, )](x, y, out, MX, MY, N, flag, BM, BN)
+    src, rows = (y, MY) if flag > 0 else (x, MX)
+    want = np.zeros((BM, BN), dtype=np.float32)
+    want[:rows] = src
+    np.testing.assert_array_equal(out, want + rows)
+
+
+@triton.jit
+def _loop_carried(a_ptr, b_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0) * BM
+    cur = tl.make_tensor_descriptor(a_ptr, [M, N], [N, 1], [BM, BN])
+    nxt = tl.make_tensor_descriptor(b_ptr, [M, N], [N, 1], [BM, BN])
+    for j in range(0, N, BN):
+        # ping-pong: even column blocks go a -> b, odd ones b -> a
+        nxt.store([pm, j], cur.load([pm, j]) + 1)
+        cur, nxt = nxt, cur
+    k = 0
+    while k < N:
+        if k // BN == 2:
+            cur = tl.make_tensor_descriptor(b_ptr, [M, N], [N, 1], [BM, BN])
+        tl.static_assert(isinstance(cur, tl.tensor_descriptor))
+        cur.store([pm, k], cur.load([pm, k]) * 2)
+        k += BN
+
+
+def test_descriptor_carried_through_loops(backend, rng):
+    M, N, BM, BN = 12, 64, 8, 16
+    a = rng.integers(-50, 50, (M, N)).astype(np.float32)
+    b = rng.integers(-50, 50, (M, N)).astype(np.float32)
+    a0, b0 = a.copy(), b.copy()
+    _loop_carried[(triton.cdiv(M, BM), )](a, b, M, N, BM, BN)
+    wa, wb = a0.copy(), b0.copy()
+    for j in range(0, N, BN):
+        if (j // BN) % 2 == 0:
+            wb[:, j:j + BN] = wa[:, j:j + BN] + 1
+        else:
+            wa[:, j:j + BN] = wb[:, j:j + BN] + 1
+    # after the for loop (an even number of blocks) cur is a; the while loop switches it to b at block 2
+    for k in range(0, N, BN):
+        (wa if k // BN < 2 else wb)[:, k:k + BN] *= 2
+    np.testing.assert_array_equal(a, wa)
+    np.testing.assert_array_equal(b, wb)
+
+
+@triton.jit
+def _host_swap(src, dst, o_ptr, steps, BM: tl.constexpr, BN: tl.constexpr):
+    for _ in range(steps):
+        src, dst = dst, src
+    v = src.load([0, 0])
+    out = tl.make_tensor_descriptor(o_ptr, [BM, BN], [BN, 1], [BM, BN])
+    out.store([0, 0], v + src.shape[1].to(tl.float32))
+
+
+@pytest.mark.parametrize("steps", [0, 3])
+def test_host_descriptor_carried_through_loop(backend, steps):
+    BM, BN = 4, 8
+    x = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+    y = 100 + np.arange(4 * 4, dtype=np.float32).reshape(4, 4)
+    out = np.zeros((BM, BN), dtype=np.float32)
+    _host_swap[(1, )](TensorDescriptor(x, [4, 8], [8, 1], [BM, BN]),
+                      TensorDescriptor(y, [4, 4], [4, 1], [BM, BN]), out, steps, BM, BN)
+    if steps % 2:
+        want = np.zeros((BM, BN), dtype=np.float32)
+        want[:, :4] = y
+        np.testing.assert_array_equal(out, want + 4)
+    else:
+        np.testing.assert_array_equal(out, x + 8)
+
+
+@triton.jit
+def _choose(x_ptr, y_ptr, n, flag, BN: tl.constexpr):
+    if flag > 0:
+        return tl.make_tensor_descriptor(y_ptr, [n], [1], [BN])
+    return tl.make_tensor_descriptor(x_ptr, [n], [1], [BN])
+
+
+@triton.jit
+def _returned_from_branch(x_ptr, y_ptr, n, flag, BN: tl.constexpr):
+    d = _choose(x_ptr, y_ptr, n, flag, BN)
+    d.store([0], d.load([0]) * 3)
+
+
+@pytest.mark.parametrize("flag", [-3, 2])
+def test_descriptor_returned_from_a_branch(backend, flag):
+    x = np.arange(16, dtype=np.float32)
+    y = np.arange(16, dtype=np.float32) + 50
+    x0, y0 = x.copy(), y.copy()
+    _returned_from_branch[(1, )](x, y, 16, flag, 16)
+    np.testing.assert_array_equal(y, y0 * 3 if flag > 0 else y0)
+    np.testing.assert_array_equal(x, x0 if flag > 0 else x0 * 3)
+
+
+@triton.jit
+def _mismatched_blocks(x_ptr, n, flag):
+    d = tl.make_tensor_descriptor(x_ptr, [n], [1], [16])
+    if flag > 0:
+        d = tl.make_tensor_descriptor(x_ptr, [n], [1], [32])
+    d.store([0], d.load([0]))
+
+
+def test_descriptor_block_mismatch_in_if_is_refused(backend):
+    from tritium import knobs
+    if knobs.runtime.interpret:
+        pytest.skip("the interpreter runs one branch of a run-time if: it has no branch types to compare")
+    x = np.zeros(32, dtype=np.float32)
+    with pytest.raises(triton.CompilationError, match="Mismatched type for d"):
+        _mismatched_blocks[(1, )](x, 32, 2)
