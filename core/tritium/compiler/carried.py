@@ -4,6 +4,11 @@ A tensor is carried as its one IR value. A tensor descriptor is carried as its I
 strides (scalars), as Triton flattens it, so after the branch or loop ``desc.shape``/``desc.strides`` are
 the carried ones and the value is again a ``tl.tensor_descriptor``. :class:`Carried` holds the run-time parts
 and rebuilds the language value from the scf op's results or block arguments.
+
+The backends know a descriptor's padding (what out-of-bounds loads read) at compile time, from the
+``make_tensor_descriptor`` that made it, and a carried descriptor takes the padding of its first incoming
+value; so values of different paddings must not meet in one result: that is refused here (Triton keeps
+the padding in the run-time descriptor and would allow it).
 """
 from __future__ import annotations
 
@@ -17,15 +22,18 @@ class Carried:
     """``parts``: the tensors an scf op carries for one value; ``template``: the descriptor they came from
     (None for a plain tensor)."""
 
-    __slots__ = ("parts", "template")
+    __slots__ = ("parts", "template", "padding")
 
-    def __init__(self, parts: list[tensor], template: Any = None) -> None:
-        self.parts, self.template = parts, template
+    def __init__(self, parts: list[tensor], template: Any = None, padding: str | None = None) -> None:
+        self.parts, self.template, self.padding = parts, template, padding
 
     @property
     def type(self) -> Any:
-        """The language type, for messages (a descriptor's names its block)."""
-        return self.template.type if self.template is not None else self.parts[0].type
+        """The language type, for messages (a descriptor's names its block, and its padding when not zero)."""
+        if self.template is None:
+            return self.parts[0].type
+        return self.template.type if self.padding in (None, "zero") else f"{self.template.type} " \
+            f"(padding_option={self.padding!r})"
 
     @property
     def handles(self) -> list[Any]:
@@ -38,6 +46,8 @@ class Carried:
     def same_type(self, other: "Carried") -> bool:
         """Whether ``other`` can flow where this value does: the same kind and the same type for every part
         (a descriptor's shape and strides included)."""
+        if self.padding is not None and other.padding is not None and self.padding != other.padding:
+            return False
         return type(self.template) is type(other.template) and len(self.parts) == len(other.parts) and \
             all(a.type == b.type for a, b in zip(self.parts, other.parts))
 
@@ -49,8 +59,24 @@ class Carried:
             return parts[0]
         if isinstance(t, tensor_descriptor):
             n = len(t.shape.values)
-            return tensor_descriptor(parts[0].handle, parts[1:1 + n], parts[1 + n:], t.block_type)
-        return tensor_descriptor_base(parts[0].handle, t.block_type)
+            d = tensor_descriptor(parts[0].handle, parts[1:1 + n], parts[1 + n:], t.block_type)
+        else:
+            d = tensor_descriptor_base(parts[0].handle, t.block_type)
+        d._carried_padding = self.padding  # type: ignore[attr-defined]
+        return d
+
+
+def _padding(desc: Any) -> str | None:
+    """The padding ``desc`` was made with, when the compiler can tell (None: a parameter of a device function)."""
+    known = getattr(desc, "_carried_padding", None)
+    if known is not None:
+        return known
+    from .._mlir import ir
+    owner = desc.handle.owner if not isinstance(desc.handle, ir.BlockArgument) else None
+    op = getattr(owner, "operation", owner)
+    if op is None or getattr(op, "name", None) != "tt.make_tensor_descriptor":
+        return None
+    return ir.StringAttr(op.attributes["padding"]).value if "padding" in op.attributes else "zero"
 
 
 def carry(v: Any, scalar: Callable[[Any], tensor]) -> Carried:
@@ -60,7 +86,7 @@ def carry(v: Any, scalar: Callable[[Any], tensor]) -> Carried:
         parts = [tensor(v.handle, v.type)]
         if isinstance(v, tensor_descriptor):
             parts += [scalar(x) for x in list(v.shape.values) + list(v.strides.values)]
-        return Carried(parts, v)
+        return Carried(parts, v, _padding(v))
     return Carried([scalar(v)])
 
 

@@ -136,3 +136,37 @@ def test_descriptor_block_mismatch_in_if_is_refused(backend):
     x = np.zeros(32, dtype=np.float32)
     with pytest.raises(triton.CompilationError, match="Mismatched type for d"):
         _mismatched_blocks[(1, )](x, 32, 2)
+
+
+@triton.jit
+def _nan_padded_through_loop(x_ptr, o_ptr, n, steps, BN: tl.constexpr):
+    d = tl.make_tensor_descriptor(x_ptr, [n], [1], [BN], padding_option="nan")
+    for _ in range(steps):
+        d = tl.make_tensor_descriptor(x_ptr, [n], [1], [BN], padding_option="nan")
+    out = tl.make_tensor_descriptor(o_ptr, [BN], [1], [BN])
+    out.store([0], d.load([0]))
+
+
+def test_descriptor_padding_survives_a_loop(backend):
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(32, dtype=np.float32)
+    _nan_padded_through_loop[(1, )](x, out, 16, 3, 32)
+    np.testing.assert_array_equal(out[:16], x)
+    assert np.isnan(out[16:]).all()
+
+
+@triton.jit
+def _mixed_padding(x_ptr, n, flag):
+    d = tl.make_tensor_descriptor(x_ptr, [n], [1], [16])
+    if flag > 0:
+        d = tl.make_tensor_descriptor(x_ptr, [n], [1], [16], padding_option="nan")
+    d.store([0], d.load([0]))
+
+
+def test_descriptor_padding_mismatch_in_if_is_refused(backend):
+    from tritium import knobs
+    if knobs.runtime.interpret:
+        pytest.skip("the interpreter runs one branch of a run-time if: it has no branch types to compare")
+    x = np.zeros(32, dtype=np.float32)
+    with pytest.raises(triton.CompilationError, match="Mismatched type for d.*padding_option='nan'"):
+        _mixed_padding[(1, )](x, 32, 2)
