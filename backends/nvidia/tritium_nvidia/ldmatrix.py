@@ -26,7 +26,7 @@ def operand_kind(dst: Any) -> Optional[str]:
 
 
 def _warp_part(lo: Any, dst: Any, dim: int) -> str:
-    return lo._bits_value([(lo.warp, [b[dim] for b in dst.warp])])
+    return lo.bits_value([(lo.warp, [b[dim] for b in dst.warp])])
 
 
 def read_operand(lo: Any, tile: SharedTile, dst: Any, ty: str) -> Optional[Tensor]:

@@ -54,6 +54,6 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
         out.metadata += out.line_table.metadata()
     meta = {"shared": shared, "num_warps": num_warps, "arg_types": params, "has_print": lowering.has_print,
             "has_assert": lowering.has_assert,
-            "assert_messages": list(getattr(lowering, "assert_messages", [])),
+            "assert_messages": list(lowering.assert_messages),
             "regs_estimate": estimate_registers(lowering, func)}
     return out.text(), meta

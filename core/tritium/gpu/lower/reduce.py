@@ -132,7 +132,7 @@ class ReduceMixin:
         for s in out_lay.shape:
             nout *= s
         # this warp's index along the axis
-        widx = self._bits_value([(self.warp, [(1 << j) if i in warp_bits else 0 for i, j in
+        widx = self.bits_value([(self.warp, [(1 << j) if i in warp_bits else 0 for i, j in
                                               zip(range(len(lay.warp)), L.bit_ranks(len(lay.warp), warp_bits))])])
         lane_axis = sum(1 << i for i, b in enumerate(lay.lane) if b[axis])
         sizes = [BYTES[self.storage_type(s.ty)] for s in srcs]

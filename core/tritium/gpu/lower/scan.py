@@ -67,7 +67,7 @@ def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: b
     warp_bits = [i for i, b in enumerate(lay.warp) if b[axis]]
     if warp_bits:
         W = 1 << len(warp_bits)
-        widx = lo._bits_value([(lo.warp, [(1 << j) if i in warp_bits else 0 for i, j in
+        widx = lo.bits_value([(lo.warp, [(1 << j) if i in warp_bits else 0 for i, j in
                                           zip(range(len(lay.warp)), L.bit_ranks(len(lay.warp), warp_bits))])])
         wpos = fn.pinst(f"sub i32 {W - 1}, {widx}") if reverse else widx
         out_lay = L.slice_layout(lay, axis)
