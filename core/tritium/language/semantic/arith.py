@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import core as tl
 from ..core import CompileTimeError
+from .ops import Part
 
 T = tl.tensor
 
@@ -16,9 +17,7 @@ class IncompatibleTypeError(CompileTimeError):
         super().__init__(f"invalid operands of type {a} and {b}")
 
 
-class ArithMixin:
-    builder: Any
-
+class Arithmetic(Part):
     # -- promotion --------------------------------------------------------------------------------
     @staticmethod
     def integer_promote(a: tl.dtype, b: tl.dtype) -> tl.dtype:
@@ -59,7 +58,7 @@ class ArithMixin:
 
     def to_tensor(self, x: Any, check_type: bool = True) -> Any:
         if isinstance(x, bool):
-            return T(self.builder.get_constant(int(x), self.ir_type(tl.int1)), tl.int1)
+            return T(self.builder.get_constant(int(x), self.sem.ir_type(tl.int1)), tl.int1)
         if isinstance(x, int):
             if -2**31 <= x < 2**31:
                 ty = tl.int32
@@ -85,7 +84,7 @@ class ArithMixin:
         return x
 
     def scalar_constant(self, value: Any, ty: tl.dtype) -> T:
-        return T(self.builder.get_constant(value, self.ir_type(ty)), ty)
+        return T(self.builder.get_constant(value, self.sem.ir_type(ty)), ty)
 
     def _check_ptr(self, a: tl.dtype, b: tl.dtype, allow_ptr_a: bool) -> None:
         if a.is_ptr():
@@ -123,9 +122,9 @@ class ArithMixin:
                                          "cast one of them explicitly")
                     if not ret.get_int_min_value() <= val <= ret.get_int_max_value():
                         raise ValueError(f"scalar {val} is out of range for type {ret}")
-            lhs = self.scalar_constant(lhs_val, ret) if lhs_is_scalar else self.cast(lhs, ret)
-            rhs = self.scalar_constant(rhs_val, ret) if rhs_is_scalar else self.cast(rhs, ret)
-        return self.broadcast_impl_value(lhs, rhs)  # type: ignore[attr-defined]
+            lhs = self.scalar_constant(lhs_val, ret) if lhs_is_scalar else self.sem.cast(lhs, ret)
+            rhs = self.scalar_constant(rhs_val, ret) if rhs_is_scalar else self.sem.cast(rhs, ret)
+        return self.sem.broadcast_impl_value(lhs, rhs)
 
     # -- arithmetic -------------------------------------------------------------------------------
     def _fi(self, a: T, b: T, fop: str, iop: str) -> T:
@@ -145,7 +144,7 @@ class ArithMixin:
         if a.type.scalar.is_ptr():
             off = b
             if off.dtype.is_int_unsigned() and off.dtype.int_bitwidth < 64:
-                off = self.cast(off, tl.int64)  # addptr offsets are signed: zero-extend unsigned ones
+                off = self.sem.cast(off, tl.int64)  # addptr offsets are signed: zero-extend unsigned ones
             return T(self.builder.addptr(a.handle, off.handle), a.type)
         if sanitize_overflow:
             self._check_overflow(a, b, "add")
@@ -158,9 +157,9 @@ class ArithMixin:
         ty = a.type.scalar
         if not ty.is_int() or ty.is_bool() or ty.int_bitwidth >= 64 or not getattr(options, "sanitize_overflow", False):
             return
-        wide = getattr(self, op)(self.cast(a, tl.int64), self.cast(b, tl.int64), False)
+        wide = getattr(self, op)(self.sem.cast(a, tl.int64), self.sem.cast(b, tl.int64), False)
         ok = self.and_(self.less_equal(wide, ty.get_int_max_value()), self.greater_equal(wide, ty.get_int_min_value()))
-        self.device_assert(ok, f"int{ty.int_bitwidth} overflow detected for operation {op}")  # type: ignore
+        self.sem.device_assert(ok, f"int{ty.int_bitwidth} overflow detected for operation {op}")
 
     def sub(self, a: Any, b: Any, sanitize_overflow: bool = True) -> T:
         a, b = self.binary_op_type_checking(a, b, True, False)
@@ -180,15 +179,15 @@ class ArithMixin:
         a, b = self.binary_op_type_checking(a, b, False, False, True, True)
         at, bt = a.type.scalar, b.type.scalar
         if at.is_floating() and bt.is_int():
-            b = self.cast(b, at)
+            b = self.sem.cast(b, at)
         elif at.is_int() and bt.is_floating():
-            a = self.cast(a, bt)
+            a = self.sem.cast(a, bt)
         elif at.is_int() and bt.is_int():
-            a, b = self.cast(a, tl.float32), self.cast(b, tl.float32)
+            a, b = self.sem.cast(a, tl.float32), self.sem.cast(b, tl.float32)
         elif at.fp_mantissa_width > bt.fp_mantissa_width:
-            b = self.cast(b, at)
+            b = self.sem.cast(b, at)
         else:
-            a = self.cast(a, bt)
+            a = self.sem.cast(a, bt)
         return T(self.builder.binary("arith.divf", a.handle, b.handle), a.type)
 
     def floordiv(self, a: Any, b: Any) -> T:
@@ -207,7 +206,7 @@ class ArithMixin:
         # Triton ignores ieee_rounding (its `/` is already approximate on GPUs); honouring it costs
         # nothing and keeps backends that approximate `/` from approximating here
         if ieee_rounding and a.type.scalar.is_fp32():
-            return self.precise("precise_divf", a, b)  # type: ignore[attr-defined]
+            return self.sem.precise("precise_divf", a, b)
         return T(self.builder.binary("arith.divf", a.handle, b.handle), a.type)
 
     def mod(self, a: Any, b: Any) -> T:
@@ -261,7 +260,7 @@ class ArithMixin:
         if not at.is_int() or not bt.is_int():
             raise IncompatibleTypeError(at, bt)
         ret = self.integer_promote(at, bt)
-        return self.cast(a, ret), self.cast(b, ret)
+        return self.sem.cast(a, ret), self.sem.cast(b, ret)
 
     def and_(self, a: Any, b: Any) -> T:
         a, b = self._bitwise(a, b)
@@ -277,15 +276,15 @@ class ArithMixin:
 
     def logical_and(self, a: Any, b: Any) -> T:
         a, b = self.to_tensor(a), self.to_tensor(b)
-        return self.and_(self.cast(a, tl.int1), self.cast(b, tl.int1))
+        return self.and_(self.sem.cast(a, tl.int1), self.sem.cast(b, tl.int1))
 
     def logical_or(self, a: Any, b: Any) -> T:
         a, b = self.to_tensor(a), self.to_tensor(b)
-        return self.or_(self.cast(a, tl.int1), self.cast(b, tl.int1))
+        return self.or_(self.sem.cast(a, tl.int1), self.sem.cast(b, tl.int1))
 
     def not_(self, a: Any) -> T:
         a = self.to_tensor(a)
-        return self.invert(self.cast(a, tl.int1))
+        return self.invert(self.sem.cast(a, tl.int1))
 
     def shl(self, a: Any, b: Any) -> T:
         a, b = self._bitwise(a, b)
@@ -336,7 +335,7 @@ class ArithMixin:
         if sty.is_int():
             return T(self.builder.cmpi(spred if sty.is_int_signed() else upred, a.handle, b.handle), rty)
         if sty.is_ptr():
-            ia, ib = self.cast(a, tl.int64), self.cast(b, tl.int64)
+            ia, ib = self.sem.cast(a, tl.int64), self.sem.cast(b, tl.int64)
             return T(self.builder.cmpi(upred, ia.handle, ib.handle), rty)
         raise TypeError(f"unexpected type {sty}")
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import core as tl
+from .ops import Part
 
 T = tl.tensor
 
 
-class CastMixin:
+class Casts(Part):
     def bitcast(self, x: T, dst: tl.dtype) -> T:
-        x = self.to_tensor(x)
+        x = self.sem.to_tensor(x)
         src = x.type
         if src.is_block():
             dst = src.with_element_ty(dst.scalar)
@@ -22,10 +23,10 @@ class CastMixin:
         if src.scalar.primitive_bitwidth != dst.scalar.primitive_bitwidth:
             raise ValueError(f"cannot bitcast {src.scalar} ({src.scalar.primitive_bitwidth} bits) to "
                              f"{dst.scalar} ({dst.scalar.primitive_bitwidth} bits)")
-        return T(self.builder.tt("bitcast", {"src": x.handle}, [self.ir_type(dst)]).result, dst)
+        return T(self.builder.tt("bitcast", {"src": x.handle}, [self.sem.ir_type(dst)]).result, dst)
 
     def cast(self, x: Any, dst: tl.dtype, fp_downcast_rounding: Optional[str] = None) -> T:
-        x = self.to_tensor(x)
+        x = self.sem.to_tensor(x)
         dst = tl._unwrap(dst)
         if not isinstance(dst, tl.dtype):
             raise TypeError(f"cast target must be a dtype, got {dst!r}")
@@ -35,7 +36,7 @@ class CastMixin:
             return x
         if src.is_block():
             dst = src.with_element_ty(d)
-        ty = self.ir_type(dst)
+        ty = self.sem.ir_type(dst)
         b = self.builder
         downcast = s.is_floating() and d.is_floating() and d.primitive_bitwidth < s.primitive_bitwidth
         if fp_downcast_rounding is not None and not downcast:
@@ -54,7 +55,7 @@ class CastMixin:
             return T(b.cast("arith.extf", x.handle, ty), dst)
         if s.is_int() and d.is_int():
             if d.is_bool():
-                return self.not_equal(x, self.scalar_constant(0, s))
+                return self.sem.not_equal(x, self.sem.scalar_constant(0, s))
             if s.int_bitwidth == d.int_bitwidth:
                 return T(x.handle, dst)
             if s.int_bitwidth > d.int_bitwidth:
@@ -63,7 +64,7 @@ class CastMixin:
             return T(b.cast("arith.extsi" if sign_extend else "arith.extui", x.handle, ty), dst)
         if s.is_standard_floating() and d.is_int():
             if d.is_bool():
-                return self.not_equal(x, self.scalar_constant(0, s))
+                return self.sem.not_equal(x, self.sem.scalar_constant(0, s))
             return T(b.cast("arith.fptosi" if d.is_int_signed() else "arith.fptoui", x.handle, ty), dst)
         if s.is_int() and d.is_standard_floating():
             signed = s.is_int_signed() and not s.is_bool()
@@ -72,7 +73,7 @@ class CastMixin:
             if d.int_bitwidth == 64:
                 return T(b.tt("ptr_to_int", {"src": x.handle}, [ty]).result, dst)
             if d.int_bitwidth == 1:
-                return self.not_equal(self.cast(x, tl.int64), self.scalar_constant(0, tl.int64))
+                return self.sem.not_equal(self.cast(x, tl.int64), self.sem.scalar_constant(0, tl.int64))
             raise TypeError(f"a pointer can only be cast to int64 or int1, not {d}")
         if (s.is_int() and d.is_fp8()) or (s.is_fp8() and d.is_int()):
             raise TypeError(f"cannot convert {s} to {d} directly: integers and float8 convert through a wider float, "

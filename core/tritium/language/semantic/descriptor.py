@@ -6,6 +6,7 @@ from typing import Any, Sequence
 from .. import core as tl
 from ..core import CompileTimeError
 from ..descriptor import tensor_descriptor, tensor_descriptor_base
+from .ops import Part
 
 T = tl.tensor
 
@@ -28,16 +29,14 @@ def _items(x: Any) -> list[Any]:
     return [x]
 
 
-class DescriptorMixin:
-    builder: Any
-
+class Descriptors(Part):
     def _scalar_ints(self, items: Any, ty: tl.dtype, what: str) -> list[T]:
         out = []
         for it in _items(items):
-            t = self.to_tensor(tl._unwrap(it))  # type: ignore[attr-defined]
+            t = self.sem.to_tensor(tl._unwrap(it))
             if t.type.is_block() or not t.dtype.is_int():
                 raise CompileTimeError(f"{what} must be integer scalars, got {t.type}")
-            out.append(self.cast(t, ty))  # type: ignore[attr-defined]
+            out.append(self.sem.cast(t, ty))
         return out
 
     def make_tensor_descriptor(self, base: Any, shape: Any, strides: Any, block_shape: Sequence[int],
@@ -68,13 +67,13 @@ class DescriptorMixin:
             raise CompileTimeError(f"padding_option {padding!r} is not one of 'zero', 'nan'")
         if padding == "nan" and elt.is_int():
             raise CompileTimeError("padding_option='nan' is not available for integer data")
-        self._check_shape(block_shape)  # type: ignore[attr-defined]
+        self.sem._check_shape(block_shape)
         shape_t = self._scalar_ints(shape_l, tl.int32, "descriptor shape entries")
         strides_t = self._scalar_ints(strides_l, tl.int64, "descriptor strides")
         block = tl.block_type(elt, list(block_shape))
         from ..descriptor import tensor_descriptor_base_type
         b = self.builder
-        ty = self.ir_type(tensor_descriptor_base_type(block))  # type: ignore[attr-defined]
+        ty = self.sem.ir_type(tensor_descriptor_base_type(block))
         op = b.tt("make_tensor_descriptor", {"base": base.handle, "shape": [s.handle for s in shape_t],
                                              "strides": [s.handle for s in strides_t]}, [ty],
                   {"padding": b.str_attr(padding)})
@@ -93,16 +92,16 @@ class DescriptorMixin:
         idx = self._desc_offsets(desc, offsets)
         block = desc.block_type
         op = self.builder.tt("descriptor_load", {"desc": desc.handle, "indices": idx},
-                             [self.ir_type(block)])  # type: ignore[attr-defined]
+                             [self.sem.ir_type(block)])
         return T(op.result, block)
 
     def _desc_value(self, desc: Any, value: Any) -> T:
-        value = self.to_tensor(value)  # type: ignore[attr-defined]
+        value = self.sem.to_tensor(value)
         if not value.type.is_block() or list(value.type.shape) != desc.block_shape:
             shape = list(value.type.shape) if value.type.is_block() else []
             raise CompileTimeError(f"the value of shape {shape} does not match the descriptor's block shape "
                                    f"{desc.block_shape}")
-        return self.cast(value, desc.dtype)  # type: ignore[attr-defined]
+        return self.sem.cast(value, desc.dtype)
 
     def descriptor_store(self, desc: Any, value: Any, offsets: Any) -> T:
         idx = self._desc_offsets(desc, offsets)
@@ -146,17 +145,17 @@ class DescriptorMixin:
         y = self._scalar_ints([y_offset], tl.int32, "the column offset")[0]
         ty = tl.block_type(desc.dtype, [x_offsets.type.shape[0], desc.block_shape[1]])
         op = self.builder.tt("descriptor_gather", {"desc": desc.handle, "x_offsets": x_offsets.handle,
-                                                   "y_offset": y.handle}, [self.ir_type(ty)])  # type: ignore
+                                                   "y_offset": y.handle}, [self.sem.ir_type(ty)])
         return T(op.result, ty)
 
     def descriptor_scatter(self, desc: Any, value: Any, x_offsets: Any, y_offset: Any) -> T:
         self._check_gather(desc, x_offsets, "scatter")
         y = self._scalar_ints([y_offset], tl.int32, "the column offset")[0]
-        value = self.to_tensor(value)  # type: ignore[attr-defined]
+        value = self.sem.to_tensor(value)
         want = [x_offsets.type.shape[0], desc.block_shape[1]]
         if not value.type.is_block() or list(value.type.shape) != want:
             raise CompileTimeError(f"descriptor scatter needs a value of shape {want}")
-        value = self.cast(value, desc.dtype)  # type: ignore[attr-defined]
+        value = self.sem.cast(value, desc.dtype)
         self.builder.tt("descriptor_scatter", {"desc": desc.handle, "src": value.handle, "x_offsets": x_offsets.handle,
                                                "y_offset": y.handle}, [])
         return T(None, tl.void)

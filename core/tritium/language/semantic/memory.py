@@ -5,6 +5,7 @@ from typing import Any, Optional, Sequence
 
 from .. import core as tl
 from ..core import CompileTimeError
+from .ops import Part
 
 T = tl.tensor
 
@@ -22,9 +23,7 @@ def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
     return value
 
 
-class MemoryMixin:
-    builder: Any
-
+class Memory(Part):
     def _mem_attrs(self, **kw: Any) -> dict[str, Any]:
         b = self.builder
         out = {}
@@ -63,14 +62,14 @@ class MemoryMixin:
                 value = int(value)
             if not elt.is_bool() and not elt.get_int_min_value() <= value <= elt.get_int_max_value():
                 raise CompileTimeError(f"`other` is {value}, which is out of range for {elt}, the type {what} reads")
-        return self.scalar_constant(value if not elt.is_bool() else bool(value), elt)  # type: ignore[attr-defined]
+        return self.sem.scalar_constant(value if not elt.is_bool() else bool(value), elt)
 
     def _is_block_ptr(self, ptr: Any) -> bool:
         return isinstance(ptr, T) and ptr.type.is_ptr() and ptr.type.element_ty.is_block()
 
     def _mask_other(self, ptr: T, mask: Any, other: Any, what: str) -> tuple[T, Optional[T], Optional[T]]:
         if mask is not None:
-            mask = self.to_tensor(mask)  # type: ignore[attr-defined]
+            mask = self.sem.to_tensor(mask)
             if not mask.type.scalar.is_bool():
                 raise CompileTimeError(f"the mask of {what} must be boolean (int1), got {mask.type.scalar}; "
                                        "compare it with a value to make one")
@@ -78,10 +77,10 @@ class MemoryMixin:
         if isinstance(tl._unwrap(other), (int, float, bool)):
             other = self._scalar_other(tl._unwrap(other), elt, what)
         elif other is not None:
-            other = self.to_tensor(other)  # type: ignore[attr-defined]
+            other = self.sem.to_tensor(other)
             if other.dtype != elt and not (elt == tl.int1 and other.dtype == tl.int8):
                 # converted to the loaded type, as Triton does (FlagGems' topk passes an fp32 finfo bound for fp16)
-                other = self.cast(other, elt)  # type: ignore[attr-defined]
+                other = self.sem.cast(other, elt)
         if ptr.type.is_block():
             shape = list(ptr.type.shape)
             for name, val in (("mask", mask), ("other", other)):
@@ -94,10 +93,10 @@ class MemoryMixin:
                                                f"of shape {shape}; build it from the same offsets as the pointers "
                                                "(e.g. `mask=offs < n`), or add axes with [:, None]")
             if mask is not None:
-                ptr, mask = self.broadcast_impl_value(ptr, mask)  # type: ignore[attr-defined]
+                ptr, mask = self.sem.broadcast_impl_value(ptr, mask)
             if other is not None:
-                other = self.to_tensor(other)  # type: ignore[attr-defined]
-                ptr, other = self.broadcast_impl_value(ptr, other)  # type: ignore[attr-defined]
+                other = self.sem.to_tensor(other)
+                ptr, other = self.sem.broadcast_impl_value(ptr, other)
         else:
             for name, val in (("mask", mask), ("other", other)):
                 if isinstance(val, T) and val.type.is_block():
@@ -122,7 +121,7 @@ class MemoryMixin:
             bc = self._boundary_check(boundary_check, len(block.shape))
             attrs = self._mem_attrs(cache=cache, evict=evict, is_volatile=bool(tl._unwrap(volatile)),
                                     boundary_check=bc, padding=padding)
-            return T(self.builder.load(ptr.handle, None, None, self.ir_type(block), attrs), block)  # type: ignore
+            return T(self.builder.load(ptr.handle, None, None, self.sem.ir_type(block), attrs), block)
         if padding or tl._unwrap(boundary_check):
             raise CompileTimeError("boundary_check and padding_option need a block pointer (tl.make_block_ptr); "
                                    "with a tensor of pointers use mask and other")
@@ -133,15 +132,15 @@ class MemoryMixin:
         is_bool = elt == tl.int1
         if is_bool:
             elt = tl.int8
-            ptr = self.cast(ptr, ptr.type.with_element_ty(tl.pointer_type(tl.int8)) if ptr.type.is_block()  # type: ignore
-                            else tl.pointer_type(tl.int8))
+            ptr = self.sem.cast(ptr, ptr.type.with_element_ty(tl.pointer_type(tl.int8)) if ptr.type.is_block()
+                                else tl.pointer_type(tl.int8))
         if other is not None:
-            other = self.cast(other, elt)  # type: ignore[attr-defined]
+            other = self.sem.cast(other, elt)
         dst = ptr.type.with_element_ty(elt) if ptr.type.is_block() else elt
         attrs = self._mem_attrs(cache=cache, evict=evict, is_volatile=bool(tl._unwrap(volatile)))
         r = T(self.builder.load(ptr.handle, mask.handle if mask is not None else None,
-                                other.handle if other is not None else None, self.ir_type(dst), attrs), dst)  # type: ignore
-        return self.cast(r, tl.int1) if is_bool else r  # type: ignore[attr-defined]
+                                other.handle if other is not None else None, self.sem.ir_type(dst), attrs), dst)
+        return self.sem.cast(r, tl.int1) if is_bool else r
 
     def store(self, ptr: Any, value: Any, mask: Any = None, boundary_check: Any = (), cache_modifier: Any = "",
               eviction_policy: Any = "") -> T:
@@ -152,13 +151,13 @@ class MemoryMixin:
         if ptr.type.scalar.is_const() or (ptr.type.is_ptr() and ptr.type.is_const()):
             raise CompileTimeError("Cannot store to a constant pointer: its parameter is annotated tl.const; store "
                                    "through a pointer that is not tl.const")
-        value = self.to_tensor(value)  # type: ignore[attr-defined]
+        value = self.sem.to_tensor(value)
         if self._is_block_ptr(ptr):
             if mask is not None:
                 raise CompileTimeError("mask cannot be used with a block pointer; use boundary_check instead")
             block = ptr.type.element_ty
-            value = self.broadcast_impl_shape(value, list(block.shape))  # type: ignore[attr-defined]
-            value = self.cast(value, block.element_ty)  # type: ignore[attr-defined]
+            value = self.sem.broadcast_impl_shape(value, list(block.shape))
+            value = self.sem.cast(value, block.element_ty)
             bc = self._boundary_check(boundary_check, len(block.shape))
             self.builder.store(ptr.handle, value.handle, None, self._mem_attrs(cache=cache, evict=evict,
                                                                                 boundary_check=bc))
@@ -173,13 +172,13 @@ class MemoryMixin:
                 raise CompileTimeError(f"the value of shape {vshape} does not fit the pointer block of shape {pshape}")
         ptr, mask, _ = self._mask_other(ptr, mask, None, "this store")
         if ptr.type.is_block():
-            value = self.broadcast_impl_shape(value, list(ptr.type.shape))  # type: ignore[attr-defined]
+            value = self.sem.broadcast_impl_shape(value, list(ptr.type.shape))
         elt = ptr.type.scalar.element_ty
         if elt == tl.int1:
             elt = tl.int8
-            ptr = self.cast(ptr, ptr.type.with_element_ty(tl.pointer_type(tl.int8)) if ptr.type.is_block()  # type: ignore
-                            else tl.pointer_type(tl.int8))
-        value = self.cast(value, elt)  # type: ignore[attr-defined]
+            ptr = self.sem.cast(ptr, ptr.type.with_element_ty(tl.pointer_type(tl.int8)) if ptr.type.is_block()
+                                else tl.pointer_type(tl.int8))
+        value = self.sem.cast(value, elt)
         self.builder.store(ptr.handle, value.handle, mask.handle if mask is not None else None,
                            self._mem_attrs(cache=cache, evict=evict))
         return T(None, tl.void)
@@ -195,15 +194,15 @@ class MemoryMixin:
             raise CompileTimeError(f"atomic_{op} does not support {elt}")
         if elt.primitive_bitwidth < 16 or elt in (tl.int16, tl.uint16):
             raise CompileTimeError(f"atomic_{op} does not support {elt}")
-        val = self.to_tensor(val)  # type: ignore[attr-defined]
+        val = self.sem.to_tensor(val)
         if mask is not None:
-            mask = self.to_tensor(mask)  # type: ignore[attr-defined]
+            mask = self.sem.to_tensor(mask)
         if ptr.type.is_block():
             shape = list(ptr.type.shape)
             if mask is not None:
-                mask = self.broadcast_impl_shape(mask, shape)  # type: ignore[attr-defined]
-            val = self.broadcast_impl_shape(val, shape)  # type: ignore[attr-defined]
-        val = self.cast(val, elt)  # type: ignore[attr-defined]
+                mask = self.sem.broadcast_impl_shape(mask, shape)
+            val = self.sem.broadcast_impl_shape(val, shape)
+        val = self.sem.cast(val, elt)
         return ptr, val, mask
 
     def atomic_rmw(self, op: str, ptr: Any, val: Any, mask: Any, sem: Any, scope: Any) -> T:
@@ -225,7 +224,7 @@ class MemoryMixin:
                  "scope": self.builder.str_attr(scope)}
         r = self.builder.tt("atomic_rmw", {"ptr": ptr.handle, "val": val.handle,
                                            "mask": mask.handle if mask is not None else None},
-                            [self.ir_type(val.type)], attrs)  # type: ignore[attr-defined]
+                            [self.sem.ir_type(val.type)], attrs)
         return T(r.result, val.type)
 
     def atomic_cas(self, ptr: Any, cmp: Any, val: Any, sem: Any, scope: Any) -> T:
@@ -234,17 +233,17 @@ class MemoryMixin:
         elt = ptr.type.scalar.element_ty
         if elt.primitive_bitwidth not in (16, 32, 64):
             raise CompileTimeError("atomic_cas supports 16, 32 and 64-bit elements only")
-        cmp = self.to_tensor(cmp)  # type: ignore[attr-defined]
-        val = self.to_tensor(val)  # type: ignore[attr-defined]
+        cmp = self.sem.to_tensor(cmp)
+        val = self.sem.to_tensor(val)
         if ptr.type.is_block():
-            cmp = self.broadcast_impl_shape(cmp, list(ptr.type.shape))  # type: ignore[attr-defined]
-            val = self.broadcast_impl_shape(val, list(ptr.type.shape))  # type: ignore[attr-defined]
-        cmp, val = self.cast(cmp, elt), self.cast(val, elt)  # type: ignore[attr-defined]
+            cmp = self.sem.broadcast_impl_shape(cmp, list(ptr.type.shape))
+            val = self.sem.broadcast_impl_shape(val, list(ptr.type.shape))
+        cmp, val = self.sem.cast(cmp, elt), self.sem.cast(val, elt)
         sem = _choice(sem or "acq_rel", SEMANTICS, "sem")
         scope = _choice(scope or "gpu", SCOPES, "scope")
         attrs = {"sem": self.builder.str_attr(sem), "scope": self.builder.str_attr(scope)}
         r = self.builder.tt("atomic_cas", {"ptr": ptr.handle, "cmp": cmp.handle, "val": val.handle},
-                            [self.ir_type(val.type)], attrs)  # type: ignore[attr-defined]
+                            [self.sem.ir_type(val.type)], attrs)
         return T(r.result, val.type)
 
     # -- block pointers ---------------------------------------------------------------------------
@@ -256,10 +255,10 @@ class MemoryMixin:
             items = [items]
         out = []
         for it in items:
-            t = self.to_tensor(tl._unwrap(it))  # type: ignore[attr-defined]
+            t = self.sem.to_tensor(tl._unwrap(it))
             if t.type.is_block() or not t.type.scalar.is_int():
                 raise CompileTimeError(f"{what} must be integer scalars, got {t.type}")
-            out.append(self.cast(t, ty).handle)  # type: ignore[attr-defined]
+            out.append(self.sem.cast(t, ty).handle)
         return out
 
     def make_block_ptr(self, base: Any, shape: Any, strides: Any, offsets: Any, block_shape: Any, order: Any) -> T:
@@ -276,14 +275,14 @@ class MemoryMixin:
                                    f"{n} entries")
         if sorted(order) != list(range(n)):
             raise CompileTimeError(f"make_block_ptr order must be a permutation of 0..{n - 1}, got {order}")
-        self._check_shape(block_shape)  # type: ignore[attr-defined]
+        self.sem._check_shape(block_shape)
         elt = base.type.element_ty
         if elt == tl.int1:
             elt = tl.int8
-            base = self.cast(base, tl.pointer_type(tl.int8))  # type: ignore[attr-defined]
+            base = self.sem.cast(base, tl.pointer_type(tl.int8))
         ty = tl.pointer_type(tl.block_type(elt, block_shape))
         op = self.builder.tt("make_block_ptr", {"base": base.handle, "shape": shape_v, "strides": strides_v,
-                                                "offsets": offsets_v}, [self.ir_type(ty)],  # type: ignore
+                                                "offsets": offsets_v}, [self.sem.ir_type(ty)],
                              {"order": self.builder.i32_array_attr(order)})
         return T(op.result, ty)
 

@@ -6,42 +6,40 @@ from typing import Any, Callable, Optional, Sequence
 from ... import knobs
 from .. import core as tl
 from ..core import CompileTimeError
+from .ops import Part
 
 T = tl.tensor
 
 DOT_PRECISIONS = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
 
 
-class MiscMixin:
-    builder: Any
-    options: Any
-
+class Misc(Part):
     # -- math -------------------------------------------------------------------------------------
     def unary_math(self, name: str, x: Any, float_only: bool = True) -> T:
-        x = self.to_tensor(x)  # type: ignore[attr-defined]
+        x = self.sem.to_tensor(x)
         if float_only and not x.dtype.is_floating():
             raise CompileTimeError(f"{name.split('.')[-1]} expects a floating-point argument, got {x.dtype}; "
                                    "convert it first, e.g. x.to(tl.float32)")
         return T(self.builder.unary(name, x.handle), x.type)
 
     def fma(self, x: Any, y: Any, z: Any) -> T:
-        x, y = self.binary_op_type_checking(x, y)  # type: ignore[attr-defined]
-        x, z = self.binary_op_type_checking(x, z)  # type: ignore[attr-defined]
-        x, y = self.binary_op_type_checking(x, y)  # type: ignore[attr-defined]
+        x, y = self.sem.binary_op_type_checking(x, y)
+        x, z = self.sem.binary_op_type_checking(x, z)
+        x, y = self.sem.binary_op_type_checking(x, y)
         if not x.dtype.is_floating():
             raise CompileTimeError(f"fma expects floating-point arguments, got {x.dtype}")
         return T(self.builder.op("math.fma", [x.handle, y.handle, z.handle], [x.handle.type]).result, x.type)
 
     def umulhi(self, x: Any, y: Any) -> T:
-        x, y = self.binary_op_type_checking(x, y)  # type: ignore[attr-defined]
+        x, y = self.sem.binary_op_type_checking(x, y)
         if not x.dtype.is_int():
             raise CompileTimeError(f"umulhi expects integer arguments, got {x.dtype}")
         return T(self.builder.tt("mulhiui", {"x": x.handle, "y": y.handle}, [x.handle.type]).result, x.type)
 
     def precise(self, name: str, *args: Any) -> T:
-        vals = [self.to_tensor(a) for a in args]  # type: ignore[attr-defined]
+        vals = [self.sem.to_tensor(a) for a in args]
         if len(vals) == 2:
-            vals = list(self.binary_op_type_checking(*vals))  # type: ignore[attr-defined]
+            vals = list(self.sem.binary_op_type_checking(*vals))
         if not vals[0].dtype.is_floating():
             raise CompileTimeError(f"{name} expects floating-point arguments, got {vals[0].dtype}")
         keys = ("x", "y")
@@ -51,19 +49,19 @@ class MiscMixin:
     def libdevice_op(self, name: str, args: Sequence[T], ret: tl.dtype) -> T:
         """An upstream ``math``/``arith`` op on same-shaped ``args`` whose element result type is ``ret``."""
         ty = args[0].type.with_element_ty(ret) if args[0].type.is_block() else ret
-        op = self.builder.op(name, [a.handle for a in args], [self.ir_type(ty)])  # type: ignore[attr-defined]
+        op = self.builder.op(name, [a.handle for a in args], [self.sem.ir_type(ty)])
         return T(op.result, ty)
 
     def extern_elementwise(self, lib_name: str, lib_path: str, args: Sequence[Any], symbol: str,
                            ret_dtype: tl.dtype, is_pure: bool = True) -> T:
-        vals = [self.to_tensor(a) for a in args]  # type: ignore[attr-defined]
-        vals = list(self.broadcast_tensors(*vals)) if len(vals) > 1 else vals  # type: ignore[attr-defined]
+        vals = [self.sem.to_tensor(a) for a in args]
+        vals = list(self.sem.broadcast_tensors(*vals)) if len(vals) > 1 else vals
         ret_ty = vals[0].type.with_element_ty(ret_dtype) if vals[0].type.is_block() else ret_dtype
         b = self.builder
         attrs = {"libname": b.str_attr(lib_name), "libpath": b.str_attr(lib_path), "symbol": b.str_attr(symbol),
                  "pure": b.bool_attr(is_pure)}
         op = b.tt("extern_elementwise", {"srcs": [v.handle for v in vals]},
-                  [self.ir_type(ret_ty)], attrs)  # type: ignore[attr-defined]
+                  [self.sem.ir_type(ret_ty)], attrs)
         return T(op.result, ret_ty)
 
     # -- dot --------------------------------------------------------------------------------------
@@ -123,9 +121,9 @@ class MiscMixin:
         shape = ([a.type.shape[0]] if ra == 3 else []) + [M, N]
         ret_ty = tl.block_type(ret, shape)
         if acc is None:
-            acc = self.full(shape, 0, ret)  # type: ignore[attr-defined]
+            acc = self.sem.full(shape, 0, ret)
         else:
-            acc = self.to_tensor(acc)  # type: ignore[attr-defined]
+            acc = self.sem.to_tensor(acc)
             if list(acc.type.shape) != shape:
                 raise CompileTimeError(f"the accumulator of dot has shape {list(acc.type.shape)}, expected {shape}")
             if acc.dtype != ret:
@@ -134,7 +132,7 @@ class MiscMixin:
         attrs = {"input_precision": self.builder.str_attr(input_precision),
                  "max_num_imprecise_acc": self.builder.i32_attr(mnia)}
         op = self.builder.tt("dot", {"a": a.handle, "b": b.handle, "c": acc.handle},
-                             [self.ir_type(ret_ty)], attrs)  # type: ignore[attr-defined]
+                             [self.sem.ir_type(ret_ty)], attrs)
         return T(op.result, ret_ty)
 
     def _dot_multi_batch(self, a: T, b: T, acc: Optional[T], input_precision: Optional[str],
@@ -149,28 +147,28 @@ class MiscMixin:
         nb = 1
         for d in batch:
             nb *= d
-        a3 = self.reshape(a, [nb] + list(a.type.shape[-2:]))  # type: ignore[attr-defined]
-        b3 = self.reshape(b, [nb] + list(b.type.shape[-2:]))  # type: ignore[attr-defined]
+        a3 = self.sem.reshape(a, [nb] + list(a.type.shape[-2:]))
+        b3 = self.sem.reshape(b, [nb] + list(b.type.shape[-2:]))
         M, N = a.type.shape[-2], b.type.shape[-1]
         if acc is not None:
-            acc = self.to_tensor(acc)  # type: ignore[attr-defined]
+            acc = self.sem.to_tensor(acc)
             if list(acc.type.shape) != batch + [M, N]:
                 raise CompileTimeError(f"the accumulator of dot has shape {list(acc.type.shape)}, expected "
                                        f"{batch + [M, N]}")
-            acc = self.reshape(acc, [nb, M, N])  # type: ignore[attr-defined]
+            acc = self.sem.reshape(acc, [nb, M, N])
         out = self.dot(a3, b3, acc, input_precision, max_num_imprecise_acc, out_dtype)
-        return self.reshape(out, batch + [M, N])  # type: ignore[attr-defined]
+        return self.sem.reshape(out, batch + [M, N])
 
     # -- reductions and scans ---------------------------------------------------------------------
     def _region_op(self, kind: str, inputs: Sequence[T], axis: Optional[int],
                    combine: Callable[[list[T], list[T]], Sequence[T]], reverse: bool = False) -> tuple[T, ...]:
         if not inputs:
             raise CompileTimeError(f"{kind} needs at least one input")
-        inputs = [self.to_tensor(x) for x in inputs]  # type: ignore[attr-defined]
+        inputs = [self.sem.to_tensor(x) for x in inputs]
         if axis is None:
             if kind == "scan":
                 raise CompileTimeError("scan needs an axis")
-            inputs = [self.reshape(x, [x.type.numel], can_reorder=True) if x.type.is_block() and  # type: ignore
+            inputs = [self.sem.reshape(x, [x.type.numel], can_reorder=True) if x.type.is_block() and
                       len(x.type.shape) > 1 else x for x in inputs]
             axis = 0
         for x in inputs:
@@ -197,8 +195,8 @@ class MiscMixin:
         if kind == "scan":
             attrs["reverse"] = b.bool_attr(reverse)
         op = b.tt(kind, {"srcs": [x.handle for x in inputs]},
-                  [self.ir_type(t) for t in out_tys], attrs, regions=1)  # type: ignore[attr-defined]
-        elt_ir = [self.ir_type(s) for s in scalars]  # type: ignore[attr-defined]
+                  [self.sem.ir_type(t) for t in out_tys], attrs, regions=1)
+        elt_ir = [self.sem.ir_type(s) for s in scalars]
         block = op.regions[0].blocks.append(*(elt_ir + elt_ir))
         args = list(block.arguments)
         n = len(inputs)
@@ -214,30 +212,30 @@ class MiscMixin:
                                        f"{n} inputs")
             handles = []
             for r, s in zip(results, scalars):
-                r = self.to_tensor(r)  # type: ignore[attr-defined]
+                r = self.sem.to_tensor(r)
                 if r.type.is_block():
                     raise CompileTimeError(f"the combine function of {kind} must return scalars")
                 if r.dtype != s:
-                    r = self.cast(r, s)  # type: ignore[attr-defined]
+                    r = self.sem.cast(r, s)
                 handles.append(r.handle)
             b.yield_(handles, dialect="gpu")
         return tuple(T(op.results[i], out_tys[i]) for i in range(n))
 
     def reduction(self, inputs: Sequence[T], axis: Optional[int], combine: Callable[..., Any]) -> tuple[T, ...]:
-        return self._region_op("reduce", inputs, axis, combine)
+        return self.sem._region_op("reduce", inputs, axis, combine)
 
     def associative_scan(self, inputs: Sequence[T], axis: int, combine: Callable[..., Any],
                          reverse: bool = False) -> tuple[T, ...]:
-        return self._region_op("scan", inputs, axis, combine, reverse)
+        return self.sem._region_op("scan", inputs, axis, combine, reverse)
 
     def histogram(self, x: T, num_bins: int, mask: Optional[T]) -> T:
         if not x.type.is_block() or len(x.type.shape) != 1 or not x.dtype.is_int():
             raise CompileTimeError("histogram needs a 1-D integer block")
         if mask is not None:
-            mask = self.broadcast_impl_shape(self.to_tensor(mask), list(x.type.shape))  # type: ignore
+            mask = self.sem.broadcast_impl_shape(self.sem.to_tensor(mask), list(x.type.shape))
         ty = tl.block_type(tl.int32, [num_bins])
         op = self.builder.tt("histogram", {"src": x.handle, "mask": mask.handle if mask is not None else None},
-                             [self.ir_type(ty)])  # type: ignore[attr-defined]
+                             [self.sem.ir_type(ty)])
         return T(op.result, ty)
 
     def gather(self, src: T, index: T, axis: int) -> T:
@@ -252,7 +250,7 @@ class MiscMixin:
             if d != axis and index.type.shape[d] != src.type.shape[d]:
                 raise CompileTimeError(f"gather's index dimension {d} must match the source's")
         ty = tl.block_type(src.dtype, list(index.type.shape))
-        op = self.builder.tt("gather", {"src": src.handle, "indices": index.handle}, [self.ir_type(ty)],  # type: ignore
+        op = self.builder.tt("gather", {"src": src.handle, "indices": index.handle}, [self.sem.ir_type(ty)],
                              {"axis": self.builder.i32_attr(axis)})
         return T(op.result, ty)
 
@@ -265,7 +263,7 @@ class MiscMixin:
         if len(prefix) > 2 and not prefix.startswith(" "):
             prefix = " " + prefix
         b = self.builder
-        vals = [self.to_tensor(a) for a in args]  # type: ignore[attr-defined]
+        vals = [self.sem.to_tensor(a) for a in args]
         attrs = {"prefix": b.str_attr(prefix), "hex": b.bool_attr(hex),
                  "is_signed": b.i32_array_attr([int(v.dtype.is_int_signed()) for v in vals])}
         if vals:
@@ -278,15 +276,15 @@ class MiscMixin:
     def device_assert(self, cond: T, msg: str, mask: Optional[T] = None) -> T:
         if not getattr(self.options, "debug", False):
             return T(None, tl.void)
-        cond = self.to_tensor(cond)  # type: ignore[attr-defined]
+        cond = self.sem.to_tensor(cond)
         if mask is not None:
-            cond = self.or_(cond, self.not_(mask))  # type: ignore[attr-defined]
-        cond = self.cast(cond, tl.int1)  # type: ignore[attr-defined]
+            cond = self.sem.or_(cond, self.sem.not_(mask))
+        cond = self.sem.cast(cond, tl.int1)
         self.builder.tt("assert", {"cond": cond.handle}, [], {"message": self.builder.str_attr(msg)})
         return T(None, tl.void)
 
     def assume(self, cond: T) -> T:
-        cond = self.to_tensor(cond)  # type: ignore[attr-defined]
+        cond = self.sem.to_tensor(cond)
         self.builder.tt("assume", {"cond": cond.handle}, [])
         return T(None, tl.void)
 

@@ -1,21 +1,20 @@
 """Operations whose body is user code: ``map_elementwise``; and ``unsplat`` (one-element block to scalar)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from .. import core as tl
 from ..core import CompileTimeError
+from .ops import Part
 
 T = tl.tensor
 
 
-class RegionMixin:
-    builder: Any
-
+class Regions(Part):
     def unsplat(self, x: T) -> T:
         """The single element of a one-element block (``tt.unsplat``)."""
         ty = x.type.scalar
-        op = self.builder.tt("unsplat", {"src": x.handle}, [self.ir_type(ty)])  # type: ignore[attr-defined]
+        op = self.builder.tt("unsplat", {"src": x.handle}, [self.sem.ir_type(ty)])
         return T(op.result, ty)
 
     def map_elementwise(self, inputs: Sequence[T], body: Callable[[list[T]], list[T]], pack: int) -> tuple[T, ...]:
@@ -24,7 +23,7 @@ class RegionMixin:
         ``body`` receives ``pack`` consecutive elements of each input (input-major) and returns ``pack``
         values of each result (result-major). Builds ``tt.map_elementwise`` whose region ends in ``gpu.yield``.
         """
-        inputs = list(self.broadcast_tensors(*inputs))  # type: ignore[attr-defined]
+        inputs = list(self.sem.broadcast_tensors(*inputs))
         shape = list(inputs[0].type.shape) if inputs[0].type.is_block() else []
         numel = 1
         for d in shape:
@@ -33,14 +32,14 @@ class RegionMixin:
             raise CompileTimeError(f"pack={pack} does not divide the {numel} elements of the arguments")
         b = self.builder
         scalars = [x.type.scalar for x in inputs]
-        arg_types = [self.ir_type(s) for s in scalars for _ in range(pack)]  # type: ignore[attr-defined]
+        arg_types = [self.sem.ir_type(s) for s in scalars for _ in range(pack)]
         tmp = b.tt("map_elementwise", {"srcs": [x.handle for x in inputs]}, [], {"pack": b.i32_attr(pack)},
                    regions=1)
         block = tmp.regions[0].blocks.append(*arg_types)
         args = list(block.arguments)
         with b.at(block):
             vals = [T(args[i * pack + j], s) for i, s in enumerate(scalars) for j in range(pack)]
-            results = [self.to_tensor(r) for r in body(vals)]  # type: ignore[attr-defined]
+            results = [self.sem.to_tensor(r) for r in body(vals)]
             if not results or len(results) % pack:
                 raise CompileTimeError(f"the mapped function returned {len(results)} values; with pack={pack} it "
                                        f"must return a multiple of {pack}")
@@ -55,7 +54,7 @@ class RegionMixin:
             b.yield_([r.handle for r in results], dialect="gpu")
         out_tys = [tl.block_type(s, shape) if shape else s for s in res_scalars]
         real = b.tt("map_elementwise", {"srcs": [x.handle for x in inputs]},
-                    [self.ir_type(t) for t in out_tys], {"pack": b.i32_attr(pack)}, regions=1)  # type: ignore
+                    [self.sem.ir_type(t) for t in out_tys], {"pack": b.i32_attr(pack)}, regions=1)
         block.append_to(real.regions[0])
         tmp.erase()
         return tuple(T(real.results[i], t) for i, t in enumerate(out_tys))

@@ -5,6 +5,7 @@ from typing import Any, Sequence
 
 from .. import core as tl
 from ..core import CompileTimeError
+from .ops import Part
 
 T = tl.tensor
 
@@ -13,9 +14,7 @@ def _shape(t: T) -> list[int]:
     return list(t.type.shape) if t.type.is_block() else []
 
 
-class ShapeMixin:
-    builder: Any
-
+class Shapes(Part):
     def program_id(self, axis: int) -> T:
         if axis not in (0, 1, 2):
             raise CompileTimeError(f"program_id axis must be 0, 1, or 2 but got {axis}")
@@ -65,9 +64,9 @@ class ShapeMixin:
         if isinstance(value, T):
             if value.type.is_block():
                 raise CompileTimeError("full's value must be a scalar")
-            scalar = self.cast(value, dtype)
+            scalar = self.sem.cast(value, dtype)
         else:
-            scalar = self.scalar_constant(value, dtype)  # type: ignore[attr-defined]
+            scalar = self.sem.scalar_constant(value, dtype)
         shape = self._check_shape(shape)
         return self.splat(scalar, shape) if shape else scalar
 
@@ -77,7 +76,7 @@ class ShapeMixin:
         if not shape:
             return value
         ty = tl.block_type(value.dtype, list(shape))
-        return T(self.builder.splat(value.handle, self.ir_type(ty)), ty)  # type: ignore[attr-defined]
+        return T(self.builder.splat(value.handle, self.sem.ir_type(ty)), ty)
 
     def broadcast_impl_shape(self, x: T, shape: Sequence[int]) -> T:
         shape = list(shape)
@@ -93,7 +92,7 @@ class ShapeMixin:
                 raise CompileTimeError(f"cannot broadcast shape {src} to {shape}: dimension {i} is {s}, "
                                        f"and only size-1 dimensions can be expanded")
         ty = tl.block_type(x.type.scalar, shape)
-        return T(self.builder.broadcast(x.handle, self.ir_type(ty)), ty)  # type: ignore[attr-defined]
+        return T(self.builder.broadcast(x.handle, self.sem.ir_type(ty)), ty)
 
     def broadcast_impl_value(self, lhs: T, rhs: T) -> tuple[T, T]:
         lb, rb = lhs.type.is_block(), rhs.type.is_block()
@@ -142,7 +141,7 @@ class ShapeMixin:
         if not x.type.is_block():
             return self.splat(x, shape)
         ty = tl.block_type(x.type.scalar, shape)
-        return T(self.builder.expand_dims(x.handle, self.ir_type(ty), axis), ty)  # type: ignore[attr-defined]
+        return T(self.builder.expand_dims(x.handle, self.sem.ir_type(ty), axis), ty)
 
     def reshape(self, x: T, shape: Sequence[int], can_reorder: bool = False) -> T:
         shape = [tl._unwrap(s) for s in shape]
@@ -160,7 +159,7 @@ class ShapeMixin:
         if not shape:
             raise CompileTimeError("reshape to a scalar is not supported; use tl.sum or indexing")
         ty = tl.block_type(x.type.scalar, shape)
-        return T(self.builder.reshape(x.handle, self.ir_type(ty), bool(can_reorder)), ty)  # type: ignore[attr-defined]
+        return T(self.builder.reshape(x.handle, self.sem.ir_type(ty), bool(can_reorder)), ty)
 
     def permute(self, x: T, dims: Sequence[int]) -> T:
         dims = [tl._unwrap(d) for d in dims]
@@ -172,7 +171,7 @@ class ShapeMixin:
         if dims == sorted(dims):
             return x
         ty = tl.block_type(x.type.scalar, [shape[d] for d in dims])
-        return T(self.builder.trans(x.handle, self.ir_type(ty), dims), ty)  # type: ignore[attr-defined]
+        return T(self.builder.trans(x.handle, self.sem.ir_type(ty), dims), ty)
 
     def cat(self, a: T, b: T, can_reorder: bool = False) -> T:
         if not a.type.is_block() or not b.type.is_block():
@@ -184,7 +183,7 @@ class ShapeMixin:
         out = [sa[0] + sb[0]] + sa[1:]
         self._check_shape(out)
         ty = tl.block_type(a.type.scalar, out)
-        op = self.builder.tt("cat", {"lhs": a.handle, "rhs": b.handle}, [self.ir_type(ty)])  # type: ignore
+        op = self.builder.tt("cat", {"lhs": a.handle, "rhs": b.handle}, [self.sem.ir_type(ty)])
         return T(op.result, ty)
 
     def join(self, a: T, b: T) -> T:
@@ -195,7 +194,7 @@ class ShapeMixin:
         if was_scalar:
             a, b = self.expand_dims(a, 0), self.expand_dims(b, 0)
         ty = tl.block_type(a.type.scalar, _shape(a) + [2])
-        r = T(self.builder.tt("join", {"lhs": a.handle, "rhs": b.handle}, [self.ir_type(ty)]).result, ty)  # type: ignore
+        r = T(self.builder.tt("join", {"lhs": a.handle, "rhs": b.handle}, [self.sem.ir_type(ty)]).result, ty)
         return self.reshape(r, [2]) if was_scalar else r
 
     def split(self, a: T) -> tuple[T, T]:
@@ -204,18 +203,18 @@ class ShapeMixin:
             raise CompileTimeError(f"split needs a tensor whose last dimension is 2, got shape {shape}")
         out = shape[:-1]
         ty: Any = tl.block_type(a.type.scalar, out) if out else a.type.scalar
-        irt = self.ir_type(ty)  # type: ignore[attr-defined]
+        irt = self.sem.ir_type(ty)
         op = self.builder.tt("split", {"src": a.handle}, [irt, irt])
         return T(op.results[0], ty), T(op.results[1], ty)
 
     def where(self, cond: Any, x: Any, y: Any) -> T:
-        cond = self.to_tensor(cond)  # type: ignore[attr-defined]
+        cond = self.sem.to_tensor(cond)
         if cond.dtype != tl.int1:
             import warnings
             warnings.warn(f"tl.where with a non-boolean condition ({cond.dtype}) is deprecated in Triton and will "
                           "become an error; compare it explicitly (cond != 0)", UserWarning, stacklevel=2)
-            cond = self.cast(cond, tl.int1)  # type: ignore[attr-defined]
-        x, y = self.binary_op_type_checking(x, y, True, True)  # type: ignore[attr-defined]
+            cond = self.sem.cast(cond, tl.int1)
+        x, y = self.sem.binary_op_type_checking(x, y, True, True)
         if cond.type.is_block():
             cond, x = self.broadcast_impl_value(cond, x)
             x, y = self.broadcast_impl_value(x, y)
