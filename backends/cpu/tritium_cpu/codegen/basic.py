@@ -21,6 +21,10 @@ def elementwise(ctx: Context, op: Any) -> None:
     res = op.results[0]
     shape, rty, relem = type_info(res.type)
     operands = [ctx.consume(v) for v in op.operands]
+    if name == "arith.select" and shape is None and not isinstance(operands[1], Scalar):
+        from .blockptr import select_composite
+        ctx.values[res] = select_composite(ctx, operands[0], operands[1], operands[2])
+        return
     infos = [type_info(v.type) for v in op.operands]
     arg_types = [i[1] for i in infos]
     attrs = elementwise_attrs(op)

@@ -138,6 +138,16 @@ def make_tensor_descriptor(ctx: Context, op: Any) -> None:
     ctx.values[op.results[0]] = Composite(base, shape, strides, [], block, elem, padding)
 
 
+def select_composite(ctx: Context, cond: Any, a: Composite, b: Composite) -> Composite:
+    """``arith.select`` of two block pointers or descriptors, scalar by scalar. MLIR's canonicalizer makes
+    one of a ternary (``d = a if c else b``) or of an ``if`` whose branches only pick one of two. The
+    frontend refuses descriptors of different paddings meeting here, so ``a``'s is the result's."""
+    fn = ctx.fn
+    picked = [Scalar(fn.inst(f"select i1 {cond.value}, {x.ty} {x.value}, {y.ty} {y.value}"), x.ty)
+              for x, y in zip(a.scalars(), b.scalars())]
+    return a.rebuild(picked)
+
+
 # -- element addressing ------------------------------------------------------------------------
 def _block_nodes(ctx: Context, bp: Composite, offsets: list, checked: list[int], shape: tuple[int, ...]
                  ) -> tuple[Node, Optional[Node]]:

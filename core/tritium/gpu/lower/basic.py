@@ -24,6 +24,10 @@ class BasicMixin:
 
     def op_elementwise(self, op: Any) -> None:
         res = op.results[0]
+        if op.name == "arith.select" and tensor_shape(res.type) is None and \
+                not isinstance(self.values.get(op.operands[1]), (Scalar, type(None))):
+            self.values[res] = self.select_composite(op)  # of block pointers or descriptors
+            return
         if tensor_shape(res.type) is None:
             args = [self.scalar_of(v) for v in op.operands]
             v = self.emit_scalar(op, [a.value for a in args], [a.ty for a in args], self.value_type(res))

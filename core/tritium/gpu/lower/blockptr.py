@@ -89,6 +89,16 @@ class BlockPtrMixin:
                                                [self.scalar_of(v) for v in parts["strides"]], [], block, elem,
                                                padding)
 
+    def select_composite(self, op: Any) -> Composite:
+        """``arith.select`` of two block pointers or descriptors, scalar by scalar (MLIR's canonicalizer makes
+        one of a ternary or of an ``if`` whose branches only pick one of two; the frontend refuses descriptors
+        of different paddings meeting there)."""
+        c = self.scalar_of(op.operands[0])
+        a, b = self.values[op.operands[1]], self.values[op.operands[2]]
+        picked = [Scalar(self.fn.inst(f"select i1 {c.value}, {x.ty} {x.value}, {y.ty} {y.value}"), x.ty)
+                  for x, y in zip(a.flat(), b.flat())]
+        return a.rebuild(picked)
+
     # -- addressing ----------------------------------------------------------------------------------------
     def _i64(self, s: Any) -> str:
         if isinstance(s, str):

@@ -170,3 +170,40 @@ def test_descriptor_padding_mismatch_in_if_is_refused(backend):
     x = np.zeros(32, dtype=np.float32)
     with pytest.raises(triton.CompilationError, match="Mismatched type for d.*padding_option='nan'"):
         _mixed_padding[(1, )](x, 32, 2)
+
+
+@triton.jit
+def _pick_one_of_two(x_ptr, y_ptr, n, flag, HOW: tl.constexpr, BN: tl.constexpr):
+    # a choice between two values made before it: MLIR folds such an scf.if into arith.select
+    if HOW == "desc-ternary":
+        a = tl.make_tensor_descriptor(x_ptr, [n], [1], [BN])
+        b = tl.make_tensor_descriptor(y_ptr, [n // 2], [1], [BN])
+        d = a if flag > 0 else b
+        d.store([0], d.load([0]) + 1)
+    elif HOW == "desc-if":
+        a = tl.make_tensor_descriptor(x_ptr, [n], [1], [BN])
+        d = tl.make_tensor_descriptor(y_ptr, [n // 2], [1], [BN])
+        if flag > 0:
+            d = a
+        d.store([0], d.load([0]) + 1)
+    else:
+        a = tl.make_block_ptr(x_ptr, [n], [1], [0], [BN], [0])
+        b = tl.make_block_ptr(y_ptr, [n // 2], [1], [0], [BN], [0])
+        p = a if flag > 0 else b
+        tl.store(p, tl.load(p, boundary_check=(0, )) + 1, boundary_check=(0, ))
+
+
+@pytest.mark.parametrize("how", ["desc-ternary", "desc-if", "block-ptr-ternary"])
+@pytest.mark.parametrize("flag", [-3, 2])
+def test_choice_between_two_descriptors(backend, how, flag):
+    x = np.arange(16, dtype=np.float32)
+    y = np.arange(16, dtype=np.float32) + 50
+    x0, y0 = x.copy(), y.copy()
+    _pick_one_of_two[(1, )](x, y, 16, flag, how, 16)
+    wx, wy = x0.copy(), y0.copy()
+    if flag > 0:
+        wx += 1
+    else:
+        wy[:8] += 1  # y's descriptor is 8 long: the rest is neither read nor written
+    np.testing.assert_array_equal(x, wx)
+    np.testing.assert_array_equal(y, wy)
