@@ -143,19 +143,6 @@ class BasicMixin:
             regs.append(self.fn.inst(f"load {lt}, {ptr_t} {p}"))
         return Tensor(lay, regs, lt)
 
-    def linear_index(self, lay: L.Layout, r: int, shape: tuple[int, ...]) -> str:
-        """Row-major index of the element register ``r`` holds (i32 SSA value or literal)."""
-        acc = "0"
-        stride = 1
-        for d in range(len(shape) - 1, -1, -1):
-            c = self.coord(lay, r, d)
-            term = c if stride == 1 else (str(int(c) * stride) if c.isdigit() else
-                                          self.fn.inst(f"mul i32 {c}, {stride}"))
-            acc = term if acc == "0" else (str(int(acc) + int(term)) if acc.isdigit() and term.isdigit()
-                                           else self.fn.inst(f"add i32 {acc}, {term}"))
-            stride *= shape[d]
-        return acc
-
     @GPU_OPS.lowers("tt.get_program_id")
     def op_program_id(self, op: Any) -> None:
         axis = ir.IntegerAttr(op.attributes["axis"]).value

@@ -206,6 +206,19 @@ class Context:
         self._preds[key] = pred
         return pred
 
+    def linear_index(self, lay: L.Layout, r: int, shape: tuple[int, ...]) -> str:
+        """Row-major index of the element register ``r`` holds (i32 SSA value or literal)."""
+        acc = "0"
+        stride = 1
+        for d in range(len(shape) - 1, -1, -1):
+            c = self.coord(lay, r, d)
+            term = c if stride == 1 else (str(int(c) * stride) if c.isdigit() else
+                                          self.fn.inst(f"mul i32 {c}, {stride}"))
+            acc = term if acc == "0" else (str(int(acc) + int(term)) if acc.isdigit() and term.isdigit()
+                                           else self.fn.inst(f"add i32 {acc}, {term}"))
+            stride *= shape[d]
+        return acc
+
     def and_pred(self, a: Optional[str], b: Optional[str]) -> Optional[str]:
         if a is None or a == "true":
             return b

@@ -17,6 +17,7 @@ from ..._mlir import ir
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES
 from ..target import guarded
+from .context import Context
 from .optable import GPU_OPS
 from .values import Scalar
 
@@ -28,86 +29,86 @@ def location(op: Any) -> tuple[str, int, str]:
     return (m.group(1), int(m.group(2)), "") if m else ("<unknown>", 0, "")
 
 
-class DebugMixin:
-    @GPU_OPS.lowers("tt.print")
-    def op_print(self, op: Any) -> None:
-        self.has_print = True
-        fn = self.fn
-        prefix = ir.StringAttr(op.attributes["prefix"]).value if "prefix" in op.attributes else ""
-        hexa = "hex" in op.attributes and ir.BoolAttr(op.attributes["hex"]).value
-        signed = list(ir.DenseI32ArrayAttr(op.attributes["is_signed"])) if "is_signed" in op.attributes else []
-        operands = list(op.operands)
-        lay = None
-        for v in operands:
-            if tensor_shape(v.type) is not None:
-                lay = self.layouts.get(v) or self.tensor(v).layout
-                break
-        vals = [self.tensor_in(v, lay) if lay is not None and tensor_shape(v.type) is not None else self.values[v]
-                for v in operands]
-        formats = [_fmt(x.ty, hexa, bool(signed[k]) if k < len(signed) else True) for k, x in enumerate(vals)]
-        shape = lay.shape if lay is not None else ()
-        idx_fmt = ", ".join(["%*d"] * len(shape))
-        text = f"pid (%d, %d, %d) idx ({idx_fmt}){prefix}" + ", ".join(formats) + "\n"
-        widths = [len(str(max(s - 1, 0))) for s in shape]
-        pids = [self.target.program_id(fn, a) for a in range(3)]
+@GPU_OPS.lowers("tt.print")
+def op_print(ctx: Context, op: Any) -> None:
+    ctx.has_print = True
+    fn = ctx.fn
+    prefix = ir.StringAttr(op.attributes["prefix"]).value if "prefix" in op.attributes else ""
+    hexa = "hex" in op.attributes and ir.BoolAttr(op.attributes["hex"]).value
+    signed = list(ir.DenseI32ArrayAttr(op.attributes["is_signed"])) if "is_signed" in op.attributes else []
+    operands = list(op.operands)
+    lay = None
+    for v in operands:
+        if tensor_shape(v.type) is not None:
+            lay = ctx.layouts.get(v) or ctx.tensor(v).layout
+            break
+    vals = [ctx.tensor_in(v, lay) if lay is not None and tensor_shape(v.type) is not None else ctx.values[v]
+            for v in operands]
+    formats = [_fmt(x.ty, hexa, bool(signed[k]) if k < len(signed) else True) for k, x in enumerate(vals)]
+    shape = lay.shape if lay is not None else ()
+    idx_fmt = ", ".join(["%*d"] * len(shape))
+    text = f"pid (%d, %d, %d) idx ({idx_fmt}){prefix}" + ", ".join(formats) + "\n"
+    widths = [len(str(max(s - 1, 0))) for s in shape]
+    pids = [ctx.target.program_id(fn, a) for a in range(3)]
 
-        def line(r: int) -> None:
-            args = [("i32", p) for p in pids]
-            for d, w in enumerate(widths):
-                args += [("i32", str(w)), ("i32", self.coord(lay, r, d))]
-            for k, x in enumerate(vals):
-                v = x.value if isinstance(x, Scalar) else x.regs[r]
-                args.append(_promote(fn, v, x.ty, bool(signed[k]) if k < len(signed) else True))
-            self.target.printf(fn, self.module, text, args)
+    def line(r: int) -> None:
+        args = [("i32", p) for p in pids]
+        for d, w in enumerate(widths):
+            args += [("i32", str(w)), ("i32", ctx.coord(lay, r, d))]
+        for k, x in enumerate(vals):
+            v = x.value if isinstance(x, Scalar) else x.regs[r]
+            args.append(_promote(fn, v, x.ty, bool(signed[k]) if k < len(signed) else True))
+        ctx.target.printf(fn, ctx.module, text, args)
 
-        if lay is None:
-            guarded(fn, self.unique_pred(None), lambda: line(0))
-            return
-        guarded(fn, self.unique_pred(lay), lambda: [line(r) for r in lay.unique_regs()])
+    if lay is None:
+        guarded(fn, ctx.unique_pred(None), lambda: line(0))
+        return
+    guarded(fn, ctx.unique_pred(lay), lambda: [line(r) for r in lay.unique_regs()])
 
-    def assert_state(self) -> str:
-        name = f"@{self.name}_assert_state"
-        if not any(g.startswith(name + " ") for g in self.module.globals):
-            space = self.target.global_addrspace
-            self.module.globals.append(f"{name} = {'addrspace(%d) ' % space if space else ''}global "
-                                       f"[{ASSERT_FIELDS} x i32] zeroinitializer, align 8")
-            self.assert_messages: list[str] = []
-        return name
 
-    @GPU_OPS.lowers("tt.assert")
-    def op_assert(self, op: Any) -> None:
-        self.has_assert = True
-        fn = self.fn
-        state = self.assert_state()
-        msg = ir.StringAttr(op.attributes["message"]).value if "message" in op.attributes else ""
-        file, line, _ = location(op)
-        self.assert_messages.append(f"{file}:{line}: {msg}")
-        index = len(self.assert_messages) - 1
-        space = self.target.global_addrspace
-        pt = f"ptr addrspace({space})" if space else "ptr"
-        pids = [self.target.program_id(fn, a) for a in range(3)]
-        text = f"{file}:{line}: block: [%d,%d,%d], thread: [%d,0,0] Assertion `{msg}` failed.\n"
-        cond_v = op.operands[0]
+def assert_state(ctx: Context) -> str:
+    name = f"@{ctx.name}_assert_state"
+    if not any(g.startswith(name + " ") for g in ctx.module.globals):
+        space = ctx.target.global_addrspace
+        ctx.module.globals.append(f"{name} = {'addrspace(%d) ' % space if space else ''}global "
+                                   f"[{ASSERT_FIELDS} x i32] zeroinitializer, align 8")
+    return name
 
-        def fail(linear: str) -> None:
-            pair = fn.inst(f"cmpxchg {pt} {state}, i32 0, i32 1 acq_rel monotonic")
-            won = fn.inst(f"extractvalue {{ i32, i1 }} {pair}, 1")
 
-            def record() -> None:
-                for k, v in enumerate(pids + [str(index), linear]):
-                    p = fn.inst(f"getelementptr [{ASSERT_FIELDS} x i32], {pt} {state}, i32 0, i32 {k + 1}")
-                    fn.emit(f"store volatile i32 {v}, {pt} {p}, align 4")
-            guarded(fn, won, record)
-            self.target.printf(fn, self.module, text, [("i32", p) for p in pids] + [("i32", self.tid)])
+@GPU_OPS.lowers("tt.assert")
+def op_assert(ctx: Context, op: Any) -> None:
+    ctx.has_assert = True
+    fn = ctx.fn
+    state = assert_state(ctx)
+    msg = ir.StringAttr(op.attributes["message"]).value if "message" in op.attributes else ""
+    file, line, _ = location(op)
+    ctx.assert_messages.append(f"{file}:{line}: {msg}")
+    index = len(ctx.assert_messages) - 1
+    space = ctx.target.global_addrspace
+    pt = f"ptr addrspace({space})" if space else "ptr"
+    pids = [ctx.target.program_id(fn, a) for a in range(3)]
+    text = f"{file}:{line}: block: [%d,%d,%d], thread: [%d,0,0] Assertion `{msg}` failed.\n"
+    cond_v = op.operands[0]
 
-        if tensor_shape(cond_v.type) is None:
-            bad = fn.inst(f"xor i1 {self.scalar_of(cond_v).value}, true")
-            guarded(fn, bad, lambda: fail("0"))
-            return
-        t = self.tensor(cond_v)
-        for r in t.layout.unique_regs():
-            bad = fn.inst(f"xor i1 {t.regs[r]}, true")
-            guarded(fn, bad, lambda r=r: fail(self.linear_index(t.layout, r, t.layout.shape)))
+    def fail(linear: str) -> None:
+        pair = fn.inst(f"cmpxchg {pt} {state}, i32 0, i32 1 acq_rel monotonic")
+        won = fn.inst(f"extractvalue {{ i32, i1 }} {pair}, 1")
+
+        def record() -> None:
+            for k, v in enumerate(pids + [str(index), linear]):
+                p = fn.inst(f"getelementptr [{ASSERT_FIELDS} x i32], {pt} {state}, i32 0, i32 {k + 1}")
+                fn.emit(f"store volatile i32 {v}, {pt} {p}, align 4")
+        guarded(fn, won, record)
+        ctx.target.printf(fn, ctx.module, text, [("i32", p) for p in pids] + [("i32", ctx.tid)])
+
+    if tensor_shape(cond_v.type) is None:
+        bad = fn.inst(f"xor i1 {ctx.scalar_of(cond_v).value}, true")
+        guarded(fn, bad, lambda: fail("0"))
+        return
+    t = ctx.tensor(cond_v)
+    for r in t.layout.unique_regs():
+        bad = fn.inst(f"xor i1 {t.regs[r]}, true")
+        guarded(fn, bad, lambda r=r: fail(ctx.linear_index(t.layout, r, t.layout.shape)))
 
 
 def _fmt(ty: str, hexa: bool, signed: bool) -> str:

@@ -15,13 +15,12 @@ from ...line_info import function_start
 from ...llvmir.text import Function, Module
 from .. import layout as L
 from ..assign import tensor_shape
+from . import debug, dot  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
 from .basic import BasicMixin
 from .blockptr import BlockPtrMixin
 from .context import Context
 from .control import ControlMixin
 from .convert import ConvertMixin
-from .debug import DebugMixin
-from .dot import DotMixin
 from .memory import MemoryMixin
 from .optable import GPU_OPS
 from .pipeline import PipelineMixin
@@ -40,11 +39,11 @@ GPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordina
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in dot.py")
 
 
-class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, DotMixin, ControlMixin, DebugMixin,
+class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, ControlMixin,
                      SharedMixin, PipelineMixin, BlockPtrMixin, Context):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         super().__init__(module, target, func, num_warps, options, name)
-        self.handlers = GPU_OPS.bind(self)
+        self.handlers = GPU_OPS.bind(self, context=self)
 
     # -- driving -----------------------------------------------------------------------------------------
     def lower(self, params: list[str]) -> Function:
