@@ -171,3 +171,39 @@ def test_load_other_is_converted_to_the_loaded_type(interpret):
     k.interpret = interpret
     k[(1,)](x, y, 5, N=8)
     np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, 65504, 65504, 65504])
+
+
+# FlagGems' utils/limits.py: a dtype reaches the helper as Triton's constexpr and is unwrapped with `.value`
+@tritium.jit
+def _lowest(dtype):
+    d = dtype.value
+    if d.is_floating():
+        v: tl.constexpr = float("-inf")
+        return v
+    w: tl.constexpr = d.int_bitwidth
+    v2: tl.constexpr = -1 * 2 ** (w - 1)
+    return v2
+
+
+@tritium.jit
+def _masked_max(X, Y, n, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(X + o, mask=o < n, other=_lowest(X.dtype.element_ty))
+    tl.store(Y, tl.max(x, axis=0))
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+def test_dtype_value_in_a_device_function(interpret, dtype):
+    x = -np.arange(1, 9).astype(dtype) * 3
+    y = np.zeros(1, dtype)
+    k = tritium.JITFunction(_masked_max.fn)
+    k.interpret = interpret
+    k[(1,)](x, y, 3, N=8)
+    assert y[0] == -3
+
+
+def test_standard_exports_what_triton_defines_there():
+    # FlagGems' topk: `from triton.language.standard import _log2, zeros_like` (an ImportError hides both)
+    from tritium.language.standard import _log2, zeros_like  # noqa: F401
+    assert tl.float16.value is tl.float16

@@ -30,6 +30,14 @@ class dtype:
     SIGNEDNESS = SIGNEDNESS
     KIND = KIND
 
+    def __getattr__(self, name: str) -> Any:
+        # In Triton a dtype reaches a kernel or a device function wrapped in a constexpr, and libraries unwrap it with
+        # `.value` (FlagGems' get_dtype_min); tritium passes the dtype itself, so its value is itself.
+        # (constexpr_type keeps its own `value` attribute: this runs only when lookup finds none)
+        if name == "value":
+            return self
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def __init__(self, name: str) -> None:
         self.name = name
         assert name in self.SINT_TYPES + self.UINT_TYPES + self.FP_TYPES + self.OTHER_TYPES, name

@@ -9,6 +9,7 @@ from typing import Any
 from . import core
 from .core import CompileTimeError, _unwrap, builtin, constexpr, tensor
 from .functions import _axis, _keep_dims
+from .functions import zeros_like  # noqa: F401  (Triton defines it here; FlagGems imports it from here)
 
 
 @core.constexpr_function
