@@ -1,8 +1,9 @@
 """Values that ``scf.if`` results and ``scf.for``/``scf.while`` iteration arguments carry.
 
-A tensor is carried as its one IR value. A tensor descriptor is carried as its IR value plus its shape and
-strides (scalars), as Triton flattens it, so after the branch or loop ``desc.shape``/``desc.strides`` are
-the carried ones and the value is again a ``tl.tensor_descriptor``. :class:`Carried` holds the run-time parts
+A tensor is carried as its one IR value, a tuple as its elements' parts in order (a compile-time element
+other than a number stays as it is and must not change). A tensor descriptor is carried as its IR value
+plus its shape and strides (scalars), as Triton flattens it, so after the branch or loop
+``desc.shape``/``desc.strides`` are the carried ones and the value is again a ``tl.tensor_descriptor``. :class:`Carried` holds the run-time parts
 and rebuilds the language value from the scf op's results or block arguments.
 
 The backends know a descriptor's padding (what out-of-bounds loads read) at compile time, from the
@@ -14,22 +15,28 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..language.core import tensor
+from ..language.core import constexpr, tensor, tuple_value
+from ..language.dtypes import tuple_type
 from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
 
 
 class Carried:
-    """``parts``: the tensors an scf op carries for one value; ``template``: the descriptor they came from
-    (None for a plain tensor)."""
+    """``parts``: the tensors an scf op carries for one value; ``template``: the descriptor or tuple they came
+    from (None for a plain tensor); ``children``: a tuple's elements, each carried."""
 
-    __slots__ = ("parts", "template", "padding")
+    __slots__ = ("parts", "template", "padding", "children")
 
-    def __init__(self, parts: list[tensor], template: Any = None, padding: str | None = None) -> None:
-        self.parts, self.template, self.padding = parts, template, padding
+    def __init__(self, parts: list[tensor], template: Any = None, padding: str | None = None,
+                 children: list["Carried"] | None = None) -> None:
+        self.parts, self.template, self.padding, self.children = parts, template, padding, children
 
     @property
     def type(self) -> Any:
         """The language type, for messages (a descriptor's names its block, and its padding when not zero)."""
+        if self.children is not None:
+            return "(" + ", ".join(str(c.type) for c in self.children) + ")"
+        if isinstance(self.template, constexpr):
+            return f"constexpr {self.template.value!r}"
         if self.template is None:
             return self.parts[0].type
         return self.template.type if self.padding in (None, "zero") else f"{self.template.type} " \
@@ -45,7 +52,14 @@ class Carried:
 
     def same_type(self, other: "Carried") -> bool:
         """Whether ``other`` can flow where this value does: the same kind and the same type for every part
-        (a descriptor's shape and strides included)."""
+        (a descriptor's shape and strides included; a tuple's, element by element)."""
+        if self.children is not None or other.children is not None:
+            return self.children is not None and other.children is not None and \
+                len(self.children) == len(other.children) and \
+                all(a.same_type(b) for a, b in zip(self.children, other.children))
+        if isinstance(self.template, constexpr) or isinstance(other.template, constexpr):
+            return isinstance(self.template, constexpr) and isinstance(other.template, constexpr) and \
+                type(self.template.value) is type(other.template.value) and self.template.value == other.template.value
         if self.padding is not None and other.padding is not None and self.padding != other.padding:
             return False
         return type(self.template) is type(other.template) and len(self.parts) == len(other.parts) and \
@@ -53,6 +67,12 @@ class Carried:
 
     def rebuild(self, handles: Sequence[Any]) -> Any:
         """The value these parts stand for, with ``handles`` (results or block arguments) as its IR values."""
+        if self.children is not None:
+            values = rebuild_all(self.children, handles)
+            fields = getattr(self.template.type, "fields", None)
+            return tuple_value(values, tuple_type([v.type for v in values], fields))
+        if isinstance(self.template, constexpr):
+            return self.template
         parts = [tensor(h, p.type) for h, p in zip(handles, self.parts)]
         t = self.template
         if t is None:
@@ -82,6 +102,10 @@ def _padding(desc: Any) -> str | None:
 def carry(v: Any, scalar: Callable[[Any], tensor]) -> Carried:
     """``v`` as an scf op carries it; ``scalar`` turns a tensor or compile-time number into a tensor (and
     refuses anything else with the user's error)."""
+    if isinstance(v, tuple_value):
+        children = [Carried([], x) if isinstance(x, constexpr) and not isinstance(x.value, (int, float, bool))
+                    else carry(x, scalar) for x in v.values]
+        return Carried([p for c in children for p in c.parts], v, children=children)
     if isinstance(v, tensor_descriptor_base):
         parts = [tensor(v.handle, v.type)]
         if isinstance(v, tensor_descriptor):

@@ -11,7 +11,7 @@ import warnings
 from typing import Any, Callable, Optional, Sequence
 
 from ..language import core as tl
-from ..language.core import constexpr, tensor
+from ..language.core import constexpr, tensor, tuple_value
 from ..language.descriptor import tensor_descriptor_base
 from .carried import Carried, carry, flat, rebuild_all
 from .frontend import Generator, ReturnSignal, Visitors
@@ -59,6 +59,9 @@ def _same_static(a: Any, b: Any) -> bool:
         return True
     if isinstance(a, tensor_descriptor_base) or isinstance(b, tensor_descriptor_base):
         return False
+    if isinstance(a, tuple_value) or isinstance(b, tuple_value):
+        return isinstance(a, tuple_value) and isinstance(b, tuple_value) and len(a.values) == len(b.values) and \
+            all(_same_static(x, y) for x, y in zip(a.values, b.values))
     ua, ub = tl._unwrap(a), tl._unwrap(b)
     return type(ua) is type(ub) and ua == ub
 

@@ -207,3 +207,35 @@ def test_choice_between_two_descriptors(backend, how, flag):
         wy[:8] += 1  # y's descriptor is 8 long: the rest is neither read nor written
     np.testing.assert_array_equal(x, wx)
     np.testing.assert_array_equal(y, wy)
+
+
+@triton.jit
+def _tuples_carried(x_ptr, y_ptr, o_ptr, n, steps, flag, BN: tl.constexpr):
+    # a tuple of two descriptors and a dtype: the descriptors swap each iteration, the dtype stays
+    t = (tl.make_tensor_descriptor(x_ptr, [n], [1], [BN]), tl.make_tensor_descriptor(y_ptr, [n], [1], [BN]),
+         tl.float32)
+    for _ in range(steps):
+        a, b, dt = t
+        b.store([0], a.load([0]).to(dt) + 1)
+        t = (b, a, dt)
+    t[0].store([0], t[0].load([0]) * 10)
+    # a tuple of numbers and a block reassigned in an if, then carried through a while loop
+    s = (0, tl.zeros([BN], tl.float32))
+    if flag > 0:
+        s = (s[0] + 5, s[1] + 2)
+    while s[0] < 8:
+        s = (s[0] + 1, s[1] + 1)
+    tl.store(o_ptr + tl.arange(0, BN), s[1] + s[0])
+
+
+@pytest.mark.parametrize("flag", [-3, 2])
+def test_tuples_carried(backend, flag):
+    x = np.zeros(16, dtype=np.float32)
+    y = np.zeros(16, dtype=np.float32)
+    out = np.zeros(16, dtype=np.float32)
+    _tuples_carried[(1, )](x, y, out, 16, 3, flag, 16)
+    # steps: y = x + 1 = 1, x = y + 1 = 2, y = x + 1 = 3; then t[0] is y
+    np.testing.assert_array_equal(x, np.full(16, 2, np.float32))
+    np.testing.assert_array_equal(y, np.full(16, 30, np.float32))
+    # flag > 0: (5, 2) then 3 iterations -> (8, 5); otherwise (0, 0) then 8 iterations -> (8, 8)
+    np.testing.assert_array_equal(out, np.full(16, 13 if flag > 0 else 16, np.float32))
