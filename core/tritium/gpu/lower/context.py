@@ -25,6 +25,7 @@ from ...llvmir.text import Function, Module
 from ...llvmir.types import ELEMENT_TYPES
 from .. import layout as L
 from ..assign import LayoutPolicy, element_type, read_layouts, tensor_shape
+from ..axis_info import AxisAnalysis
 from .loops import LoopFrame, defined_inside
 from .scalar import EXPENSIVE, ScalarEmitter, is_scalar_op
 from .shared import SharedTile
@@ -58,6 +59,7 @@ class Context:
         self.loops: list[LoopFrame] = []        # the loops being lowered, innermost last
         self.has_print = False
         self.has_assert = False
+        self._axis: Optional[AxisAnalysis] = None
         self.assert_messages: list[str] = []    # the messages of the kernel's device_asserts, by index
         self.fn: Function = None  # type: ignore[assignment]
         # set by the kernel lowering once the function exists
@@ -250,12 +252,25 @@ class Context:
             return base
         return self.fn.inst(f"getelementptr inbounds i8, {self.target.shared_ptr} {base}, i32 {byte_offset}")
 
+    @property
+    def axis(self) -> AxisAnalysis:
+        """What is known of each value's contiguity, divisibility and constancy (computed at the first use)."""
+        if self._axis is None:
+            self._axis = AxisAnalysis(self.func)
+        return self._axis
+
     # -- values ------------------------------------------------------------------------------------------
     def scalar_of(self, v: Any) -> Scalar:
         got = self.values.get(v)
         if not isinstance(got, Scalar):
             raise LoweringError(f"kernel `{self.name}`: expected a scalar for {v.get_name()}, got {got}")
         return got
+
+    def set_result(self, op: Any, t: Tensor, index: int = 0) -> None:
+        """Record a result computed in ``t.layout``, converted to the layout assigned to it."""
+        res = op.results[index]
+        want = self.layout_of(res)
+        self.values[res] = t if t.layout == want else self.convert(t, want)
 
     def tensor_in(self, v: Any, want: L.Layout) -> Tensor:
         """``v`` in layout ``want`` (splatting scalars, recomputing or converting tiles)."""

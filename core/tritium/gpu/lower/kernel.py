@@ -15,8 +15,7 @@ from ...line_info import function_start
 from ...llvmir.text import Function, Module
 from .. import layout as L
 from ..assign import tensor_shape
-from . import debug, dot  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
-from .basic import BasicMixin
+from . import basic, debug, dot  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
 from .blockptr import BlockPtrMixin
 from .context import Context
 from .control import ControlMixin
@@ -34,12 +33,12 @@ from .variables import describe_results
 # Which op each handler lowers is said beside it (@GPU_OPS.lowers in basic.py, shape.py, memory.py...); what no
 # handler names is either elementwise or refused here.
 GPU_OPS.family("elementwise ops (arith, math and the tt casts and math of scalar.py's is_scalar_op), one register "
-               "at a time: BasicMixin.op_elementwise", is_scalar_op)
+               "at a time: basic.op_elementwise", is_scalar_op)
 GPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) and "
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in dot.py")
 
 
-class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, ControlMixin,
+class KernelLowering(ConvertMixin, ShapeMixin, MemoryMixin, ReduceMixin, ControlMixin,
                      SharedMixin, PipelineMixin, BlockPtrMixin, Context):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         super().__init__(module, target, func, num_warps, options, name)
@@ -77,7 +76,7 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
             if handler is not None:
                 handler(op)
             elif is_scalar_op(name):
-                self.op_elementwise(op)
+                basic.op_elementwise(self, op)
             else:
                 raise LoweringError(GPU_OPS.unsupported(name))
             if self.describe:
@@ -105,7 +104,7 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
                             (self.fn.inst(f"add i32 {c}, {start}") if start else c))
             return Tensor(lay, regs, "i32")
         if name == "arith.constant":
-            return self.constant_tile(op, lay)
+            return basic.constant_tile(self, op, lay)
         if name == "tt.broadcast":
             src_shape = tensor_shape(op.operands[0].type)
             src = self.tensor_in(op.operands[0], L.restrict(lay, src_shape))
@@ -114,5 +113,5 @@ class KernelLowering(BasicMixin, ConvertMixin, ShapeMixin, MemoryMixin, ReduceMi
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             src = self.tensor_in(op.operands[0], L.squeeze(lay, axis))
             return Tensor(lay, src.regs, src.ty)
-        return self.elementwise_in(op, lay)
+        return basic.elementwise_in(self, op, lay)
 

@@ -11,7 +11,6 @@ from typing import Any, Optional
 from ..._mlir import ir
 from .. import layout as L
 from ..assign import tensor_shape
-from ..axis_info import AxisAnalysis
 from ...llvmir.types import BYTES, const
 from ..target import guarded
 from .convert import _aligned_vec
@@ -56,13 +55,6 @@ def has_uses(value: Any) -> bool:
 
 
 class MemoryMixin:
-    @property
-    def axis(self) -> AxisAnalysis:
-        a = getattr(self, "_axis", None)
-        if a is None:
-            a = self._axis = AxisAnalysis(self.func)
-        return a
-
     def access_vector(self, ptr_v: Any, mask_v: Optional[Any], lay: L.Layout, eb: int) -> int:
         info = self.axis.info(ptr_v)
         minfo = self.axis.info(mask_v) if mask_v is not None else None
