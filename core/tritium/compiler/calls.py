@@ -15,6 +15,7 @@ from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
 from ..language.device_function import DeviceFunction
+from .carried import descriptor_padding
 from .errors import CompilationError
 from .frontend import Generator, ReturnSignal
 
@@ -31,23 +32,29 @@ def _flatten(v: Any, out: list[tensor]) -> Any:
         parts = [_flatten(tensor(v.handle, v.type), out)]
         if isinstance(v, tensor_descriptor):
             parts += [_flatten(v.shape, out), _flatten(v.strides, out)]
-        return ("D", parts, v.block_type)
+        # the padding travels too, so the callee's control flow can refuse mixing paddings (carried.py)
+        return ("D", parts, v.block_type, descriptor_padding(v))
     return ("C", v)
 
 
-def _build_descriptor(block: Any, parts: list[Any]) -> Any:
+def _build_descriptor(block: Any, parts: list[Any], padding: Optional[str] = None) -> Any:
     handle = parts[0].handle
     if len(parts) == 1:
-        return tensor_descriptor_base(handle, block)
-    return tensor_descriptor(handle, parts[1].values, parts[2].values, block)
+        d = tensor_descriptor_base(handle, block)
+    else:
+        d = tensor_descriptor(handle, parts[1].values, parts[2].values, block)
+    d._carried_padding = padding  # type: ignore[attr-defined]
+    return d
 
 
 def _spec_key(spec: Any) -> Any:
     kind = spec[0]
     if kind == "T":
         return ("T", spec[2])
-    if kind in ("tuple", "D"):
+    if kind == "tuple":
         return (kind, tuple(_spec_key(s) for s in spec[1]))
+    if kind == "D":
+        return (kind, tuple(_spec_key(s) for s in spec[1]), spec[3])
     v = tl._unwrap(spec[1])
     try:
         hash(v)
@@ -63,7 +70,7 @@ def _rebuild(spec: Any, handles: Sequence[Any]) -> Any:
     if kind == "tuple":
         return tuple_value([_rebuild(s, handles) for s in spec[1]], spec[2])
     if kind == "D":
-        return _build_descriptor(spec[2], [_rebuild(s, handles) for s in spec[1]])
+        return _build_descriptor(spec[2], [_rebuild(s, handles) for s in spec[1]], spec[3])
     v = spec[1]
     return v if isinstance(v, (constexpr, tuple_value)) else constexpr(v)
 
@@ -183,7 +190,7 @@ def _rebuild_return(spec: Any, handles: list[Any]) -> Any:
         if s[0] == "tuple":
             return tuple_value([build(x) for x in s[1]], s[2])  # s[2]: the type, with a namedtuple's fields
         if s[0] == "D":
-            return _build_descriptor(s[2], [build(x) for x in s[1]])
+            return _build_descriptor(s[2], [build(x) for x in s[1]], s[3])
         return s[1]
     return build(spec)
 

@@ -86,7 +86,7 @@ class Carried:
         return d
 
 
-def _padding(desc: Any) -> str | None:
+def descriptor_padding(desc: Any) -> str | None:
     """The padding ``desc`` was made with, when the compiler can tell (None: a parameter of a device function)."""
     known = getattr(desc, "_carried_padding", None)
     if known is not None:
@@ -110,7 +110,7 @@ def carry(v: Any, scalar: Callable[[Any], tensor]) -> Carried:
         parts = [tensor(v.handle, v.type)]
         if isinstance(v, tensor_descriptor):
             parts += [scalar(x) for x in list(v.shape.values) + list(v.strides.values)]
-        return Carried(parts, v, _padding(v))
+        return Carried(parts, v, descriptor_padding(v))
     return Carried([scalar(v)])
 
 

@@ -239,3 +239,24 @@ def test_tuples_carried(backend, flag):
     np.testing.assert_array_equal(y, np.full(16, 30, np.float32))
     # flag > 0: (5, 2) then 3 iterations -> (8, 5); otherwise (0, 0) then 8 iterations -> (8, 8)
     np.testing.assert_array_equal(out, np.full(16, 13 if flag > 0 else 16, np.float32))
+
+
+@triton.jit
+def _mix_with_param(d, x_ptr, n, flag):
+    if flag > 0:
+        d = tl.make_tensor_descriptor(x_ptr, [n], [1], [16])
+    d.store([0], d.load([0]))
+
+
+@triton.jit
+def _padding_into_a_function(x_ptr, n, flag):
+    _mix_with_param(tl.make_tensor_descriptor(x_ptr, [n], [1], [16], padding_option="nan"), x_ptr, n, flag)
+
+
+def test_descriptor_padding_mismatch_in_a_device_function_is_refused(backend):
+    from tritium import knobs
+    if knobs.runtime.interpret:
+        pytest.skip("the interpreter runs one branch of a run-time if: it has no branch types to compare")
+    x = np.zeros(32, dtype=np.float32)
+    with pytest.raises(triton.CompilationError, match="Mismatched type for d"):
+        _padding_into_a_function[(1, )](x, 32, 2)
