@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tritium.gpu.lower.shared import SharedTile, smem_layout_for
+from tritium.gpu.lower.tiles import write_tile
 from tritium.gpu.lower.values import Tensor
 
 from .mma import F16
@@ -96,7 +97,7 @@ def convert_to_operand(lo: Any, value: Any, dst: Any) -> Optional[Tensor]:
     smem = smem_layout_for(value.layout, value.ty)
     base = lo.scratch(smem.nbytes)
     tile = SharedTile(base, smem, value.ty)
-    lo.write_tile(value, tile)
+    write_tile(lo, value, tile)
     lo.target.barrier(lo.fn)
     out = read_operand(lo, tile, dst, value.ty)
     lo.scratch_read_done()

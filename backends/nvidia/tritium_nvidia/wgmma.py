@@ -24,7 +24,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tritium.gpu import layout as L
+from tritium.gpu.lower.convert import storage_type
 from tritium.gpu.lower.shared import SharedTile, SmemLayout, smem_layout_for
+from tritium.gpu.lower.tiles import write_tile
 from tritium.gpu.lower.values import Tensor
 
 from .fragment import C_LANE, lo_kind
@@ -91,7 +93,7 @@ def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
     if isinstance(got, SharedTile) and _compatible(got.smem, k_dim):
         return got
     t = lo.tensor(v)
-    smem = smem_layout_for(t.layout, lo.storage_type(t.ty))
+    smem = smem_layout_for(t.layout, storage_type(lo, t.ty))
     if not _compatible(smem, k_dim):
         smem = SmemLayout(t.layout.shape, k_dim, smem.eb)
     nbytes = (smem.nbytes + 1023) // 1024 * 1024
@@ -99,9 +101,9 @@ def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
     if frame is not None:
         return _loop_invariant_tile(lo, frame, v, t, smem, nbytes)
     base = lo.scratch(lo.wgmma_scratch_used + nbytes, 1024)     # descriptors address whole swizzle atoms
-    tile = SharedTile(lo.smem_ptr(base, str(lo.wgmma_scratch_used)), smem, lo.storage_type(t.ty))
+    tile = SharedTile(lo.smem_ptr(base, str(lo.wgmma_scratch_used)), smem, storage_type(lo, t.ty))
     lo.wgmma_scratch_used += nbytes
-    lo.write_tile(t, tile)
+    write_tile(lo, t, tile)
     return tile
 
 
@@ -141,11 +143,11 @@ def _loop_invariant_tile(lo: Any, frame: Any, v: Any, t: Tensor, smem: SmemLayou
     if tile is not None:
         return tile
     fn = lo.fn
-    tile = SharedTile(lo.loop_buffer(frame, nbytes, 1024), smem, lo.storage_type(t.ty))
+    tile = SharedTile(lo.loop_buffer(frame, nbytes, 1024), smem, storage_type(lo, t.ty))
 
     def write() -> None:
         lo.target.barrier(fn)           # the bytes may have been another buffer's before the loop
-        lo.write_tile(t, tile)
+        write_tile(lo, t, tile)
         fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
         lo.target.barrier(fn)
 

@@ -19,13 +19,14 @@ from . import basic, debug, dot, shape  # noqa: F401  (their handlers, functions
 from .blockptr import BlockPtrMixin
 from .context import Context
 from .control import ControlMixin
-from .convert import ConvertMixin
+from .convert import convert as convert_layout
 from .memory import MemoryMixin
 from .optable import GPU_OPS
 from .pipeline import PipelineMixin
 from .reduce import ReduceMixin
 from .scalar import is_scalar_op
-from .shared import SharedMixin
+from .shared import SharedTile
+from .tiles import read_tile as read_shared_tile
 from .values import LoweringError, Scalar, Tensor
 from .variables import describe_results
 
@@ -37,11 +38,17 @@ GPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordina
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in dot.py")
 
 
-class KernelLowering(ConvertMixin, MemoryMixin, ReduceMixin, ControlMixin,
-                     SharedMixin, PipelineMixin, BlockPtrMixin, Context):
+class KernelLowering(MemoryMixin, ReduceMixin, ControlMixin,
+                     PipelineMixin, BlockPtrMixin, Context):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         super().__init__(module, target, func, num_warps, options, name)
         self.handlers = GPU_OPS.bind(self, context=self)
+
+    def convert(self, t: Tensor, dst: L.Layout) -> Tensor:
+        return convert_layout(self, t, dst)
+
+    def read_tile(self, tile: SharedTile, lay: L.Layout, ty: str) -> Tensor:
+        return read_shared_tile(self, tile, lay, ty)
 
     # -- driving -----------------------------------------------------------------------------------------
     def lower(self, params: list[str]) -> Function:

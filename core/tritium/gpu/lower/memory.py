@@ -13,7 +13,7 @@ from .. import layout as L
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES, const
 from ..target import guarded
-from .convert import _aligned_vec
+from .convert import _aligned_vec, from_storage, read_shared, smem_plan, storage_type, to_storage, write_shared
 from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor
 
@@ -176,14 +176,14 @@ class MemoryMixin:
             if has_uses(res):
                 # only thread 0 did the operation: share its result
                 base = self.scratch(8)
-                st = self.storage_type(rty)
+                st = storage_type(self, rty)
                 p = base
-                guarded(fn, pred, lambda: fn.emit(f"store {st} {self.to_storage(old, rty)}, "
+                guarded(fn, pred, lambda: fn.emit(f"store {st} {to_storage(self, old, rty)}, "
                                                   f"{self.target.shared_ptr} {p}, align {BYTES[st]}"))
                 self.target.barrier(fn)
                 v = fn.inst(f"load {st}, {self.target.shared_ptr} {p}, align {BYTES[st]}")
                 self.scratch_read_done()
-                old = self.from_storage(v, rty)
+                old = from_storage(self, v, rty)
             self.values[res] = Scalar(old, rty)
             return
         lay = self.layout_of(res)
@@ -204,12 +204,12 @@ class MemoryMixin:
         out = Tensor(lay, regs, rty)
         if tpred is not None and has_uses(res):
             # copies of an element in other threads learn the old value from the thread that updated it
-            st = self.storage_type(rty)
-            strides, nbytes, _, _ = self.smem_plan(lay, lay, BYTES[st])
+            st = storage_type(self, rty)
+            strides, nbytes, _, _ = smem_plan(self, lay, lay, BYTES[st])
             base = self.scratch(nbytes)
-            self.write_shared(out, base, strides, 1, st)
+            write_shared(self, out, base, strides, 1, st)
             self.target.barrier(fn)
-            out = Tensor(lay, self.read_shared(lay, base, strides, 1, st, rty), rty)
+            out = Tensor(lay, read_shared(self, lay, base, strides, 1, st, rty), rty)
             self.scratch_read_done()
         self.values[res] = out
 
@@ -239,14 +239,14 @@ class MemoryMixin:
         lay = self.layout_of(res)
         idx = self.tensor_in(op.operands[1], lay)
         fn = self.fn
-        st = self.storage_type(src.ty)
+        st = storage_type(self, src.ty)
         eb = BYTES[st]
         shape = src.shape
         strides = [1] * len(shape)
         for d in range(len(shape) - 2, -1, -1):
             strides[d] = strides[d + 1] * shape[d + 1]
         base = self.scratch(strides[0] * shape[0] * eb)
-        self.write_shared(src, base, strides, 1, st)
+        write_shared(self, src, base, strides, 1, st)
         self.target.barrier(fn)
         regs = []
         for r in range(lay.num_regs):
@@ -261,7 +261,7 @@ class MemoryMixin:
             byte = fn.inst(f"mul i32 {off}, {eb}")
             p = self.smem_ptr(base, byte)
             v = fn.inst(f"load {st}, {self.target.shared_ptr} {p}, align {eb}")
-            regs.append(self.from_storage(v, src.ty))
+            regs.append(from_storage(self, v, src.ty))
         self.scratch_read_done()
         self.values[res] = Tensor(lay, regs, src.ty)
 

@@ -27,10 +27,12 @@ from typing import Any, Optional
 from ..._mlir import block_ops
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES
+from .convert import storage_type
 from .memory import split_operands
 from .reduce import _Overlay
 from .scalar import EXPENSIVE, is_scalar_op
 from .shared import SharedTile, smem_layout_for
+from .tiles import tile_ptr, tile_vec
 from .values import Scalar, Tensor, owner_op
 
 #: the largest tile (bytes per stage) of a load that does not feed a dot that is staged
@@ -138,7 +140,7 @@ class PipelineMixin:
                     or any(u.owner.name == "scf.yield" for u in o.results[0].uses):
                 continue
             numel = shape[0] * (shape[1] if len(shape) == 2 else 1)
-            if numel * BYTES.get(self.storage_type(self.pointee(parts["ptr"][0].type)[0]), 8) > _OTHER_STAGE_BYTES:
+            if numel * BYTES.get(storage_type(self, self.pointee(parts["ptr"][0].type)[0]), 8) > _OTHER_STAGE_BYTES:
                 continue
             if parts["other"] and not _is_zero_constant(parts["other"][0]):
                 continue
@@ -238,7 +240,7 @@ class PipelineMixin:
             smem = tile_proto.smem
             eb = smem.eb
             vec = self.access_vector(parts["ptr"][0], parts["mask"][0] if parts["mask"] else None, lay, eb)
-            vec = min(vec, self.tile_vec(lay, smem))
+            vec = min(vec, tile_vec(self, lay, smem))
             base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
             tile = SharedTile(base, smem, tile_proto.ty)
             unique = set(lay.unique_regs())
@@ -247,7 +249,7 @@ class PipelineMixin:
                 for g in range(0, lay.num_regs, vec):
                     if g in unique:
                         pred = self.and_pred(mask.regs[g] if mask is not None else None, valid)
-                        self.target.async_copy(fn, self.module, self.tile_ptr(tile, lay, g), ptr.regs[g], vec * eb,
+                        self.target.async_copy(fn, self.module, tile_ptr(self, tile, lay, g), ptr.regs[g], vec * eb,
                                                pred)
 
             from ..target import guarded
@@ -275,7 +277,7 @@ class PipelineMixin:
                 st = self.values[parts["desc"][0]].elem
             else:
                 mem_t, _ = self.pointee(parts["ptr"][0].type)
-                st = self.storage_type(mem_t)
+                st = storage_type(self, mem_t)
             smem = smem_layout_for(lay, st)
             stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
             k, base = self.shared_buffer(S * stage_bytes, 1024)

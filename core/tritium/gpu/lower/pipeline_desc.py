@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .shared import SharedTile
+from .tiles import tile_ptr, tile_vec
 
 
 def issue_descriptor_copies(lo: Any, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
@@ -26,7 +27,7 @@ def issue_descriptor_copies(lo: Any, o: Any, parts: dict, desc: Any, idx: list, 
     div = lo.axis.info(parts["indices"][last]).div[0] if smem.fast == last else 1
     vec = min(lay.reg_run(last), max(1, 16 // eb), max(1, div)) if smem.fast == last else 1
     vec = _aligned_vec(lay, last, 1 << (max(vec, 1).bit_length() - 1))
-    vec = min(vec, lo.tile_vec(lay, smem)) if smem.fast == last else 1
+    vec = min(vec, tile_vec(lo, lay, smem)) if smem.fast == last else 1
     addrs, masks = lo.block_access(desc, idx, lay, list(range(last)))
     limit = lo._i64(desc.shape[last])
     first = lo._i64(idx[last])
@@ -44,7 +45,7 @@ def issue_descriptor_copies(lo: Any, o: Any, parts: dict, desc: Any, idx: list, 
         left = fn.inst(f"select i1 {fn.inst(f'icmp slt i64 {left}, 0')}, i64 0, i64 {left}")
         left = fn.inst(f"select i1 {fn.inst(f'icmp sgt i64 {left}, {vec}')}, i64 {vec}, i64 {left}")
         nbytes = fn.inst(f"trunc i64 {fn.inst(f'mul i64 {left}, {eb}')} to i32")
-        vecs.append((lo.tile_ptr(tile, lay, g), addrs[g], lo.and_pred(masks[g], valid), nbytes))
+        vecs.append((tile_ptr(lo, tile, lay, g), addrs[g], lo.and_pred(masks[g], valid), nbytes))
 
     def copies() -> None:
         for dst, src, pred, nbytes in vecs:

@@ -10,6 +10,7 @@ from ...llvmir.types import BYTES
 from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from ..target import guarded
+from .convert import from_storage, storage_type, to_storage
 from .memory import split_operands
 from .optable import GPU_OPS
 from .scan import scan_tiles
@@ -135,7 +136,7 @@ class ReduceMixin:
         widx = self.bits_value([(self.warp, [(1 << j) if i in warp_bits else 0 for i, j in
                                               zip(range(len(lay.warp)), L.bit_ranks(len(lay.warp), warp_bits))])])
         lane_axis = sum(1 << i for i, b in enumerate(lay.lane) if b[axis])
-        sizes = [BYTES[self.storage_type(s.ty)] for s in srcs]
+        sizes = [BYTES[storage_type(self, s.ty)] for s in srcs]
         offsets, total = [], 0
         for sz in sizes:
             total = (total + sz - 1) // sz * sz
@@ -153,9 +154,9 @@ class ReduceMixin:
             rows.append(idx)
             slot = self.iadd(self.imul(idx, W), widx)
             for i, s in enumerate(srcs):
-                st = self.storage_type(s.ty)
+                st = storage_type(self, s.ty)
                 p = self.smem_ptr(base, self.iadd(self.imul(slot, sizes[i]), str(offsets[i])))
-                v = self.to_storage(outs[i][ro], s.ty)
+                v = to_storage(self, outs[i][ro], s.ty)
                 guarded(fn, writer, lambda p=p, v=v, st=st: fn.emit(
                     f"store {st} {v}, {self.target.shared_ptr} {p}, align {BYTES[st]}"))
         self.target.barrier(fn)
@@ -166,10 +167,10 @@ class ReduceMixin:
                 vals = []
                 slot = self.iadd(self.imul(idx, W), str(w))
                 for i, s in enumerate(srcs):
-                    st = self.storage_type(s.ty)
+                    st = storage_type(self, s.ty)
                     p = self.smem_ptr(base, self.iadd(self.imul(slot, sizes[i]), str(offsets[i])))
                     v = fn.inst(f"load {st}, {self.target.shared_ptr} {p}, align {BYTES[st]}")
-                    vals.append(self.from_storage(v, s.ty))
+                    vals.append(from_storage(self, v, s.ty))
                 acc = vals if acc is None else combine(acc, vals)
             for i in range(len(srcs)):
                 result[i].append(acc[i])

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from .. import layout as L
 from ...llvmir.types import BYTES
 from ..target import guarded
+from .convert import from_storage, storage_type, to_storage
 from .values import Tensor
 
 Combine = Callable[[list[str], list[str]], list[str]]
@@ -72,7 +73,7 @@ def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: b
         wpos = fn.pinst(f"sub i32 {W - 1}, {widx}") if reverse else widx
         out_lay = L.slice_layout(lay, axis)
         shape = out_lay.shape if out_lay.rank else (1, )
-        sizes = [BYTES[lo.storage_type(t)] for t in tys]
+        sizes = [BYTES[storage_type(lo, t)] for t in tys]
         ncol = 1
         for s in shape:
             ncol *= s
@@ -94,9 +95,9 @@ def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: b
             idxs.append(idx)
             slot = lo.iadd(lo.imul(idx, W), widx)
             for i, t in enumerate(tys):
-                st = lo.storage_type(t)
+                st = storage_type(lo, t)
                 p = lo.smem_ptr(base, lo.iadd(lo.imul(slot, sizes[i]), str(offsets[i])))
-                v = lo.to_storage(tot[i], t)
+                v = to_storage(lo, tot[i], t)
                 guarded(fn, last, lambda p=p, v=v, st=st: fn.emit(
                     f"store {st} {v}, {lo.target.shared_ptr} {p}, align {BYTES[st]}"))
         lo.target.barrier(fn)
@@ -107,9 +108,9 @@ def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: b
                 slot = lo.iadd(lo.imul(idx, W), str(w))
                 vals = []
                 for i, t in enumerate(tys):
-                    st = lo.storage_type(t)
+                    st = storage_type(lo, t)
                     p = lo.smem_ptr(base, lo.iadd(lo.imul(slot, sizes[i]), str(offsets[i])))
-                    vals.append(lo.from_storage(fn.inst(f"load {st}, {lo.target.shared_ptr} {p}, align {BYTES[st]}"), t))
+                    vals.append(from_storage(lo, fn.inst(f"load {st}, {lo.target.shared_ptr} {p}, align {BYTES[st]}"), t))
                 wp = (W - 1 - w) if reverse else w
                 before = fn.inst(f"icmp ult i32 {wp}, {wpos}")
                 if acc is None:

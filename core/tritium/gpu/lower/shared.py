@@ -15,8 +15,6 @@ from typing import Any
 
 from ...llvmir.types import BYTES
 from .. import layout as L
-from ..target import guarded, pack, unpack
-from .values import Tensor
 
 
 @dataclass(frozen=True)
@@ -127,56 +125,3 @@ def smem_layout_for(lay: L.Layout, st: str) -> SmemLayout:
     """The shared layout for a tile held in ``lay``: rows along the dimension its registers run along."""
     fast = max(range(lay.rank), key=lambda d: (lay.reg_run(d), d))
     return SmemLayout(lay.shape, fast, BYTES[st])
-
-
-class SharedMixin:
-    def tile_vec(self, lay: L.Layout, smem: SmemLayout) -> int:
-        from .convert import _aligned_vec
-        return _aligned_vec(lay, smem.fast, min(lay.reg_run(smem.fast), smem.chunk))
-
-    def tile_ptr(self, tile: SharedTile, lay: L.Layout, r: int) -> str:
-        coords = [self.coord(lay, r, d) for d in range(lay.rank)]
-        off = tile.smem.offset(self, coords)
-        return self.smem_ptr(tile.base, self.imul(off, tile.smem.eb))
-
-    def write_tile(self, t: Tensor, tile: SharedTile) -> None:
-        """Store every unique element of ``t`` (by the thread holding its first copy)."""
-        fn = self.fn
-        lay = t.layout
-        vec = self.tile_vec(lay, tile.smem)
-        unique = set(lay.unique_regs())
-        st = tile.ty
-
-        def emit() -> None:
-            for g in range(0, lay.num_regs, vec):
-                if g not in unique:
-                    continue
-                p = self.tile_ptr(tile, lay, g)
-                vals = [self.to_storage(t.regs[g + i], t.ty) for i in range(vec)]
-                vt = st if vec == 1 else f"<{vec} x {st}>"
-                fn.emit(f"store {vt} {pack(fn, vals, st)}, {self.target.shared_ptr} {p}, align {tile.smem.eb * vec}")
-
-        guarded(fn, self.unique_pred(lay), emit)
-
-    def read_tile(self, tile: SharedTile, lay: L.Layout, ty: str) -> Tensor:
-        """Load ``tile`` into registers of layout ``lay`` (the target's matrix loads when it has them)."""
-        special = self.target.read_shared_tile(self, tile, lay, ty)
-        if special is not None:
-            return special
-        fn = self.fn
-        vec = self.tile_vec(lay, tile.smem)
-        st = tile.ty
-        regs: list[str] = [""] * lay.num_regs
-        first_of: dict[tuple, int] = {}
-        for g in range(0, lay.num_regs, vec):
-            c = lay.reg_coords(g)
-            if c in first_of:
-                s = first_of[c]
-                regs[g:g + vec] = regs[s:s + vec]
-                continue
-            first_of[c] = g
-            p = self.tile_ptr(tile, lay, g)
-            vt = st if vec == 1 else f"<{vec} x {st}>"
-            v = fn.inst(f"load {vt}, {self.target.shared_ptr} {p}, align {tile.smem.eb * vec}")
-            regs[g:g + vec] = [self.from_storage(x, ty) for x in unpack(fn, v, st, vec)]
-        return Tensor(lay, regs, ty)
