@@ -15,7 +15,7 @@ from ...line_info import function_start
 from ...llvmir.text import Function, Module
 from .. import layout as L
 from ..assign import tensor_shape
-from . import basic, debug, dot, shape  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
+from . import basic, debug, dot, reduce, shape  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
 from .blockptr import BlockPtrMixin
 from .context import Context
 from .control import ControlMixin
@@ -23,7 +23,6 @@ from .convert import convert as convert_layout
 from .memory import MemoryMixin
 from .optable import GPU_OPS
 from .pipeline import PipelineMixin
-from .reduce import ReduceMixin
 from .scalar import is_scalar_op
 from .shared import SharedTile
 from .tiles import read_tile as read_shared_tile
@@ -38,7 +37,7 @@ GPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordina
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in dot.py")
 
 
-class KernelLowering(MemoryMixin, ReduceMixin, ControlMixin,
+class KernelLowering(MemoryMixin, ControlMixin,
                      PipelineMixin, BlockPtrMixin, Context):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         super().__init__(module, target, func, num_warps, options, name)

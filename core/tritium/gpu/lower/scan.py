@@ -10,6 +10,7 @@ from .. import layout as L
 from ...llvmir.types import BYTES
 from ..target import guarded
 from .convert import from_storage, storage_type, to_storage
+from .shuffle import shuffle
 from .values import Tensor
 
 Combine = Callable[[list[str], list[str]], list[str]]
@@ -56,11 +57,11 @@ def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: b
             incl = tot
             d = 1
             while d < T:
-                other = [lo.shuffle(kind, v, t, str(d << lb0)) for v, t in zip(incl, tys)]
+                other = [shuffle(lo, kind, v, t, str(d << lb0)) for v, t in zip(incl, tys)]
                 ok = fn.inst(f"icmp uge i32 {pos}, {d}")
                 incl = select(ok, combine(other, incl), incl)
                 d <<= 1
-            excl = [lo.shuffle(kind, v, t, str(1 << lb0)) for v, t in zip(incl, tys)]
+            excl = [shuffle(lo, kind, v, t, str(1 << lb0)) for v, t in zip(incl, tys)]
             prefix[c] = excl
             has_prefix[c] = fn.inst(f"icmp ugt i32 {pos}, 0")
             totals[c] = incl
