@@ -9,6 +9,7 @@ from ...llvmir.types import const
 from .. import layout as L
 from ..assign import element_type, tensor_shape
 from . import fp8
+from .blockptr import select_composite
 from .context import Context
 from .optable import GPU_OPS
 from .values import LoweringError, Scalar, Tensor
@@ -20,7 +21,7 @@ def op_elementwise(ctx: Context, op: Any) -> None:
     res = op.results[0]
     if op.name == "arith.select" and tensor_shape(res.type) is None and \
             not isinstance(ctx.values.get(op.operands[1]), (Scalar, type(None))):
-        ctx.values[res] = ctx.select_composite(op)  # of block pointers or descriptors
+        ctx.values[res] = select_composite(ctx, op)  # of block pointers or descriptors
         return
     if tensor_shape(res.type) is None:
         args = [ctx.scalar_of(v) for v in op.operands]

@@ -28,7 +28,8 @@ from ..._mlir import block_ops
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
-from .memory import split_operands
+from .memory import access_vector
+from .operands import split_operands
 from .reduce import _Overlay
 from .scalar import EXPENSIVE, is_scalar_op
 from .shared import SharedTile, smem_layout_for
@@ -239,7 +240,7 @@ class PipelineMixin:
             lay = ptr.layout
             smem = tile_proto.smem
             eb = smem.eb
-            vec = self.access_vector(parts["ptr"][0], parts["mask"][0] if parts["mask"] else None, lay, eb)
+            vec = access_vector(self, parts["ptr"][0], parts["mask"][0] if parts["mask"] else None, lay, eb)
             vec = min(vec, tile_vec(self, lay, smem))
             base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
             tile = SharedTile(base, smem, tile_proto.ty)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .blockptr import block_access, i64
 from .shared import SharedTile
 from .tiles import tile_ptr, tile_vec
 
@@ -28,9 +29,9 @@ def issue_descriptor_copies(lo: Any, o: Any, parts: dict, desc: Any, idx: list, 
     vec = min(lay.reg_run(last), max(1, 16 // eb), max(1, div)) if smem.fast == last else 1
     vec = _aligned_vec(lay, last, 1 << (max(vec, 1).bit_length() - 1))
     vec = min(vec, tile_vec(lo, lay, smem)) if smem.fast == last else 1
-    addrs, masks = lo.block_access(desc, idx, lay, list(range(last)))
-    limit = lo._i64(desc.shape[last])
-    first = lo._i64(idx[last])
+    addrs, masks = block_access(lo, desc, idx, lay, list(range(last)))
+    limit = i64(lo, desc.shape[last])
+    first = i64(lo, idx[last])
     base = lo.smem_ptr(tile_proto.base, lo.imul(stage, stage_bytes))
     tile = SharedTile(base, smem, tile_proto.ty)
     unique = set(lay.unique_regs())

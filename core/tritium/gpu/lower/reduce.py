@@ -10,7 +10,7 @@ from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from ..target import guarded
 from .convert import from_storage, storage_type, to_storage
-from .memory import split_operands
+from .operands import split_operands
 from .context import Context
 from .optable import GPU_OPS
 from .scan import scan_tiles
