@@ -227,7 +227,7 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
             for i, x in zip(idx, cur):
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
-    if op.results[0] not in getattr(lo, "deferred_dots", ()) or lo.wgmma_scratch_used or a_live:
+    if op.results[0] not in lo.deferred_dots or lo.wgmma_scratch_used or a_live:
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
         # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
         # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)

@@ -57,6 +57,7 @@ class Context:
         self.scratch_dirty = False              # shared memory was read since the last barrier
         self._scratch: Optional[tuple[int, str]] = None     # the open scratch buffer and its address
         self.loops: list[LoopFrame] = []        # the loops being lowered, innermost last
+        self.deferred_dots: set[Any] = set()    # dots of the pipelined loop whose completion wait comes later
         self.has_print = False
         self.has_assert = False
         self._axis: Optional[AxisAnalysis] = None

@@ -15,12 +15,10 @@ from ...line_info import function_start
 from ...llvmir.text import Function, Module
 from .. import layout as L
 from ..assign import tensor_shape
-from . import basic, blockptr, debug, dot, memory, reduce, shape  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
+from . import basic, blockptr, control, debug, dot, memory, reduce, shape  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
 from .context import Context
-from .control import ControlMixin
 from .convert import convert as convert_layout
 from .optable import GPU_OPS
-from .pipeline import PipelineMixin
 from .scalar import is_scalar_op
 from .shared import SharedTile
 from .tiles import read_tile as read_shared_tile
@@ -35,8 +33,7 @@ GPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordina
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in dot.py")
 
 
-class KernelLowering(ControlMixin,
-                     PipelineMixin, Context):
+class KernelLowering(Context):
     def __init__(self, module: Module, target: Any, func: Any, num_warps: int, options: Any, name: str) -> None:
         super().__init__(module, target, func, num_warps, options, name)
         self.handlers = GPU_OPS.bind(self, context=self)

@@ -29,7 +29,9 @@ from ..assign import tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
 from .memory import access_vector
+from .context import Context
 from .operands import split_operands
+from .phis import carried, fill_phis, make_phis
 from .reduce import _Overlay
 from .scalar import EXPENSIVE, is_scalar_op
 from .shared import SharedTile, smem_layout_for
@@ -91,295 +93,295 @@ def _is_zero_constant(v: Any) -> bool:
         return False
 
 
-class PipelineMixin:
-    def pipeline_plan(self, op: Any) -> Optional[PipelinePlan]:
-        stages = int(getattr(self.options, "num_stages", 1) or 1)
-        if stages < 2:
-            return None
-        block = op.regions[0].blocks[0]
-        ops = block_ops(block)
-        args = list(block.arguments)
-        iters = args[1:]
-        defined = set(args)
-        for o in ops:
-            defined.update(o.results)
-        loads = []
-        for o in ops:
-            if o.name == "tt.descriptor_load":
-                shape = tensor_shape(o.results[0].type)
-                parts = split_operands(o, ["desc", "indices"])
-                if shape is not None and len(shape) == 2 and _dot_operand_uses(o.results[0]) \
-                        and _zero_padded_descriptor(parts["desc"][0]):
-                    loads.append((o, parts))
-                continue
-            if o.name != "tt.load" or "is_volatile" in o.attributes and str(o.attributes["is_volatile"]) == "true":
-                continue
-            res = o.results[0]
-            shape = tensor_shape(res.type)
-            if shape is None or len(shape) != 2:
-                continue
-            if not _dot_operand_uses(res):
-                continue
-            parts = split_operands(o, ["ptr", "mask", "other"])
-            if parts["other"] and not _is_zero_constant(parts["other"][0]):
-                continue
-            loads.append((o, parts))
-        if not loads:
-            return None
-        # in a loop that is pipelined for its dots, the other small loads are staged too (the row maxima and
-        # sums the attention backward reads next to its dot operands); larger tiles are left alone so that a
-        # kernel that fit in shared memory still does
-        others = []
-        staged = {o for o, _ in loads}
-        for o in ops:
-            if o.name != "tt.load" or o in staged or "is_volatile" in o.attributes \
-                    and str(o.attributes["is_volatile"]) == "true":
-                continue
+def pipeline_plan(ctx: Context, op: Any) -> Optional[PipelinePlan]:
+    stages = int(getattr(ctx.options, "num_stages", 1) or 1)
+    if stages < 2:
+        return None
+    block = op.regions[0].blocks[0]
+    ops = block_ops(block)
+    args = list(block.arguments)
+    iters = args[1:]
+    defined = set(args)
+    for o in ops:
+        defined.update(o.results)
+    loads = []
+    for o in ops:
+        if o.name == "tt.descriptor_load":
             shape = tensor_shape(o.results[0].type)
-            parts = split_operands(o, ["ptr", "mask", "other"])
-            if shape is None or len(shape) not in (1, 2) or "!tt.ptr<tensor" in str(parts["ptr"][0].type) \
-                    or any(u.owner.name == "scf.yield" for u in o.results[0].uses):
-                continue
-            numel = shape[0] * (shape[1] if len(shape) == 2 else 1)
-            if numel * BYTES.get(storage_type(self, self.pointee(parts["ptr"][0].type)[0]), 8) > _OTHER_STAGE_BYTES:
-                continue
-            if parts["other"] and not _is_zero_constant(parts["other"][0]):
-                continue
-            others.append((o, parts))
-        chosen: dict[Any, Any] = {}
-        used: set[int] = set()
-
-        def visit(v: Any) -> bool:
-            if v not in defined:
-                return True
-            if v in iters:
-                used.add(iters.index(v))
-                return True
-            if v == args[0]:
-                return True
-            o = owner_op(v)
-            if o is None or len(o.results) != 1:
-                return False
-            if o.results[0] in chosen:
-                return True
-            if not (o.name in _SLICE_OPS or (is_scalar_op(o.name) and o.name not in EXPENSIVE)):
-                return False
-            if not all(visit(x) for x in o.operands):
-                return False
-            chosen[o.results[0]] = o
-            return True
-
-        for o, parts in loads:
-            for group in parts.values():
-                for v in group:
-                    if not visit(v):
-                        return None
-        for o, parts in others:
-            before = (dict(chosen), set(used))
-            if all(visit(v) for group in parts.values() for v in group):
+            parts = split_operands(o, ["desc", "indices"])
+            if shape is not None and len(shape) == 2 and _dot_operand_uses(o.results[0]) \
+                    and _zero_padded_descriptor(parts["desc"][0]):
                 loads.append((o, parts))
-            else:
-                chosen, used = before
-        yields = list(ops[-1].operands)
-        done: set[int] = set()
-        while used - done:
-            i = min(used - done)
-            done.add(i)
-            if not visit(yields[i]):
-                return None
-        order = {o.results[0]: k for k, o in enumerate(ops) if o.results}
-        slice_ops = sorted(chosen.values(), key=lambda o: order[o.results[0]])
-        # a dot whose accumulator is carried (acc = dot(a, b, acc) and nothing else reads it) may finish in the
-        # next iteration, on targets whose tensor cores run asynchronously
-        deferred = {}
-        for o in ops:
-            if o.name == "tt.dot" and o.operands[2] in iters:
-                j = iters.index(o.operands[2])
-                uses = list(o.results[0].uses)
-                if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j \
-                        and len(list(o.operands[2].uses)) == 1:
-                    deferred[o.results[0]] = j
-        return PipelinePlan(stages, loads, slice_ops, sorted(used), deferred)
+            continue
+        if o.name != "tt.load" or "is_volatile" in o.attributes and str(o.attributes["is_volatile"]) == "true":
+            continue
+        res = o.results[0]
+        shape = tensor_shape(res.type)
+        if shape is None or len(shape) != 2:
+            continue
+        if not _dot_operand_uses(res):
+            continue
+        parts = split_operands(o, ["ptr", "mask", "other"])
+        if parts["other"] and not _is_zero_constant(parts["other"][0]):
+            continue
+        loads.append((o, parts))
+    if not loads:
+        return None
+    # in a loop that is pipelined for its dots, the other small loads are staged too (the row maxima and
+    # sums the attention backward reads next to its dot operands); larger tiles are left alone so that a
+    # kernel that fit in shared memory still does
+    others = []
+    staged = {o for o, _ in loads}
+    for o in ops:
+        if o.name != "tt.load" or o in staged or "is_volatile" in o.attributes \
+                and str(o.attributes["is_volatile"]) == "true":
+            continue
+        shape = tensor_shape(o.results[0].type)
+        parts = split_operands(o, ["ptr", "mask", "other"])
+        if shape is None or len(shape) not in (1, 2) or "!tt.ptr<tensor" in str(parts["ptr"][0].type) \
+                or any(u.owner.name == "scf.yield" for u in o.results[0].uses):
+            continue
+        numel = shape[0] * (shape[1] if len(shape) == 2 else 1)
+        if numel * BYTES.get(storage_type(ctx, ctx.pointee(parts["ptr"][0].type)[0]), 8) > _OTHER_STAGE_BYTES:
+            continue
+        if parts["other"] and not _is_zero_constant(parts["other"][0]):
+            continue
+        others.append((o, parts))
+    chosen: dict[Any, Any] = {}
+    used: set[int] = set()
 
-    # -- evaluating the address arithmetic for another iteration --------------------------------------------
-    def eval_slice(self, op: Any, plan: PipelinePlan, iv: str, state: dict[int, Any], depth: int) -> tuple:
-        block = op.regions[0].blocks[0]
-        args = list(block.arguments)
-        saved_values, saved_memo = self.values, self.memo
-        self.values = _Overlay(saved_values)
-        self.memo = saved_memo[:depth] + [{}]
-        try:
-            self.values[args[0]] = Scalar(iv, saved_values[args[0]].ty if args[0] in saved_values else "i32")
-            for i, v in state.items():
-                self.values[args[1 + i]] = v
-            for o in plan.slice_ops:
-                self.lower_op(o)
-            operands = []
-            for o, parts in plan.loads:
-                if "desc" in parts:
-                    operands.append((self.values[parts["desc"][0]], [self.scalar_of(v) for v in parts["indices"]]))
-                    continue
-                lay = self.layout_of(o.results[0])
-                ptr = self.tensor_in(parts["ptr"][0], lay)
-                mask = self.tensor_in(parts["mask"][0], lay) if parts["mask"] else None
-                operands.append((ptr, mask))
-            yields = list(block_ops(block)[-1].operands)
-            new_state = {i: self._carried(yields[i], args[1 + i]) for i in plan.args}
-        finally:
-            self.values, self.memo = saved_values, saved_memo
-        return operands, new_state
+    def visit(v: Any) -> bool:
+        if v not in defined:
+            return True
+        if v in iters:
+            used.add(iters.index(v))
+            return True
+        if v == args[0]:
+            return True
+        o = owner_op(v)
+        if o is None or len(o.results) != 1:
+            return False
+        if o.results[0] in chosen:
+            return True
+        if not (o.name in _SLICE_OPS or (is_scalar_op(o.name) and o.name not in EXPENSIVE)):
+            return False
+        if not all(visit(x) for x in o.operands):
+            return False
+        chosen[o.results[0]] = o
+        return True
 
-    def issue_copies(self, plan: PipelinePlan, operands: list, bases: list[str], stage: str,
-                     valid: Optional[str]) -> None:
-        fn = self.fn
-        for (o, parts), (ptr, mask), (tile_proto, stage_bytes) in zip(plan.loads, operands, bases):
-            if "desc" in parts:
-                from .pipeline_desc import issue_descriptor_copies
-                issue_descriptor_copies(self, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
-                continue
-            lay = ptr.layout
-            smem = tile_proto.smem
-            eb = smem.eb
-            vec = access_vector(self, parts["ptr"][0], parts["mask"][0] if parts["mask"] else None, lay, eb)
-            vec = min(vec, tile_vec(self, lay, smem))
-            base = self.smem_ptr(tile_proto.base, self.imul(stage, stage_bytes))
-            tile = SharedTile(base, smem, tile_proto.ty)
-            unique = set(lay.unique_regs())
+    for o, parts in loads:
+        for group in parts.values():
+            for v in group:
+                if not visit(v):
+                    return None
+    for o, parts in others:
+        before = (dict(chosen), set(used))
+        if all(visit(v) for group in parts.values() for v in group):
+            loads.append((o, parts))
+        else:
+            chosen, used = before
+    yields = list(ops[-1].operands)
+    done: set[int] = set()
+    while used - done:
+        i = min(used - done)
+        done.add(i)
+        if not visit(yields[i]):
+            return None
+    order = {o.results[0]: k for k, o in enumerate(ops) if o.results}
+    slice_ops = sorted(chosen.values(), key=lambda o: order[o.results[0]])
+    # a dot whose accumulator is carried (acc = dot(a, b, acc) and nothing else reads it) may finish in the
+    # next iteration, on targets whose tensor cores run asynchronously
+    deferred = {}
+    for o in ops:
+        if o.name == "tt.dot" and o.operands[2] in iters:
+            j = iters.index(o.operands[2])
+            uses = list(o.results[0].uses)
+            if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j \
+                    and len(list(o.operands[2].uses)) == 1:
+                deferred[o.results[0]] = j
+    return PipelinePlan(stages, loads, slice_ops, sorted(used), deferred)
 
-            def copies(lay=lay, vec=vec, tile=tile, ptr=ptr, mask=mask, eb=eb, unique=unique) -> None:
-                for g in range(0, lay.num_regs, vec):
-                    if g in unique:
-                        pred = self.and_pred(mask.regs[g] if mask is not None else None, valid)
-                        self.target.async_copy(fn, self.module, tile_ptr(self, tile, lay, g), ptr.regs[g], vec * eb,
-                                               pred)
-
-            from ..target import guarded
-            # only the threads holding an element's first copy copy it: a predicated-off copy writes zeros,
-            # and the duplicates' zeros would race with it
-            guarded(fn, self.unique_pred(lay), copies)
-        self.target.async_commit(fn)
-
-    # -- the loop --------------------------------------------------------------------------------------------
-    def lower_pipelined_for(self, op: Any, plan: PipelinePlan) -> None:
-        fn = self.fn
-        S = plan.stages
-        operands = list(op.operands)
-        lb, ub, step = (self.scalar_of(v) for v in operands[:3])
-        ity = lb.ty
-        block = op.regions[0].blocks[0]
-        args = list(block.arguments)
-        inits = [self._carried(v, a) for v, a in zip(operands[3:], args[1:])]
-        depth = len(self.memo)
-        bases = []
-        buffers = []
+# -- evaluating the address arithmetic for another iteration --------------------------------------------
+def eval_slice(ctx: Context, op: Any, plan: PipelinePlan, iv: str, state: dict[int, Any], depth: int) -> tuple:
+    block = op.regions[0].blocks[0]
+    args = list(block.arguments)
+    saved_values, saved_memo = ctx.values, ctx.memo
+    ctx.values = _Overlay(saved_values)
+    ctx.memo = saved_memo[:depth] + [{}]
+    try:
+        ctx.values[args[0]] = Scalar(iv, saved_values[args[0]].ty if args[0] in saved_values else "i32")
+        for i, v in state.items():
+            ctx.values[args[1 + i]] = v
+        for o in plan.slice_ops:
+            ctx.lower_op(o)
+        operands = []
         for o, parts in plan.loads:
-            lay = self.layout_of(o.results[0])
             if "desc" in parts:
-                st = self.values[parts["desc"][0]].elem
-            else:
-                mem_t, _ = self.pointee(parts["ptr"][0].type)
-                st = storage_type(self, mem_t)
-            smem = smem_layout_for(lay, st)
-            stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
-            k, base = self.shared_buffer(S * stage_bytes, 1024)
-            buffers.append(k)
-            bases.append((SharedTile(base, smem, st), stage_bytes))
-        # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their readers
-        if self.scratch_dirty:
-            self.target.barrier(fn)
-            self.scratch_dirty = False
-        state = {i: inits[i] for i in plan.args}
-        for s in range(S - 1):
-            iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
-            valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
-            ops_s, state = self.eval_slice(op, plan, iv_s, state, depth)
-            self.issue_copies(plan, ops_s, bases, str(s), valid)
-        self.scratch_dirty = True
-        frame = self.enter_loop(op, True)
-        pre = fn.current
-        head, body, exit_ = fn.label("pfor"), fn.label("pforbody"), fn.label("pforexit")
-        fn.br(head)
-        fn.start_block(head)
-        iv = fn.tmp("iv")
-        iv_slot = fn.placeholder()
-        phis, slots = self._phis(args[1:], inits)
-        ahead_init = [state[i] for i in plan.args]
-        ahead, ahead_slots = self._phis([args[1 + i] for i in plan.args], ahead_init)
-        rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
-        rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
-        cond = fn.inst(f"icmp slt {ity} {iv}, {ub.value}")
-        fn.cond_br(cond, body, exit_)
-        fn.start_block(body)
-        self.push_scope()
-        self.target.async_wait(fn, S - 2)
-        self.target.barrier(fn)
-        self.scratch_dirty = False
-        deferring = bool(plan.deferred) and self.target.async_dots
-        self.deferred_dots = set(plan.deferred) if deferring else set()
-
-        def copies_ahead() -> Any:
-            # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
-            ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
-            valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
-            ops_a, next_state = self.eval_slice(op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth + 1)
-            self.issue_copies(plan, ops_a, bases, wr, valid)
-            return next_state
-
-        if not deferring:
-            next_state = copies_ahead()
-        self.values[args[0]] = Scalar(iv, ity)
-        for a, p in zip(args[1:], phis):
-            self.values[a] = p
-        skip = set()
-        for (o, parts), (proto, stage_bytes) in zip(plan.loads, bases):
-            base = self.smem_ptr(proto.base, self.imul(rd, stage_bytes))
-            self.values[o.results[0]] = SharedTile(base, proto.smem, proto.ty)
-            skip.add(o.results[0])
-        ops = block_ops(block)
-        for o in ops[:-1]:
-            if o.results and o.results[0] in skip:
-                r = o.results[0]
-                if not _dot_operand_uses(r):
-                    # read where the load was: its users expect registers
-                    self.values[r] = self.read_tile(self.values[r], self.layout_of(r), self.value_type(r))
+                operands.append((ctx.values[parts["desc"][0]], [ctx.scalar_of(v) for v in parts["indices"]]))
                 continue
-            self.lower_op(o)
-        if deferring:
-            # this iteration's dots run on; the previous iteration's are done (in every warp, after the
-            # barrier), so the stage they read can be refilled
-            self.target.async_dot_wait(fn, 1, [])
-            self.target.barrier(fn)
-            next_state = copies_ahead()
-        self.deferred_dots = set()
-        yielded = [self._carried(v, a) for v, a in zip(ops[-1].operands, args[1:])]
-        nxt = fn.inst(f"add {ity} {iv}, {step.value}")
-        rd1 = fn.inst(f"add i32 {rd}, 1")
-        rdw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {rd1}, {S}')}, i32 0, i32 {rd1}")
-        wr1 = fn.inst(f"add i32 {wr}, 1")
-        wrw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {wr1}, {S}')}, i32 0, i32 {wr1}")
-        self.pop_scope()
-        self.scratch_dirty = True
-        latch = fn.current
-        fn.br(head)
-        pre = frame.pre                         # code hoisted out of the body may have added blocks
-        fn.fill(iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
-        fn.fill(rd_slot, f"{rd} = phi i32 [0, %{pre}], [{rdw}, %{latch}]")
-        fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
-        self._fill_phis(phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
-        self._fill_phis(ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
-                                             for a0, i in zip(ahead_init, plan.args)])
-        fn.start_block(exit_)
-        self.target.async_wait(fn, 0)
-        for r, p, j in zip(op.results, phis, range(len(phis))):
-            if deferring and j in plan.deferred.values():
-                # the last iteration's dots finish here; their registers are read only after this
-                p = Tensor(p.layout, self.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
-            self.values[r] = p
-        # every copy has landed and every dot has read its operands, in every thread: the stages are dead
-        self.target.barrier(fn)
-        for k in buffers:
-            self.smem.close(k)
-        self.exit_loop()
+            lay = ctx.layout_of(o.results[0])
+            ptr = ctx.tensor_in(parts["ptr"][0], lay)
+            mask = ctx.tensor_in(parts["mask"][0], lay) if parts["mask"] else None
+            operands.append((ptr, mask))
+        yields = list(block_ops(block)[-1].operands)
+        new_state = {i: carried(ctx, yields[i], args[1 + i]) for i in plan.args}
+    finally:
+        ctx.values, ctx.memo = saved_values, saved_memo
+    return operands, new_state
+
+
+def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[str], stage: str,
+                 valid: Optional[str]) -> None:
+    fn = ctx.fn
+    for (o, parts), (ptr, mask), (tile_proto, stage_bytes) in zip(plan.loads, operands, bases):
+        if "desc" in parts:
+            from .pipeline_desc import issue_descriptor_copies
+            issue_descriptor_copies(ctx, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
+            continue
+        lay = ptr.layout
+        smem = tile_proto.smem
+        eb = smem.eb
+        vec = access_vector(ctx, parts["ptr"][0], parts["mask"][0] if parts["mask"] else None, lay, eb)
+        vec = min(vec, tile_vec(ctx, lay, smem))
+        base = ctx.smem_ptr(tile_proto.base, ctx.imul(stage, stage_bytes))
+        tile = SharedTile(base, smem, tile_proto.ty)
+        unique = set(lay.unique_regs())
+
+        def copies(lay=lay, vec=vec, tile=tile, ptr=ptr, mask=mask, eb=eb, unique=unique) -> None:
+            for g in range(0, lay.num_regs, vec):
+                if g in unique:
+                    pred = ctx.and_pred(mask.regs[g] if mask is not None else None, valid)
+                    ctx.target.async_copy(fn, ctx.module, tile_ptr(ctx, tile, lay, g), ptr.regs[g], vec * eb,
+                                           pred)
+
+        from ..target import guarded
+        # only the threads holding an element's first copy copy it: a predicated-off copy writes zeros,
+        # and the duplicates' zeros would race with it
+        guarded(fn, ctx.unique_pred(lay), copies)
+    ctx.target.async_commit(fn)
+
+# -- the loop --------------------------------------------------------------------------------------------
+def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
+    fn = ctx.fn
+    S = plan.stages
+    operands = list(op.operands)
+    lb, ub, step = (ctx.scalar_of(v) for v in operands[:3])
+    ity = lb.ty
+    block = op.regions[0].blocks[0]
+    args = list(block.arguments)
+    inits = [carried(ctx, v, a) for v, a in zip(operands[3:], args[1:])]
+    depth = len(ctx.memo)
+    bases = []
+    buffers = []
+    for o, parts in plan.loads:
+        lay = ctx.layout_of(o.results[0])
+        if "desc" in parts:
+            st = ctx.values[parts["desc"][0]].elem
+        else:
+            mem_t, _ = ctx.pointee(parts["ptr"][0].type)
+            st = storage_type(ctx, mem_t)
+        smem = smem_layout_for(lay, st)
+        stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
+        k, base = ctx.shared_buffer(S * stage_bytes, 1024)
+        buffers.append(k)
+        bases.append((SharedTile(base, smem, st), stage_bytes))
+    # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their readers
+    if ctx.scratch_dirty:
+        ctx.target.barrier(fn)
+        ctx.scratch_dirty = False
+    state = {i: inits[i] for i in plan.args}
+    for s in range(S - 1):
+        iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
+        valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
+        ops_s, state = eval_slice(ctx, op, plan, iv_s, state, depth)
+        issue_copies(ctx, plan, ops_s, bases, str(s), valid)
+    ctx.scratch_dirty = True
+    frame = ctx.enter_loop(op, True)
+    pre = fn.current
+    head, body, exit_ = fn.label("pfor"), fn.label("pforbody"), fn.label("pforexit")
+    fn.br(head)
+    fn.start_block(head)
+    iv = fn.tmp("iv")
+    iv_slot = fn.placeholder()
+    phis, slots = make_phis(ctx, args[1:], inits)
+    ahead_init = [state[i] for i in plan.args]
+    ahead, ahead_slots = make_phis(ctx, [args[1 + i] for i in plan.args], ahead_init)
+    rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
+    rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
+    cond = fn.inst(f"icmp slt {ity} {iv}, {ub.value}")
+    fn.cond_br(cond, body, exit_)
+    fn.start_block(body)
+    ctx.push_scope()
+    ctx.target.async_wait(fn, S - 2)
+    ctx.target.barrier(fn)
+    ctx.scratch_dirty = False
+    deferring = bool(plan.deferred) and ctx.target.async_dots
+    ctx.deferred_dots = set(plan.deferred) if deferring else set()
+
+    def copies_ahead() -> Any:
+        # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
+        ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
+        valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
+        ops_a, next_state = eval_slice(ctx, op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth + 1)
+        issue_copies(ctx, plan, ops_a, bases, wr, valid)
+        return next_state
+
+    if not deferring:
+        next_state = copies_ahead()
+    ctx.values[args[0]] = Scalar(iv, ity)
+    for a, p in zip(args[1:], phis):
+        ctx.values[a] = p
+    skip = set()
+    for (o, parts), (proto, stage_bytes) in zip(plan.loads, bases):
+        base = ctx.smem_ptr(proto.base, ctx.imul(rd, stage_bytes))
+        ctx.values[o.results[0]] = SharedTile(base, proto.smem, proto.ty)
+        skip.add(o.results[0])
+    ops = block_ops(block)
+    for o in ops[:-1]:
+        if o.results and o.results[0] in skip:
+            r = o.results[0]
+            if not _dot_operand_uses(r):
+                # read where the load was: its users expect registers
+                ctx.values[r] = ctx.read_tile(ctx.values[r], ctx.layout_of(r), ctx.value_type(r))
+            continue
+        ctx.lower_op(o)
+    if deferring:
+        # this iteration's dots run on; the previous iteration's are done (in every warp, after the
+        # barrier), so the stage they read can be refilled
+        ctx.target.async_dot_wait(fn, 1, [])
+        ctx.target.barrier(fn)
+        next_state = copies_ahead()
+    ctx.deferred_dots = set()
+    yielded = [carried(ctx, v, a) for v, a in zip(ops[-1].operands, args[1:])]
+    nxt = fn.inst(f"add {ity} {iv}, {step.value}")
+    rd1 = fn.inst(f"add i32 {rd}, 1")
+    rdw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {rd1}, {S}')}, i32 0, i32 {rd1}")
+    wr1 = fn.inst(f"add i32 {wr}, 1")
+    wrw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {wr1}, {S}')}, i32 0, i32 {wr1}")
+    ctx.pop_scope()
+    ctx.scratch_dirty = True
+    latch = fn.current
+    fn.br(head)
+    pre = frame.pre                         # code hoisted out of the body may have added blocks
+    fn.fill(iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
+    fn.fill(rd_slot, f"{rd} = phi i32 [0, %{pre}], [{rdw}, %{latch}]")
+    fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
+    fill_phis(ctx, phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
+    fill_phis(ctx, ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
+                                         for a0, i in zip(ahead_init, plan.args)])
+    fn.start_block(exit_)
+    ctx.target.async_wait(fn, 0)
+    for r, p, j in zip(op.results, phis, range(len(phis))):
+        if deferring and j in plan.deferred.values():
+            # the last iteration's dots finish here; their registers are read only after this
+            p = Tensor(p.layout, ctx.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
+        ctx.values[r] = p
+    # every copy has landed and every dot has read its operands, in every thread: the stages are dead
+    ctx.target.barrier(fn)
+    for k in buffers:
+        ctx.smem.close(k)
+    ctx.exit_loop()
 
 
 _unused = (BYTES, Tensor)
