@@ -20,14 +20,14 @@ class SemanticOps(Protocol):
     options: Any                    # the backend's compile options (None outside a compilation)
     capabilities: frozenset[str]
 
-    # hooks that a subclass of Semantic overrides (the interpreter's): collaborators call them through here
+    # hooks a subclass of Semantic overrides (the interpreter's): every caller, the collaborator that defines
+    # them included, goes through self.sem, or the override would be bypassed
     def ir_type(self, ty: tl.dtype) -> Any: ...
 
     def _region_op(self, kind: str, inputs: Sequence[T], axis: Optional[int],
                    combine: Callable[[list[T], list[T]], Sequence[T]], reverse: bool = False) -> tuple[T, ...]: ...
 
     # the operations the collaborators share
-
     def _check_shape(self, shape: Sequence[int]) -> list[int]: ...
 
     def binary_op_type_checking(self, lhs: Any, rhs: Any, allow_lhs_ptr: bool = False, allow_rhs_ptr: bool = False,
