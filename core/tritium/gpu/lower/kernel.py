@@ -4,6 +4,11 @@ Each tile value lives in registers in the layout the ``ttgir`` stage assigned (:
 Where an op needs an operand in another layout, :meth:`.context.Context.tensor_in` gets it: a register
 renaming when the thread already holds the data, recomputation for cheap index arithmetic, or a trip
 through shared memory (:mod:`.convert`).
+
+The handlers are functions of the :class:`~.context.Context` (basic.py, shape.py, memory.py, blockptr.py,
+reduce.py, dot.py, control.py, pipeline.py, debug.py), each registered beside it with ``@GPU_OPS.lowers``;
+:class:`KernelLowering` is the context plus the dispatch and the hooks the context leaves to it (lowering nested
+ops, recomputing cheap values, layout conversion, reading shared tiles).
 """
 from __future__ import annotations
 

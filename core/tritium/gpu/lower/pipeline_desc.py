@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .blockptr import block_access, i64
+from .context import Context
 from .shared import SharedTile
 from .tiles import tile_ptr, tile_vec
 
 
-def issue_descriptor_copies(lo: Any, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
+def issue_descriptor_copies(lo: Context, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
                             stage_bytes: int, stage: str, valid: Optional[str]) -> None:
     """Start the copies of one pipelined descriptor load into ``stage`` (committed by the caller)."""
     from .convert import _aligned_vec

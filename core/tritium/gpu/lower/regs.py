@@ -16,9 +16,10 @@ from typing import Any
 
 from ..._mlir import ir
 from ..assign import element_bytes, element_type
+from .context import Context
 
 
-def _words(lowering: Any, v: Any) -> int:
+def _words(lowering: Context, v: Any) -> int:
     """32-bit registers per thread holding ``v``: every element of a tile takes its own register (sub-word types
     included, as without packing), 64-bit types and pointers take two."""
     per = max(1, (element_bytes(element_type(v.type)) + 3) // 4)
@@ -39,7 +40,7 @@ def _uses(op: Any) -> list[Any]:
     return out
 
 
-def _block_peak(lowering: Any, block: Any) -> int:
+def _block_peak(lowering: Context, block: Any) -> int:
     ops = [o.operation for o in block.operations]
     start: dict[Any, int] = {a: 0 for a in block.arguments}
     for i, op in enumerate(ops):
@@ -64,6 +65,6 @@ def _block_peak(lowering: Any, block: Any) -> int:
     return peak
 
 
-def estimate_registers(lowering: Any, func: Any) -> int:
+def estimate_registers(lowering: Context, func: Any) -> int:
     """The estimate described above for the kernel function ``func`` lowered by ``lowering`` (at least 1)."""
     return max(1, max((_block_peak(lowering, b) for r in func.regions for b in r.blocks), default=0))

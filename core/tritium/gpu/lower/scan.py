@@ -1,5 +1,5 @@
 """Inclusive scans along one axis of a tile whose axis coordinate is (register part) + (lane part) +
-(warp part), least significant first (see ``ReduceMixin.scan_layout``): a sequential scan in each thread,
+(warp part), least significant first (see ``reduce.scan_layout``): a sequential scan in each thread,
 a Hillis-Steele scan of the threads' totals across the lanes, then the totals of earlier warps through
 shared memory. Reverse scans run the same steps from the other end."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Any, Callable
 from .. import layout as L
 from ...llvmir.types import BYTES
 from ..target import guarded
+from .context import Context
 from .convert import from_storage, storage_type, to_storage
 from .shuffle import shuffle
 from .values import Tensor
@@ -16,7 +17,7 @@ from .values import Tensor
 Combine = Callable[[list[str], list[str]], list[str]]
 
 
-def scan_tiles(lo: Any, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: bool,
+def scan_tiles(lo: Context, srcs: list[Tensor], lay: L.Layout, axis: int, reverse: bool,
                combine: Combine) -> list[list[str]]:
     fn = lo.fn
     n = len(srcs)

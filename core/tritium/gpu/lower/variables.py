@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from ... import line_info
+from .context import Context
 from .values import Scalar, Tensor
 
 
-def describe_results(lowering: Any, op: Any) -> None:
+def describe_results(lowering: Context, op: Any) -> None:
     fn = lowering.fn
     table = lowering.module.line_table
     if not fn.dbg or table is None:
