@@ -87,8 +87,8 @@ class KernelLowering(Context):
             if self.describe:
                 describe_results(self, op)
         except LoweringError as exc:
-            if "at " not in str(exc)[:3] and not getattr(exc, "located", False):
-                exc.located = True  # type: ignore[attr-defined]
+            if "at " not in str(exc)[:3] and not exc.located:
+                exc.located = True
                 exc.args = (line_info.located(exc.args[0], self.func, op), )
             raise
         finally:

@@ -38,6 +38,8 @@ class Tensor:
 
 class LoweringError(NotImplementedError):
     """The GPU lowering cannot handle this kernel (names the op and what to do)."""
+    #: the message already points at the kernel's source line
+    located = False
 
 
 def owner_op(value: Any) -> Any:
