@@ -20,7 +20,8 @@ from ...line_info import function_start
 from ...llvmir.text import Function, Module
 from .. import layout as L
 from ..assign import tensor_shape
-from . import basic, blockptr, control, debug, dot, memory, reduce, shape  # noqa: F401  (their handlers, functions of the context, register in GPU_OPS)
+# the handler modules: importing them registers their functions in GPU_OPS
+from . import basic, blockptr, control, debug, dot, memory, reduce, shape  # noqa: F401
 from .context import Context
 from .convert import convert as convert_layout
 from .optable import GPU_OPS
