@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from tritium.gpu import layout as L
 from tritium.gpu.assign import DotPlan, LayoutPolicy, element_type, tensor_shape
+from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.values import Tensor
 from tritium.llvmir.fp8 import FP8
 
@@ -229,7 +230,7 @@ def _widen(fn: Any, regs: list[str], fmt: str, elem: str) -> list[str]:
     return out
 
 
-def lower_mfma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
+def lower_mfma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
     from tritium._mlir import ir
     kind = KINDS[ir.StringAttr(op.attributes["ttg.dot"]).value.split(".", 1)[1]]
     fn = lo.fn

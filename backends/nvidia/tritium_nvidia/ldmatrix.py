@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.shared import SharedTile, smem_layout_for
 from tritium.gpu.lower.tiles import write_tile
 from tritium.gpu.lower.values import Tensor
@@ -26,11 +27,11 @@ def operand_kind(dst: Any) -> Optional[str]:
     return None
 
 
-def _warp_part(lo: Any, dst: Any, dim: int) -> str:
+def _warp_part(lo: Context, dst: Any, dim: int) -> str:
     return lo.bits_value([(lo.warp, [b[dim] for b in dst.warp])])
 
 
-def read_operand(lo: Any, tile: SharedTile, dst: Any, ty: str) -> Optional[Tensor]:
+def read_operand(lo: Context, tile: SharedTile, dst: Any, ty: str) -> Optional[Tensor]:
     if ty not in ("half", "bfloat") or tile.smem.eb != 2 or tile.smem.shape != dst.shape:
         return None
     kind = operand_kind(dst)
@@ -68,7 +69,7 @@ def read_operand(lo: Any, tile: SharedTile, dst: Any, ty: str) -> Optional[Tenso
     return Tensor(dst, regs, ty)
 
 
-def _ldmatrix(lo: Any, tile: SharedTile, coords: list[str], count: int, trans: bool) -> list[str]:
+def _ldmatrix(lo: Context, tile: SharedTile, coords: list[str], count: int, trans: bool) -> list[str]:
     fn = lo.fn
     off = tile.smem.offset(lo, coords)
     p = lo.smem_ptr(tile.base, lo.imul(off, 2))
@@ -90,7 +91,7 @@ def _halves(fn: Any, words: list[str], ty: str) -> list[str]:
     return out
 
 
-def convert_to_operand(lo: Any, value: Any, dst: Any) -> Optional[Tensor]:
+def convert_to_operand(lo: Context, value: Any, dst: Any) -> Optional[Tensor]:
     """Registers -> tensor-core operand fragments: through a swizzled shared tile read with ldmatrix."""
     if value.ty not in ("half", "bfloat") or operand_kind(dst) is None or value.layout.shape != dst.shape:
         return None

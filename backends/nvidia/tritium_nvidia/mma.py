@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from tritium.gpu import layout as L
 from tritium.gpu.assign import DotPlan, LayoutPolicy, element_type, tensor_shape
+from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.values import Tensor
 
 from .fragment import C_LANE, C_REG, Bases, lo_kind
@@ -168,7 +169,7 @@ def _word(fn: Any, regs: list[str], ty: str, kind: MmaKind) -> str:
     return fn.inst(f"bitcast {vt} {v} to i32")
 
 
-def lower_mma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
+def lower_mma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
     kind = KINDS[lo_kind(op)]
     fn = lo.fn
     a = lo.tensor_in(op.operands[0], a_lay)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tritium.gpu import layout as L
+from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.convert import storage_type
 from tritium.gpu.lower.shared import SharedTile, SmemLayout, smem_layout_for
 from tritium.gpu.lower.tiles import write_tile
@@ -77,7 +78,7 @@ def _compatible(smem: SmemLayout, k_dim: int) -> bool:
         and (smem.eb == 2 or smem.fast == k_dim)
 
 
-def _descriptor(lo: Any, addr: str, lbo: int, sbo: int, mode: int) -> str:
+def _descriptor(lo: Context, addr: str, lbo: int, sbo: int, mode: int) -> str:
     """The 64-bit matrix descriptor of a shared tile starting at ``addr`` (an i32 shared address)."""
     fn = lo.fn
     a = fn.inst(f"lshr i32 {addr}, 4")
@@ -87,11 +88,12 @@ def _descriptor(lo: Any, addr: str, lbo: int, sbo: int, mode: int) -> str:
     return fn.inst(f"or i64 {a64}, {const}")
 
 
-def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
-    """Operand ``v`` as a shared tile the descriptors can describe (written to scratch if needed)."""
+def _operand_tile(lo: Context, v: Any, k_dim: int, used: int) -> tuple[SharedTile, int]:
+    """Operand ``v`` as a shared tile the descriptors can describe (written to scratch past the dot's first
+    ``used`` bytes if needed), and the bytes of scratch it took."""
     got = lo.values.get(v)
     if isinstance(got, SharedTile) and _compatible(got.smem, k_dim):
-        return got
+        return got, 0
     t = lo.tensor(v)
     smem = smem_layout_for(t.layout, storage_type(lo, t.ty))
     if not _compatible(smem, k_dim):
@@ -99,15 +101,14 @@ def _operand_tile(lo: Any, v: Any, k_dim: int) -> SharedTile:
     nbytes = (smem.nbytes + 1023) // 1024 * 1024
     frame = lo.invariant_loop(v) if isinstance(got, Tensor) else None
     if frame is not None:
-        return _loop_invariant_tile(lo, frame, v, t, smem, nbytes)
-    base = lo.scratch(lo.wgmma_scratch_used + nbytes, 1024)     # descriptors address whole swizzle atoms
-    tile = SharedTile(lo.smem_ptr(base, str(lo.wgmma_scratch_used)), smem, storage_type(lo, t.ty))
-    lo.wgmma_scratch_used += nbytes
+        return _loop_invariant_tile(lo, frame, v, t, smem, nbytes), 0
+    base = lo.scratch(used + nbytes, 1024)     # descriptors address whole swizzle atoms
+    tile = SharedTile(lo.smem_ptr(base, str(used)), smem, storage_type(lo, t.ty))
     write_tile(lo, t, tile)
-    return tile
+    return tile, nbytes
 
 
-def _register_a(lo: Any, v: Any, M: int, K: int) -> Optional[dict]:
+def _register_a(lo: Context, v: Any, M: int, K: int) -> Optional[dict]:
     """A's registers by coordinate (register part) when this thread already holds A as wgmma's register
     operand wants it: a 16-bit tile in the accumulator layout of an earlier wgmma of the same rows (P of
     attention), whose fragments are exactly A's. None otherwise (A then goes through shared memory)."""
@@ -124,7 +125,7 @@ def _register_a(lo: Any, v: Any, M: int, K: int) -> Optional[dict]:
     return {frag.reg_coords(r): t.regs[s] for r, s in enumerate(where)}
 
 
-def _pack_a(lo: Any, regs: dict, row: int, col: int, ty: str) -> list[str]:
+def _pack_a(lo: Context, regs: dict, row: int, col: int, ty: str) -> list[str]:
     """The four 32-bit registers of A's fragment at (row, col): (0,0) (8,0) (0,8) (8,8), two columns each."""
     fn = lo.fn
     out = []
@@ -135,7 +136,7 @@ def _pack_a(lo: Any, regs: dict, row: int, col: int, ty: str) -> list[str]:
     return out
 
 
-def _loop_invariant_tile(lo: Any, frame: Any, v: Any, t: Tensor, smem: SmemLayout, nbytes: int) -> SharedTile:
+def _loop_invariant_tile(lo: Context, frame: Any, v: Any, t: Tensor, smem: SmemLayout, nbytes: int) -> SharedTile:
     """An operand computed outside the loop (Q of attention): written once, before the loop, to a buffer live
     through the loop, rather than to scratch memory in every iteration."""
     key = ("wgmma-operand", v, smem)
@@ -156,7 +157,7 @@ def _loop_invariant_tile(lo: Any, frame: Any, v: Any, t: Tensor, smem: SmemLayou
     return tile
 
 
-def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
+def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay: L.Layout) -> Tensor:
     fn = lo.fn
     kind = lo_kind(op)
     ptx_types, _, acc_ty = KINDS[kind]
@@ -164,11 +165,14 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
     M, N = acc_lay.shape
     K = lo.values[op.operands[0]].shape[1] if hasattr(lo.values[op.operands[0]], "shape") else a_lay.shape[1]
     wg, n_inst = wgmma_shape(M, N, lo.num_warps)
-    lo.wgmma_scratch_used = 0
+    scratch_used = 0        # bytes of scratch the operands written to shared memory take
     a_regs = _register_a(lo, op.operands[0], M, K)
-    a = None if a_regs is not None else _operand_tile(lo, op.operands[0], 1)
-    b = _operand_tile(lo, op.operands[1], 0)
-    if lo.wgmma_scratch_used:
+    a = None
+    if a_regs is None:
+        a, scratch_used = _operand_tile(lo, op.operands[0], 1, scratch_used)
+    b, took = _operand_tile(lo, op.operands[1], 0, scratch_used)
+    scratch_used += took
+    if scratch_used:
         # registers written to shared memory by ordinary stores, read next by the tensor cores' async proxy
         fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
         lo.target.barrier(fn)
@@ -227,12 +231,12 @@ def lower_wgmma_dot(lo: Any, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_lay:
             for i, x in zip(idx, cur):
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
-    if op.results[0] not in lo.deferred_dots or lo.wgmma_scratch_used or a_live:
+    if op.results[0] not in lo.deferred_dots or scratch_used or a_live:
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
         # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
         # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)
         out = wait_group(fn, 0, out, a_live, acc_ty)
-    if lo.wgmma_scratch_used:
+    if scratch_used:
         lo.scratch_read_done()
     if c.ty != acc_ty:
         out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
@@ -276,7 +280,7 @@ def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]]
     return out
 
 
-def _desc_for(lo: Any, tile: SharedTile, addr0: str, offset: str, k0: int, k_dim: int) -> str:
+def _desc_for(lo: Context, tile: SharedTile, addr0: str, offset: str, k0: int, k_dim: int) -> str:
     """Descriptor of the instruction's slice of ``tile``: rows (or columns) from ``offset`` along the non-K
     dimension, K from ``k0``."""
     smem = tile.smem
