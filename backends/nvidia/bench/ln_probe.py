@@ -19,22 +19,22 @@ VARIANTS = sys.argv[1:] or ["base", "nodedup", "noregroup", "final"]
 
 def patched(name):
     """Undo the changes a variant names (restored afterwards by the caller)."""
-    from tritium.gpu.lower.basic import BasicMixin
+    from tritium.gpu.lower import basic
     from tritium_nvidia import compiler
     from tritium_nvidia.knobs import nvidia
-    saved = (BasicMixin.constant_groups, compiler.regroup, nvidia.regroup)
+    saved = (basic.constant_groups, compiler.regroup, nvidia.regroup)
     if name in ("base", "nodedup"):
-        BasicMixin.constant_groups = lambda self, res, lay: list(range(lay.num_regs))
+        basic.constant_groups = lambda ctx, res, lay: list(range(lay.num_regs))
     # regrouping is off by default (TRITIUM_NVIDIA_REGROUP): the variants that keep it turn it on
     nvidia.regroup = name not in ("base", "noregroup")
     return saved
 
 
 def restore(saved):
-    from tritium.gpu.lower.basic import BasicMixin
+    from tritium.gpu.lower import basic
     from tritium_nvidia import compiler
     from tritium_nvidia.knobs import nvidia
-    BasicMixin.constant_groups, compiler.regroup, nvidia.regroup = saved
+    basic.constant_groups, compiler.regroup, nvidia.regroup = saved
 
 
 def fresh(tag):
