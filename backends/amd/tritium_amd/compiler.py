@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
-from tritium import knobs, llvm_debug
+from tritium import llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 
 from . import codeobj, toolchain
@@ -130,21 +130,12 @@ class HIPBackend(BaseBackend):
             # tf32x3/bf16x3/bf16x6 approximate ieee, which the fp32 MFMA and the FMA fallback compute outright; tf32
             # is xf32 on gfx942 and full fp32 elsewhere (more precise than asked, so kernels written for it compile)
             opts["allowed_dot_input_precisions"] = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
-        if "enable_fp_fusion" not in opts:
-            opts["enable_fp_fusion"] = knobs.language.default_fp_fusion
-        if knobs.compilation.sanitize_overflow:
-            opts.setdefault("sanitize_overflow", True)
-        for k in ("allowed_dot_input_precisions", "supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes",
-                  "min_dot_size"):
-            if k in opts:
-                opts[k] = tuple(opts[k])
-        if isinstance(opts.get("extern_libs"), dict):
-            opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))
-        return HIPOptions(**opts)
+        from tritium.gpu import stages as gs   # with the pass library: loaded to compile, not to launch
+        return HIPOptions(**gs.finish_options(opts))
 
     def pipeline(self, stage: str, options: Any) -> Any:
-        from tritium.gpu.stages import TTGIR_PASSES, TTIR_PASSES
-        return {"ttir": TTIR_PASSES, "ttgir": TTGIR_PASSES}[stage]
+        from tritium.gpu import stages as gs
+        return gs.pipeline(stage)
 
     # -- stages ------------------------------------------------------------------------------------------
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:

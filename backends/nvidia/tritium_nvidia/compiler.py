@@ -152,21 +152,12 @@ class CUDABackend(BaseBackend):
         if "supported_fp8_dtypes" not in opts:
             fp8 = {"fp8e4b15", "fp8e5"} | ({"fp8e4nv"} if self.capability >= 89 else set())
             opts["supported_fp8_dtypes"] = tuple(sorted(fp8))
-        if "enable_fp_fusion" not in opts:
-            opts["enable_fp_fusion"] = knobs.language.default_fp_fusion
-        if knobs.compilation.sanitize_overflow:
-            opts.setdefault("sanitize_overflow", True)
-        for k in ("allowed_dot_input_precisions", "supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes",
-                  "min_dot_size"):
-            if k in opts:
-                opts[k] = tuple(opts[k])
-        if isinstance(opts.get("extern_libs"), dict):
-            opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))
-        return CUDAOptions(**opts)
+        from tritium.gpu import stages as gs   # with the pass library: loaded to compile, not to launch
+        return CUDAOptions(**gs.finish_options(opts))
 
     def pipeline(self, stage: str, options: Any) -> Any:
-        from tritium.gpu.stages import TTGIR_PASSES, TTIR_PASSES
-        return {"ttir": TTIR_PASSES, "ttgir": TTGIR_PASSES}[stage]
+        from tritium.gpu import stages as gs
+        return gs.pipeline(stage)
 
     # -- stages ------------------------------------------------------------------------------------------
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:

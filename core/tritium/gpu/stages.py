@@ -8,9 +8,33 @@ from typing import Any
 from .. import knobs
 from ..passes.pipeline import TTIR_PASSES, make_ttir, run_stage_passes
 
-__all__ = ["TTIR_PASSES", "TTGIR_PASSES", "make_ttir", "make_ttgir", "make_llir"]
+__all__ = ["TTIR_PASSES", "TTGIR_PASSES", "make_ttir", "make_ttgir", "make_llir", "pipeline", "finish_options"]
 
 TTGIR_PASSES: tuple[str, ...] = ()
+
+# options that arrive as lists or dicts from users and configs; options objects are hashed into cache keys
+_TUPLE_OPTIONS = ("allowed_dot_input_precisions", "supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes",
+                  "min_dot_size")
+
+
+def pipeline(stage: str) -> tuple[str, ...]:
+    """The pass pipeline of a shared GPU stage (``BaseBackend.pipeline``)."""
+    return {"ttir": TTIR_PASSES, "ttgir": TTGIR_PASSES}[stage]
+
+
+def finish_options(opts: dict) -> dict:
+    """Defaults every GPU backend applies after its own (fp fusion, overflow sanitizing from the knobs), and
+    list/dict options made hashable."""
+    if "enable_fp_fusion" not in opts:
+        opts["enable_fp_fusion"] = knobs.language.default_fp_fusion
+    if knobs.compilation.sanitize_overflow:
+        opts.setdefault("sanitize_overflow", True)
+    for k in _TUPLE_OPTIONS:
+        if k in opts:
+            opts[k] = tuple(opts[k])
+    if isinstance(opts.get("extern_libs"), dict):
+        opts["extern_libs"] = tuple(sorted(opts["extern_libs"].items()))
+    return opts
 
 
 def make_ttgir(module: Any, metadata: dict, options: Any, backend: Any, target: Any) -> Any:
