@@ -26,7 +26,7 @@ class CPUOptions:
     sanitize_overflow: bool = False
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
-    min_dot_size: tuple = (16, 16, 16)
+    min_dot_size: tuple = (1, 1, 1)   # the CPU dot has no tile-size floor (Triton-CPU allows any size; FlagGems picks 4x4x4)
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     extern_libs: Any = None
