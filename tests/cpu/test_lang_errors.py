@@ -312,12 +312,6 @@ def _block_if(x_ptr):
 
 
 @triton.jit
-def _small_dot(x_ptr):
-    a = tl.zeros((8, 8), tl.float32)
-    tl.store(x_ptr + tl.arange(0, 8), tl.sum(tl.dot(a, a), 0))
-
-
-@triton.jit
 def _undefined_name(x_ptr):
     tl.store(x_ptr, undefined_thing)  # noqa: F821
 
@@ -368,7 +362,6 @@ def _int_to_fp8(x_ptr):
     (_kernel_returns, (X, ), "return 1", ("cannot return", "pointer")),
     (_carried_type_changes, (X, 3), "for i in range(n):", ("acc", "int32", "fp32")),
     (_block_if, (X, ), "if v > 0:", ("scalar", "tl.where")),
-    (_small_dot, (X, ), "tl.dot(a, a)", ("M >= 16", "larger blocks")),
     (_undefined_name, (X, ), "undefined_thing", ("not defined", )),
     (_assign_element, (X, ), "v[0] = 1.0", ("immutable", "tl.where")),
     (_other_without_mask, (X, ), "other=0.0", ("mask", )),
