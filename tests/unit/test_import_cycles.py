@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from astwalk import runtime_nodes  # noqa: E402  (tests use importlib mode: a sibling module needs its folder)
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -32,25 +36,6 @@ def packages(repo: pathlib.Path = REPO) -> list[pathlib.Path]:
         if not (pkg.parent / "__init__.py").exists():
             found.append(pkg)
     return found
-
-
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _nodes(tree: ast.AST):
-    """Every node except the bodies of ``if TYPE_CHECKING:``."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
-                stack.extend(child.orelse)
-                continue
-            stack.append(child)
 
 
 class Graph:
@@ -75,7 +60,7 @@ class Graph:
     def _imports(self, name: str, path: pathlib.Path) -> list[tuple[str, int]]:
         package = name if name in self.packages else name.rpartition(".")[0]
         found = []
-        for node in _nodes(ast.parse(path.read_text(), str(path))):
+        for node in runtime_nodes(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 found += [(a.name, node.lineno) for a in node.names]
             elif isinstance(node, ast.ImportFrom):

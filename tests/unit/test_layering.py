@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from astwalk import runtime_nodes  # noqa: E402  (tests use importlib mode: a sibling module needs its folder)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2] / "core" / "tritium"
 
@@ -93,31 +97,12 @@ def module_name(path: pathlib.Path) -> tuple[str, bool]:
     return ".".join(parts), is_package
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _nodes(tree: ast.AST):
-    """Every node except the bodies of ``if TYPE_CHECKING:``."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
-                stack.extend(child.orelse)
-                continue
-            stack.append(child)
-
-
 def imports_of(path: pathlib.Path) -> list[tuple[str, int]]:
     """(imported module, line) for every tritium import in the file."""
     name, is_package = module_name(path)
     package = name if is_package else name.rpartition(".")[0]
     found = []
-    for node in _nodes(ast.parse(path.read_text(), str(path))):
+    for node in runtime_nodes(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -182,7 +167,7 @@ def test_only_the_mlir_wrapper_imports_mlir():
     for path in sorted(ROOT.rglob("*.py")):
         if path == ROOT / "_mlir.py":
             continue
-        for node in _nodes(ast.parse(path.read_text(), str(path))):
+        for node in runtime_nodes(ast.parse(path.read_text(), str(path))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
             bad += [f"{path.relative_to(ROOT.parent)}:{node.lineno}: {n}" for n in names
