@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from tritium.gpu import layout as L
+from tritium.gpu.fragments import tiled_layouts, warp_grid
 from tritium.gpu.assign import DotPlan, LayoutPolicy, element_type, tensor_shape
 from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.values import Tensor
@@ -127,40 +128,12 @@ def choose_kind(a_elem: str, b_elem: str, precision: str, chip: Any) -> Optional
 
 
 def warps_for(M: int, N: int, num_warps: int) -> tuple[int, int]:
-    wm = wn = 1
-    while wm * wn < num_warps:
-        if M // (16 * wm) >= N // (16 * wn) and M // (16 * wm) > 1:
-            wm *= 2
-        elif N // (16 * wn) > 1:
-            wn *= 2
-        else:
-            wm *= 2
-    return wm, wn
-
-
-def _reps(step: int, size: int, dim: int) -> list[tuple[int, int]]:
-    out, v = [], step
-    while v < size:
-        out.append((v, 0) if dim == 0 else (0, v))
-        v <<= 1
-    return out
+    return warp_grid(M, N, 16, 16, num_warps)
 
 
 def mfma_layouts(kind: MfmaKind, M: int, N: int, K: int, num_warps: int) -> tuple[L.Layout, L.Layout, L.Layout]:
-    wm, wn = warps_for(M, N, num_warps)
-    wbits_m = [(16 << i, 0) for i in range(wm.bit_length() - 1)]
-    wbits_n = [(0, 16 << i) for i in range(wn.bit_length() - 1)]
-    # warps past the tile's extent hold copies
-    wbits_m = [b if b[0] < M else (0, 0) for b in wbits_m]
-    wbits_n = [b if b[1] < N else (0, 0) for b in wbits_n]
-    rep_m, rep_n = _reps(16 * wm, M, 0), _reps(16 * wn, N, 1)
-    zero = (0, 0)
-    acc = L.Layout((M, N), list(C_REG) + rep_n + rep_m, C_LANE, wbits_m + wbits_n)
-    a = L.Layout((M, K), list(kind.a_reg) + _reps(kind.k, K, 1) + rep_m, kind.a_lane,
-                 wbits_m + [zero] * len(wbits_n))
-    b = L.Layout((K, N), list(kind.b_reg) + _reps(kind.k, K, 0) + rep_n, kind.b_lane,
-                 [zero] * len(wbits_m) + wbits_n)
-    return acc, a, b
+    return tiled_layouts(M, N, K, (16, 16, kind.k), kind.a_reg, kind.a_lane, kind.b_reg, kind.b_lane, C_REG, C_LANE,
+                         num_warps)
 
 
 class AmdPolicy(LayoutPolicy):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from tritium.gpu import layout as L
+from tritium.gpu.fragments import tiled_layouts, warp_grid
 from tritium.gpu.assign import DotPlan, LayoutPolicy, element_type, tensor_shape
 from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.values import Tensor
@@ -83,41 +84,12 @@ def choose_kind(a_elem: str, b_elem: str, precision: str, capability: int) -> Op
 
 def warps_for(M: int, N: int, kind: MmaKind, num_warps: int) -> tuple[int, int]:
     """Warps along M and N: split the larger remaining dimension (counted in instruction tiles)."""
-    wm = wn = 1
-    while wm * wn < num_warps:
-        if M // (kind.m * wm) >= N // (kind.n * wn) and M // (kind.m * wm) > 1:
-            wm *= 2
-        elif N // (kind.n * wn) > 1:
-            wn *= 2
-        else:
-            wm *= 2
-    return wm, wn
-
-
-def _reps(step: int, size: int, dim: int) -> list[tuple[int, int]]:
-    out, v = [], step
-    while v < size:
-        out.append((v, 0) if dim == 0 else (0, v))
-        v <<= 1
-    return out
+    return warp_grid(M, N, kind.m, kind.n, num_warps)
 
 
 def mma_layouts(kind: MmaKind, M: int, N: int, K: int, num_warps: int) -> tuple[L.Layout, L.Layout, L.Layout]:
-    wm, wn = warps_for(M, N, kind, num_warps)
-    wbits_m = [(kind.m << i, 0) for i in range(wm.bit_length() - 1)]
-    wbits_n = [(0, kind.n << i) for i in range(wn.bit_length() - 1)]
-    # warps past the tile's extent hold copies
-    wbits_m = [b if b[0] < M else (0, 0) for b in wbits_m]
-    wbits_n = [b if b[1] < N else (0, 0) for b in wbits_n]
-    rep_m = _reps(kind.m * wm, M, 0)
-    rep_n = _reps(kind.n * wn, N, 1)
-    zero = (0, 0)
-    acc = L.Layout((M, N), list(C_REG) + rep_n + rep_m, C_LANE, wbits_m + wbits_n)
-    a = L.Layout((M, K), list(kind.a_reg) + _reps(kind.k, K, 1) + rep_m, kind.a_lane,
-                 wbits_m + [zero] * len(wbits_n))
-    b = L.Layout((K, N), list(kind.b_reg) + _reps(kind.k, K, 0) + rep_n, kind.b_lane,
-                 [zero] * len(wbits_m) + wbits_n)
-    return acc, a, b
+    return tiled_layouts(M, N, K, (kind.m, kind.n, kind.k), kind.a_reg, kind.a_lane, kind.b_reg, kind.b_lane,
+                         C_REG, C_LANE, num_warps)
 
 
 class NvidiaPolicy(LayoutPolicy):
