@@ -245,8 +245,11 @@ class EmuOptions:
     warp_size: int = 32
 
 
-@functools.lru_cache(maxsize=None)
-def host_machine() -> Any:
+def new_host_machine() -> Any:
+    """A target machine of the caller's own. An MCJIT engine takes ownership of the one it is given and deletes
+    it with itself (llvmlite marks it owned), so every engine needs a fresh one: handing it the shared
+    ``host_machine()`` let the first engine collected free the machine that later compiles and engines still
+    used (a segfault or "LLVM ERROR: out of memory" after a kernel was recompiled)."""
     import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
@@ -256,6 +259,12 @@ def host_machine() -> Any:
     features = llvm.get_host_cpu_features().flatten() + ",-avx512bf16,-avxneconvert"
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=features, opt=1, reloc="pic", codemodel="default")
+
+
+@functools.lru_cache(maxsize=None)
+def host_machine() -> Any:
+    """The process's machine for emitting objects; never give it to an engine (see ``new_host_machine``)."""
+    return new_host_machine()
 
 
 class EmulatorBackend(BaseBackend):
@@ -318,7 +327,9 @@ class EmulatedAssertionError(AssertionError):
 class EmulatorLauncher:
     def __init__(self, kernel: Any, engine: Any) -> None:
         md = kernel.metadata_dict
-        self.kernel, self.engine = kernel, engine
+        # the kernel holds its launcher: keep only its name, so that no cycle delays freeing the engine until the
+        # cyclic collector runs (each engine holds the kernel's code and a target machine)
+        self.name, self.engine = kernel.name, engine
         self.fn = _THREAD(engine.get_function_address(f"{kernel.name}_thread"))
         self.types = md["arg_types"]
         self.num_warps = md["num_warps"]
@@ -337,7 +348,7 @@ class EmulatorLauncher:
         kernel.n_max_threads = threads
 
     def __call__(self, grid: tuple[int, int, int], args: list[Any]) -> None:
-        slots = (ctypes.c_uint64 * max(1, len(args)))(*[_pack(t, a, self.kernel.name) for t, a in zip(self.types, args)])
+        slots = (ctypes.c_uint64 * max(1, len(args)))(*[_pack(t, a, self.name) for t, a in zip(self.types, args)])
         threads = self.num_warps * self.warp_size
         libc = ctypes.CDLL(None)
         cta = ctypes.create_string_buffer(BARRIER_BYTES)
@@ -363,7 +374,7 @@ class EmulatorLauncher:
                 msg = self.messages[st[4]] if 0 <= st[4] < len(self.messages) else "assertion failed"
                 pid = (st[1], st[2], st[3])
                 ctypes.memset(self.state, 0, 24)
-                raise EmulatedAssertionError(f"device_assert failed in kernel `{self.kernel.name}` at {msg} "
+                raise EmulatedAssertionError(f"device_assert failed in kernel `{self.name}` at {msg} "
                                              f"(program id {pid}, element {st[5]})")
 
 
@@ -423,7 +434,8 @@ class EmulatorDriver(DriverBase):
     def make_launcher(self, kernel: Any) -> EmulatorLauncher:
         import llvmlite.binding as llvm
         _load_symbols()
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_machine())
+        # the engine (its code, and the machine it owns) is freed with the launcher, i.e. with the kernel
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(kernel.kernel))
         engine.finalize_object()
         return EmulatorLauncher(kernel, engine)
