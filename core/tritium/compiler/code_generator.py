@@ -21,6 +21,7 @@ from ..language.core import CompileTimeError, constexpr, tensor, tuple_value
 from ..language.device_function import DeviceFunction
 from . import calls
 from .call_visitor import CallVisitor
+from .comprehension import Comprehensions
 from .control_flow import ControlFlow, contains_return
 from .errors import (UNSUPPORTED_CONSTRUCTS, CompilationError, CompileTimeAssertionFailure,
                      UnsupportedLanguageConstruct)
@@ -62,8 +63,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.calls = CallVisitor(self)
         self.control = ControlFlow(self)
         self.loops = Loops(self, self.control)
+        self.comprehensions = Comprehensions(self)
         self._visitors: Visitors = {**self.expressions.visitors(), **self.calls.visitors(), **self.control.visitors(),
-                                   **self.loops.visitors()}
+                                   **self.loops.visitors(), **self.comprehensions.visitors()}
 
     def spawn(self, fn: DeviceFunction, func_name: str) -> Generator:
         return CodeGenerator(fn, self.semantic, self.module, self.function_cache, arg_values=[], func_name=func_name,

@@ -11,8 +11,7 @@ from ..errors import TritonError
 #: interpreter raises the same error where one is reached
 UNSUPPORTED_CONSTRUCTS = {
     "Lambda": "define a @triton.jit function instead",
-    "ListComp": "use tl.static_range and build values explicitly",
-    "GeneratorExp": "use tl.static_range",
+    "GeneratorExp": "use a list comprehension (unrolled while compiling) or tl.static_range",
     "DictComp": "dictionaries are not supported in kernels",
     "SetComp": "sets are not supported in kernels",
     "Try": "kernels cannot catch exceptions; check conditions with tl.device_assert",
@@ -36,6 +35,12 @@ UNSUPPORTED_CONSTRUCTS = {
     "ImportFrom": "import modules at module level",
     "Starred": "star-unpacking is only supported in calls",
 }
+
+#: why a list comprehension is refused (it is unrolled while compiling, so it needs compile-time items)
+COMPREHENSION_ITEMS = ("a comprehension is unrolled while compiling, so it cannot iterate over run-time values; it "
+                       "needs compile-time items: a tuple, tl.static_range or range() of constexpr bounds (use a for "
+                       "loop for run-time ranges)")
+COMPREHENSION_IF = "the `if` of a comprehension must be a compile-time condition, not a tensor"
 
 
 class CompilationError(TritonError):

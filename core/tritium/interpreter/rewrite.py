@@ -105,7 +105,7 @@ class _Rewriter(ast.NodeTransformer):
     def _reject(self, node: ast.AST) -> ast.AST:
         return self._unsupported(node)
 
-    visit_Lambda = visit_ListComp = visit_GeneratorExp = visit_DictComp = visit_SetComp = _reject
+    visit_Lambda = visit_GeneratorExp = visit_DictComp = visit_SetComp = _reject
     visit_Try = visit_With = visit_Raise = visit_Global = visit_Nonlocal = visit_Delete = _reject
     visit_Dict = visit_Set = visit_Await = visit_Yield = visit_YieldFrom = visit_NamedExpr = _reject
     visit_ClassDef = visit_Match = visit_Break = visit_Continue = _reject
@@ -223,10 +223,17 @@ class _Rewriter(ast.NodeTransformer):
         node.body = node.body + [guarded(False)]
         return [first, guarded(True), node]
 
-    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+    def visit_ListComp(self, node: ast.ListComp) -> ast.AST:
+        if any(g.is_async for g in node.generators):
+            return self._unsupported(node, "async comprehensions are not supported in kernels")
         self.generic_visit(node)
-        node.iter = self._located(_call("iterate", node.iter), node.iter)
-        node.ifs = [self._located(_call("cond", c), c) for c in node.ifs]
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+        # compiled, a comprehension is unrolled: compile-time items and conditions only (rt.comprehend)
+        self.generic_visit(node)
+        node.iter = self._located(_call("comprehend", node.iter), node.iter)
+        node.ifs = [self._located(_call("comprehension_if", c), c) for c in node.ifs]
         return node
 
     def visit_Assert(self, node: ast.Assert) -> ast.AST:

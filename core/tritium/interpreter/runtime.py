@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..compiler.errors import COMPREHENSION_IF, COMPREHENSION_ITEMS
 from ..language import core as tl
 from ..language.core import CompileTimeError, _ambient_semantic, constexpr, tensor, tuple_value
 from ..language.device_function import DeviceFunction
@@ -159,6 +160,25 @@ class Runtime:
         if isinstance(it, tuple_value):
             return _Loop(iter(it.values), False)
         return _Loop(iter(tl._unwrap(it)), False)
+
+    def comprehend(self, it: Any) -> list[Any]:
+        """The items of a comprehension's ``for``: compile-time ones only, as compiled (compiler/comprehension.py)."""
+        if isinstance(it, _RangeSpec):
+            it = tl.range(*it.args)
+        if isinstance(it, (tl.range, tl.static_range)):
+            bounds = [tl._unwrap(v) for v in (it.start, it.end, it.step)]
+            if all(isinstance(b, int) for b in bounds):
+                return list(range(*bounds))
+        elif isinstance(it, tuple_value):
+            return list(it.values)
+        elif not isinstance(it, tensor):
+            return list(tl._unwrap(it))
+        raise CompileTimeError(COMPREHENSION_ITEMS)
+
+    def comprehension_if(self, c: Any) -> bool:
+        if isinstance(c, tensor):
+            raise CompileTimeError(COMPREHENSION_IF)
+        return bool(tl._unwrap(c))
 
     def _range(self, r: tl.range) -> Iterator[Any]:
         s = _sem()
