@@ -123,7 +123,7 @@ class CodeGenerator(ast.NodeVisitor):
             return self.error(node, str(exc), CompileTimeAssertionFailure)
         if isinstance(exc, (CompileTimeError, TypeError, ValueError, NameError, IndexError, KeyError,
                             ZeroDivisionError, AttributeError, NotImplementedError)):
-            msg = str(exc) if isinstance(exc, CompileTimeError) else f"{type(exc).__name__}: {exc}"
+            msg = exc.described() if isinstance(exc, CompileTimeError) else f"{type(exc).__name__}: {exc}"
             return self.error(node, msg)
         return self.error(node, f"internal compiler error ({type(exc).__name__}: {exc}); set "
                                 "TRITON_FRONT_END_DEBUGGING=1 to see where, and please report it")
@@ -172,7 +172,7 @@ class CodeGenerator(ast.NodeVisitor):
                     try:
                         self.lscope[name] = build(ty, ir_args_iter, self.semantic)
                     except CompileTimeError as exc:  # a host descriptor the language refuses
-                        raise self.error(node, f"argument `{name}`: {exc}") from None
+                        raise self.error(node, f"argument `{name}`: {exc.described()}") from None
                 else:
                     self.lscope[name] = tensor(next(ir_args_iter), ty)
             try:

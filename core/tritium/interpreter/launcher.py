@@ -119,7 +119,7 @@ class Launch:
                 return self.semantic.make_tensor_descriptor(ptr, sh, st, list(block), padding)
             except CompileTimeError as exc:
                 from ..compiler.errors import CompilationError
-                raise CompilationError(self.fn.__name__, None, None, f"argument `{name}`: {exc}") from None
+                raise CompilationError(self.fn.__name__, None, None, f"argument `{name}`: {exc.described()}") from None
         if ty.startswith("*"):
             elt = str_to_ty(ty)
             # the compiled path's refusals (runtime/safety.py); read-only memory is refused at the first store
@@ -378,7 +378,7 @@ def _compilation_error(fn: Any, exc: BaseException) -> BaseException:
     """User errors inside a kernel, reported like the compiler reports them (kernel, line, caret)."""
     from .errors import InterpretedKernelError
     where = location_in_traceback(exc.__traceback__)
-    msg = str(exc) if isinstance(exc, CompileTimeError) else f"{type(exc).__name__}: {exc}"
+    msg = exc.described() if isinstance(exc, CompileTimeError) else f"{type(exc).__name__}: {exc}"
     if where is None:
         return InterpretedKernelError(fn.__name__, None, None, msg)
     target = where.fn

@@ -23,7 +23,18 @@ TRITON_MAX_TENSOR_NUMEL = 1048576
 
 
 class CompileTimeError(Exception):
-    """Raised by builtins for user errors; the code generator adds the kernel, line and caret."""
+    """Raised by builtins for user errors; the code generator adds the kernel, line and caret.
+
+    ``str(err)`` says what is wrong, in Triton's words where Triton has them: code written for Triton (its own
+    tests among it) compares the cause of a CompilationError whole. ``hint``, the details and what to do
+    about it, follows that in the message the user sees (:meth:`described`)."""
+
+    def __init__(self, message: str = "", hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def described(self) -> str:
+        return f"{self}; {self.hint}" if self.hint else str(self)
 
 
 #: set by an execution engine that runs kernels as Python (the interpreter): builtins called without

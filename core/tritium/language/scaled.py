@@ -76,8 +76,9 @@ def _apply_scale(s: Any, x: Any, scale: Optional[Any], rows: int, k: int, is_lhs
     want = [rows, k // group]
     got = _shape(scale)[-2:]
     if got != want:
-        raise CompileTimeError(f"{what} must have shape {want} ([{'M' if is_lhs else 'N'}, K // {group}]), "
-                               f"got {got}")
+        raise CompileTimeError(f"{what} must be a tensor of shape {want}. Got {[str(d) for d in got]}",
+                               f"a scale has one value per {group} elements along K: [{'M' if is_lhs else 'N'}, "
+                               f"K // {group}]")
     sshape = _shape(values)
     expanded = s.broadcast_impl_shape(s.expand_dims(values, len(sshape)), sshape + [group])
     per_elem = s.reshape(expanded, sshape[:-1] + [sshape[-1] * group])     # [..., rows, K]

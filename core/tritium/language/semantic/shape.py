@@ -37,8 +37,9 @@ class Shapes(Part):
             raise CompileTimeError(f"arange's end ({end}) must be greater than its start ({start})")
         n = end - start
         if n & (n - 1):
-            raise CompileTimeError(f"arange's range must be a power of 2, got {end} - {start} = {n}; "
-                                   f"round it up (triton.next_power_of_2) and mask the extra elements")
+            raise CompileTimeError("arange's range must be a power of 2",
+                                   f"got {end} - {start} = {n}: round it up (triton.next_power_of_2) and mask the "
+                                   "extra elements")
         if n > tl.TRITON_MAX_TENSOR_NUMEL:
             raise CompileTimeError(f"arange of {n} elements exceeds the limit of {tl.TRITON_MAX_TENSOR_NUMEL}")
         return T(self.builder.make_range(start, end), tl.block_type(tl.int32, [n]))
@@ -46,12 +47,14 @@ class Shapes(Part):
     def _check_shape(self, shape: Sequence[int]) -> list[int]:
         out = []
         numel = 1
-        for s in shape:
+        for i, s in enumerate(shape):
             s = tl._unwrap(s)
             if not isinstance(s, int):
                 raise CompileTimeError(f"shape entries must be compile-time integers, got {s!r}")
             if s <= 0 or s & (s - 1):
-                raise CompileTimeError(f"shape entries must be powers of 2, got {list(shape)}")
+                raise CompileTimeError(f"Shape element {i} must be a power of 2",
+                                       f"the shape is {[tl._unwrap(d) for d in shape]}: round it up "
+                                       "(triton.next_power_of_2) and mask the extra elements")
             numel *= s
             out.append(s)
         if numel > tl.TRITON_MAX_TENSOR_NUMEL:

@@ -264,3 +264,31 @@ def test_refused_at_compile_time_without_a_cause(backend, static):
     if not knobs.runtime.interpret:
         assert err.__cause__ is None
         assert isinstance(err, triton.compiler.errors.CompileTimeAssertionFailure) == static
+
+
+@triton.jit
+def _whole_messages(x_ptr, WHICH: tl.constexpr):
+    if WHICH == 0:
+        v = tl.arange(2, 7)
+    elif WHICH == 1:
+        v = tl.full((4, 33), 0, tl.int32)
+    else:
+        a = tl.full((32, 64), 0, tl.uint8)
+        b = tl.full((64, 32), 0, tl.uint8)
+        v = tl.dot_scaled(a, tl.full((32, 4), 0, tl.uint8), "e5m2", b, tl.full((32, 2), 0, tl.uint8), "e5m2")
+    tl.store(x_ptr, tl.sum(tl.ravel(v)).to(tl.int32))
+
+
+@pytest.mark.parametrize("which, cause, hint", [
+    (0, "arange's range must be a power of 2", "got 7 - 2 = 5: round it up (triton.next_power_of_2)"),
+    (1, "Shape element 1 must be a power of 2", "the shape is [4, 33]: round it up"),
+    (2, "lhs_scale must be a tensor of shape [32, 2]. Got ['32', '4']", "[M, K // 32]"),
+])
+def test_cause_is_tritons_whole_message(backend, which, cause, hint):
+    # test_compile_errors.py::test_power_of_two_shapes, _2, test_dot_scaled_shape_verification compare
+    # str(err.__cause__) whole: the cause says what is wrong in Triton's words; the error the user reads adds
+    # the kernel, the line with a caret, the details and what to do
+    err = _error(_whole_messages, np.zeros(1, np.int32), which)
+    assert str(err.__cause__) == cause
+    text = str(err)
+    assert "_whole_messages" in text and "^" in text and f"{cause}; " in text and hint in text, text
