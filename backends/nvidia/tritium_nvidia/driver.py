@@ -1,7 +1,7 @@
 """Running compiled kernels on NVIDIA GPUs through cuda-bindings.
 
-``make_launcher(kernel)`` builds, once per kernel, a ctypes array of parameter slots and the ``void**`` that
-``cuLaunchKernel`` reads; a launch then stores the arguments into the slots and makes one driver call on the
+``make_launcher(kernel)`` builds, once per kernel, a buffer of parameter slots and the ``void**`` that
+``cuLaunchKernel`` reads; a launch then packs the arguments into the slots and makes one driver call on the
 current device and the current torch stream (the legacy default stream without torch). The module is loaded
 per device on first launch, where its resource needs are checked against the device's limits.
 """
@@ -20,9 +20,11 @@ from tritium.compiler.errors import OutOfResources as _CoreOutOfResources
 
 from .knobs import nvidia as nv_knobs
 
-_SLOT_TYPES = {"ptr addrspace(1)": ctypes.c_uint64, "i1": ctypes.c_uint8, "i8": ctypes.c_int8,
-               "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64, "float": ctypes.c_float,
-               "double": ctypes.c_double, "half": ctypes.c_uint16, "bfloat": ctypes.c_uint16}
+# struct codes of the kernel parameter types, in native alignment as the ABI lays the parameters out: the fast
+# path packs the Python values themselves, the slow path the bits its setters made of them
+_PACK_CODES = {"ptr addrspace(1)": "Q", "i1": "B", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "float": "f",
+               "double": "d", "half": "e", "bfloat": "H"}
+_CONVERTED_CODES = {**_PACK_CODES, "half": "H"}
 _MASK = {"i8": 0xFF, "i16": 0xFFFF, "i32": 0xFFFFFFFF, "i64": (1 << 64) - 1}
 _SIGNED = {"i8": (1 << 7), "i16": (1 << 15), "i32": (1 << 31), "i64": (1 << 63)}
 _last_launched: list[str] = []   # names of the kernels launched since the last synchronization (newest last)
@@ -56,8 +58,40 @@ def _torch() -> Any:
     return None
 
 
+_torch_c: Any = None  # torch._C once torch's CUDA is initialized (it stays so): the launch path's device/stream
+
+
+def _find_torch_c() -> Any:
+    global _torch_c
+    t = _torch()
+    if t is not None:
+        _torch_c = t._C
+    return _torch_c
+
+
+def _launch_call(*args: Any) -> Any:
+    """cuda-bindings' cuLaunchKernel, bound on first launch (the driver API is imported only when needed). Its
+    Cython wrapper beat libcuda's entry point called through ctypes (bench/launch_breakdown.py)."""
+    global _cu_launch, _CU_SUCCESS
+    from . import cuda
+    _cu_launch, _CU_SUCCESS = cuda.cu.cuLaunchKernel, cuda.SUCCESS
+    return _cu_launch(*args)
+
+
+_cu_launch: Callable[..., Any] = _launch_call
+_CU_SUCCESS: Any = 0
+
+
 def _half_bits(v: Any) -> int:
-    return struct.unpack("<H", struct.pack("<e", float(v)))[0]
+    f = float(v)
+    try:
+        return struct.unpack("<H", struct.pack("<e", f))[0]
+    except OverflowError:  # rounds to infinity, as C's conversion does
+        return 0xFC00 if f < 0 else 0x7C00
+
+
+def _f32(v: Any) -> float:
+    return ctypes.c_float(float(v)).value  # out of float's range: infinity, as C's conversion gives
 
 
 def _bf16_bits(v: Any) -> int:
@@ -71,18 +105,20 @@ def _wrap_int(t: str) -> Callable[[Any], int]:
 
 
 def _setter(t: str) -> Optional[Callable[[Any], Any]]:
-    """How a Python argument becomes the value of its ctypes slot (None: assigned as is)."""
+    """How a Python argument becomes the value its slot is packed from when struct refuses the value itself."""
     if t == "half":
         return _half_bits
     if t == "bfloat":
         return _bf16_bits
-    if t in ("float", "double"):
+    if t == "float":
+        return _f32
+    if t == "double":
         return float
     if t in _MASK:
         return _wrap_int(t)
     if t == "i1":
         return lambda v: 1 if v else 0
-    return int
+    return lambda v: int(v) & 0xFFFFFFFFFFFFFFFF
 
 
 def fault_message(err_name: str, kernel: Optional[str], when: str) -> str:
@@ -100,6 +136,52 @@ _FAULTS = ("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_
            "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT")
 
 
+class ArgumentBuffer:
+    """A kernel's parameters in one buffer laid out as a C struct, and the ``void**`` cuLaunchKernel reads
+    (pointing into it). One ``struct.pack_into`` converts and stores all arguments: a ctypes object per
+    argument cost ~0.3 us each per launch."""
+
+    def __init__(self, types: list[str]) -> None:
+        codes = [_PACK_CODES.get(t, "Q") for t in types]
+        self.packer = struct.Struct("@" + "".join(codes))
+        self.converted_packer = struct.Struct("@" + "".join(_CONVERTED_CODES.get(t, "Q") for t in types))
+        self.buffer = ctypes.create_string_buffer(max(8, self.packer.size))
+        base = ctypes.addressof(self.buffer)
+        ends = [struct.calcsize("@" + "".join(codes[:i + 1])) for i in range(len(codes))]
+        self.offsets = [end - struct.calcsize(code) for end, code in zip(ends, codes)]
+        self.params = (ctypes.c_void_p * max(1, len(types)))(*[base + o for o in self.offsets])
+        self.params_addr = ctypes.addressof(self.params)
+        self.count = len(types)
+        self.setters = [_setter(t) for t in types]
+        # struct converts Python values as the setters would, except bf16 (no struct code)
+        self.pack_directly = "bfloat" not in types
+        self.error: Optional[Exception] = None
+
+    def pack(self, args: tuple) -> bool:
+        """Store ``args``; False (with ``error`` set) where one cannot be passed as its parameter's type."""
+        try:
+            if not self.pack_directly:
+                raise struct.error
+            self.packer.pack_into(self.buffer, 0, *args)
+            return True
+        except (struct.error, OverflowError):
+            return self.pack_converted(args)
+
+    def pack_converted(self, args: tuple) -> bool:
+        """The slow path: values struct refuses as they are (bf16, ints that wrap around as C's conversions do,
+        floats beyond float's range) go through the setters first; what the setters refuse is the caller's."""
+        self.error = None
+        if len(args) != self.count:
+            return False
+        try:
+            values = [setter(a) for setter, a in zip(self.setters, args)]
+            self.converted_packer.pack_into(self.buffer, 0, *values)
+            return True
+        except (TypeError, ValueError, OverflowError, struct.error) as exc:
+            self.error = exc
+            return False
+
+
 class CudaLauncher:
     def __init__(self, kernel: Any, drv: "CudaDriver") -> None:
         md = kernel.metadata_dict
@@ -110,10 +192,8 @@ class CudaLauncher:
         self.num_warps = int(md["num_warps"])
         self.block = self.num_warps * 32
         self.shared = int(md.get("shared", 0))
-        self.slots = [_SLOT_TYPES.get(t, ctypes.c_uint64)() for t in self.types]
-        self.params = (ctypes.c_void_p * max(1, len(self.slots)))(*[ctypes.addressof(s) for s in self.slots])
-        self.params_addr = ctypes.addressof(self.params)
-        self.setters = [_setter(t) for t in self.types]
+        self.arguments = ArgumentBuffer(self.types)
+        self.params_addr = self.arguments.params_addr
         self.functions: dict[int, Any] = {}
         self.modules: dict[int, Any] = {}
         self.assert_state: dict[int, int] = {}
@@ -172,26 +252,21 @@ class CudaLauncher:
             if min(grid) < 0:
                 raise ValueError(f"kernel `{self.name}`: negative grid {grid}")
             return
-        torch = _torch()
-        if torch is not None:
-            device = torch._C._cuda_getDevice()
-            stream = torch._C._cuda_getCurrentRawStream(device)
+        torch_c = _torch_c or _find_torch_c()
+        if torch_c is not None:
+            device = torch_c._cuda_getDevice()
+            stream = torch_c._cuda_getCurrentRawStream(device)
         else:
             device, stream = self.driver.get_current_device(), 0
         func = self.functions.get(device)
         if func is None:
             func = self.load(device)
-        from . import cuda
         with self.lock:
-            try:
-                for slot, setter, a in zip(self.slots, self.setters, args):
-                    slot.value = setter(a)
-            except (TypeError, ValueError) as exc:
-                self._arg_error(args, exc)
-            if len(args) != len(self.slots):
-                self._arg_error(args, None)
-            err = cuda.launch(func, grid, self.block, self.shared, stream, self.params_addr)
-        if err != cuda.SUCCESS:
+            if not self.arguments.pack(args):
+                self._arg_error(args, self.arguments.error)
+            err = _cu_launch(func, grid[0], grid[1], grid[2], self.block, 1, 1, self.shared, stream,
+                             self.params_addr, 0)[0]
+        if err != _CU_SUCCESS:
             self._launch_error(err, grid)
         _last_launched.append(self.name)
         if len(_last_launched) > 16:
@@ -201,8 +276,8 @@ class CudaLauncher:
 
     def _arg_error(self, args: tuple, exc: Optional[Exception]) -> None:
         names = _runtime_arg_names(self.kernel)
-        if len(args) != len(self.slots):
-            raise TypeError(f"kernel `{self.name}` takes {len(self.slots)} run-time arguments ({', '.join(names)}), "
+        if len(args) != len(self.types):
+            raise TypeError(f"kernel `{self.name}` takes {len(self.types)} run-time arguments ({', '.join(names)}), "
                             f"got {len(args)}")
         for name, t, a in zip(names, self.types, args):
             try:

@@ -1,0 +1,89 @@
+"""Where the host time of a cached launch goes, on a GPU: the driver call alone (through cuda-bindings and
+through ctypes), tritium's whole cached launch and Triton's, in one process, then a profile of tritium's.
+
+Run on a machine with an NVIDIA GPU: python backends/nvidia/bench/launch_breakdown.py
+"""
+from __future__ import annotations
+
+import cProfile
+import ctypes
+import pstats
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+import torch
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def store_one(out_ptr, value):
+    tl.store(out_ptr, value)
+
+
+def per_call_us(call: Callable[[], Any], batches: int = 60, per_batch: int = 200) -> float:
+    call()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(per_batch):
+            call()
+        times.append((time.perf_counter() - t0) * 1e6 / per_batch)
+        torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def main() -> None:
+    out = torch.zeros(4, device="cuda")
+    store_one[(1, )](out, 3)
+    torch.cuda.synchronize()
+    assert out[0].item() == 3
+    state = next(iter(store_one.device_caches.values()))
+    launcher = next(iter(state.kernels.values())).launcher
+    from cuda.bindings import driver as cu
+
+    device = torch.cuda.current_device()
+    func = launcher.functions[device]
+    stream = torch.cuda.current_stream().cuda_stream
+    params = launcher.params_addr
+    rows = []
+    rows.append(("cuLaunchKernel via cuda-bindings", per_call_us(
+        lambda: cu.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, 0))))
+    lib = ctypes.CDLL("libcuda.so.1")
+    direct = lib.cuLaunchKernel
+    u32, ptr = ctypes.c_uint32, ctypes.c_void_p
+    direct.argtypes = [ptr, u32, u32, u32, u32, u32, u32, u32, ptr, ptr, ptr]
+    h = int(func)
+    rows.append(("cuLaunchKernel via ctypes (libcuda)", per_call_us(
+        lambda: direct(h, 1, 1, 1, 32, 1, 1, 0, stream, params, None))))
+    rows.append(("tritium launcher object only", per_call_us(lambda: launcher((1, 1, 1), (out.data_ptr(), 3)))))
+    rows.append(("tritium kernel[(1,)](out, 3)", per_call_us(lambda: store_one[(1, )](out, 3))))
+    try:
+        import triton
+        import triton.language as ttl
+
+        @triton.jit
+        def store_one_triton(out_ptr, value):
+            ttl.store(out_ptr, value)
+
+        rows.append((f"Triton {triton.__version__} kernel[(1,)](out, 3)",
+                     per_call_us(lambda: store_one_triton[(1, )](out, 3))))
+    except ImportError:
+        pass
+    for name, us in rows:
+        print(f"{name:45s} {us:6.2f} us", flush=True)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(20000):
+        store_one[(1, )](out, 3)
+    prof.disable()
+    torch.cuda.synchronize()
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(14)
+
+
+if __name__ == "__main__":
+    main()
