@@ -22,6 +22,7 @@ from .. import layout as L
 from ..assign import tensor_shape
 # the handler modules: importing them registers their functions in GPU_OPS
 from . import basic, blockptr, control, debug, dot, memory, reduce, shape  # noqa: F401
+from . import hazards
 from .context import Context
 from .convert import convert as convert_layout
 from .optable import GPU_OPS
@@ -79,6 +80,8 @@ class KernelLowering(Context):
         if fn.subprogram:     # the op's Python line goes on every instruction it emits
             fn.dbg = self.module.line_table.location(op.location, fn.subprogram)
         try:
+            if name in hazards.STORES:    # a store overwriting what other threads read for it waits for them
+                hazards.barrier_before_store(self, op)
             if handler is not None:
                 handler(op)
             elif is_scalar_op(name):
