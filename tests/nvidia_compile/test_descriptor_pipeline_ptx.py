@@ -28,7 +28,10 @@ def test_one_commit_group_per_iteration(isolated_tritium, stages):
     sig = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[128, 64]>", "c_ptr": "*fp32",
            "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "BM": "constexpr", "BN": "constexpr",
            "BK": "constexpr", "B_T": "constexpr"}
-    with plugins.use(reg):
+    from tritium_nvidia.knobs import nvidia
+    # the cp.async path (sm_80, and sm_90 with TMA off; test_descriptor_tma_ptx.py has the TMA one)
+    with plugins.use(reg), nvidia.scope():
+        nvidia.tma = False
         k = tritium.compile(ASTSource(desc_matmul, sig, {"BM": 128, "BN": 128, "BK": 64, "B_T": True}, {}),
                             target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": stages})
     ptx = k.asm["ptx"]

@@ -303,6 +303,42 @@ class NvidiaTarget(TargetHooks):
         from .ldmatrix import convert_to_operand
         return convert_to_operand(lowering, value, dst)
 
+    # -- TMA (sm_90): tma.py -----------------------------------------------------------------------------------
+    @property
+    def bulk_tensor_copies(self) -> bool:
+        from .knobs import nvidia
+        if not (90 <= self.capability < 100 and nvidia.tma):
+            return False
+        from . import toolchain
+        from .tma import MIN_ISA
+        return toolchain.ptx_isa(self.capability) >= MIN_ISA
+
+    def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
+                         stride_bytes: list[str], box: list[int], eb: int, swizzle: int) -> str:
+        from .tma import build_tensor_map
+        return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle)
+
+    def bulk_barrier_init(self, fn: Function, bar: str) -> None:
+        from .tma import mbarrier_init, mbarrier_init_fence
+        mbarrier_init(fn, bar)
+        mbarrier_init_fence(fn)
+
+    def bulk_barrier_inval(self, fn: Function, bar: str) -> None:
+        from .tma import mbarrier_inval
+        mbarrier_inval(fn, bar)
+
+    def bulk_expect(self, fn: Function, bar: str, nbytes: int) -> None:
+        from .tma import expect_bytes
+        expect_bytes(fn, bar, nbytes)
+
+    def bulk_wait(self, fn: Function, bar: str, parity: str) -> None:
+        from .tma import wait_parity
+        wait_parity(fn, bar, parity)
+
+    def bulk_tensor_load(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str) -> None:
+        from .tma import tensor_load
+        tensor_load(fn, dst, tmap, coords, bar)
+
 
 def _evict(evict: str, cache: str = "") -> str:
     # PTX refuses L1 eviction priorities next to a cache operator: the operator wins (the priority is a hint)

@@ -226,6 +226,38 @@ class TargetHooks:
         through matrix loads), or None for the portable way through shared memory."""
         return None
 
+    # -- bulk tensor copies (tensor descriptors through a copy engine) --------------------------------------
+    #: the target can copy whole blocks of a descriptor: :meth:`build_tensor_map`, then bulk loads whose
+    #: completion a shared-memory barrier counts in bytes. The shared layout they write is
+    #: :class:`~tritium.gpu.lower.shared.SmemLayout`'s swizzle (``swizzle`` below: 0 none, 1/2/3 for 32/64/128-byte
+    #: rows), stage bases 1024-byte aligned.
+    bulk_tensor_copies = False
+
+    def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
+                         stride_bytes: list[str], box: list[int], eb: int, swizzle: int) -> str:
+        """The address (i64) of a tensor map of ``base`` (dims innermost first, i32; outer strides in bytes,
+        i64; box innermost first) written by this program; ``template``: 128 free shared bytes."""
+        raise NotImplementedError
+
+    def bulk_barrier_init(self, fn: Function, bar: str) -> None:
+        """Initialize the 8-byte shared barrier ``bar`` for one arrival per phase (one thread calls it)."""
+        raise NotImplementedError
+
+    def bulk_barrier_inval(self, fn: Function, bar: str) -> None:
+        raise NotImplementedError
+
+    def bulk_expect(self, fn: Function, bar: str, nbytes: int) -> None:
+        """Arrive on ``bar``; its phase completes once ``nbytes`` more bytes of bulk loads have landed."""
+        raise NotImplementedError
+
+    def bulk_wait(self, fn: Function, bar: str, parity: str) -> None:
+        """Wait (every thread) for the phase of ``bar`` of parity ``parity`` (i32 0/1)."""
+        raise NotImplementedError
+
+    def bulk_tensor_load(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str) -> None:
+        """Start the copy of the box at ``coords`` (i32, innermost first) to shared ``dst``; zeros outside."""
+        raise NotImplementedError
+
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic",
           "": "acq_rel"}

@@ -15,6 +15,7 @@ from ...llvmir.types import BYTES, const
 from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from .context import Context
+from .descriptor_bulk import tensor_map_for
 from .operands import mem_value, reg_value, split_operands, str_attr
 from .optable import GPU_OPS
 from .reduce import _Overlay
@@ -24,12 +25,14 @@ from .values import LoweringError, Scalar, Tensor
 class Composite:
     """``base`` (pointer), ``shape`` and ``strides`` per dimension, ``offsets`` (block pointers only), all
     :class:`Scalar`; ``block`` the block shape, ``elem`` the LLVM type in memory."""
-    __slots__ = ("base", "shape", "strides", "offsets", "block", "elem", "padding")
+    __slots__ = ("base", "shape", "strides", "offsets", "block", "elem", "padding", "tmap")
 
     def __init__(self, base: Scalar, shape: list, strides: list, offsets: list, block: tuple, elem: str,
                  padding: str = "zero") -> None:
         self.base, self.shape, self.strides, self.offsets = base, shape, strides, offsets
         self.block, self.elem, self.padding = block, elem, padding
+        # a descriptor's tensor map for bulk copies (descriptor_bulk.py); a rebuilt one (select, phi) has none
+        self.tmap: Any = None
 
     def flat(self) -> list[Scalar]:
         return [self.base, *self.shape, *self.strides, *self.offsets]
@@ -87,10 +90,10 @@ def op_make_tensor_descriptor(ctx: Context, op: Any) -> None:
     parts = split_operands(op, ["base", "shape", "strides"])
     block, elem = _composite_elem(ctx, op.results[0].type)
     padding = str_attr(op, "padding", "zero")
-    ctx.values[op.results[0]] = Composite(ctx.scalar_of(parts["base"][0]),
-                                           [ctx.scalar_of(v) for v in parts["shape"]],
-                                           [ctx.scalar_of(v) for v in parts["strides"]], [], block, elem,
-                                           padding)
+    c = Composite(ctx.scalar_of(parts["base"][0]), [ctx.scalar_of(v) for v in parts["shape"]],
+                  [ctx.scalar_of(v) for v in parts["strides"]], [], block, elem, padding)
+    c.tmap = tensor_map_for(ctx, op, c)
+    ctx.values[op.results[0]] = c
 
 
 def select_composite(ctx: Context, op: Any) -> Composite:

@@ -232,9 +232,11 @@ def eval_slice(ctx: Context, op: Any, plan: PipelinePlan, iv: str, state: dict[i
 
 
 def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[str], stage: str,
-                 valid: Optional[str]) -> None:
+                 valid: Optional[str], bulk: Optional["BulkStages"] = None) -> None:
     fn = ctx.fn
-    for (o, parts), (ptr, mask), (tile_proto, stage_bytes) in zip(plan.loads, operands, bases):
+    for k, ((o, parts), (ptr, mask), (tile_proto, stage_bytes)) in enumerate(zip(plan.loads, operands, bases)):
+        if bulk is not None and bulk.maps[k] is not None:
+            continue
         if "desc" in parts:
             from .pipeline_desc import issue_descriptor_copies
             issue_descriptor_copies(ctx, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
@@ -259,7 +261,39 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
         # only the threads holding an element's first copy copy it: a predicated-off copy writes zeros,
         # and the duplicates' zeros would race with it
         guarded(fn, ctx.unique_pred(lay), copies)
+    if bulk is not None:
+        bulk.issue(ctx, operands, bases, stage, valid)
     ctx.target.async_commit(fn)
+
+
+class BulkStages:
+    """The stages' barriers of a loop whose descriptor loads are bulk copies (descriptor_bulk.py): one per
+    stage, armed by the thread that issues the stage's copies with the bytes they bring."""
+
+    def __init__(self, ctx: Context, maps: list, stages: int) -> None:
+        self.maps, self.stages = maps, stages
+        self.key, self.bars = ctx.shared_buffer(8 * stages, 8)
+        self.nbytes = sum(m.nbytes for m in maps if m is not None)
+        self.leader = ctx.fn.inst(f"icmp eq i32 {ctx.target.thread_id(ctx.fn)}, 0")
+
+    def bar(self, ctx: Context, stage: str) -> str:
+        return ctx.smem_ptr(self.bars, ctx.imul(stage, 8))
+
+    def each(self, ctx: Context, emit: Any) -> None:
+        from ..target import guarded
+        guarded(ctx.fn, self.leader, lambda: [emit(ctx.smem_ptr(self.bars, str(8 * s))) for s in range(self.stages)])
+
+    def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
+        from ..target import guarded
+        from .descriptor_bulk import issue_bulk_loads
+
+        def emit() -> None:
+            bar = self.bar(ctx, stage)
+            ctx.target.bulk_expect(ctx.fn, bar, self.nbytes)
+            for m, (_, idx), (proto, stage_bytes) in zip(self.maps, operands, bases):
+                if m is not None:
+                    issue_bulk_loads(ctx, m, idx, ctx.smem_ptr(proto.base, ctx.imul(stage, stage_bytes)), bar)
+        guarded(ctx.fn, ctx.and_pred(self.leader, valid), emit)
 
 # -- the loop --------------------------------------------------------------------------------------------
 def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
@@ -274,14 +308,15 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     depth = len(ctx.memo)
     bases = []
     buffers = []
-    for o, parts in plan.loads:
+    maps = [ctx.values[parts["desc"][0]].tmap if "desc" in parts else None for _, parts in plan.loads]
+    for (o, parts), m in zip(plan.loads, maps):
         lay = ctx.layout_of(o.results[0])
         if "desc" in parts:
             st = ctx.values[parts["desc"][0]].elem
         else:
             mem_t, _ = ctx.pointee(parts["ptr"][0].type)
             st = storage_type(ctx, mem_t)
-        smem = smem_layout_for(lay, st)
+        smem = m.smem if m is not None else smem_layout_for(lay, st)
         stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
         k, base = ctx.shared_buffer(S * stage_bytes, 1024)
         buffers.append(k)
@@ -290,12 +325,17 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     if ctx.scratch_dirty:
         ctx.target.barrier(fn)
         ctx.scratch_dirty = False
+    bulk = BulkStages(ctx, maps, S) if any(m is not None for m in maps) else None
+    if bulk is not None:
+        buffers.append(bulk.key)
+        # the other threads first wait on them after the loop's first barrier
+        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
     state = {i: inits[i] for i in plan.args}
     for s in range(S - 1):
         iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
         valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
         ops_s, state = eval_slice(ctx, op, plan, iv_s, state, depth)
-        issue_copies(ctx, plan, ops_s, bases, str(s), valid)
+        issue_copies(ctx, plan, ops_s, bases, str(s), valid, bulk)
     ctx.scratch_dirty = True
     frame = ctx.enter_loop(op, True)
     pre = fn.current
@@ -309,6 +349,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     ahead, ahead_slots = make_phis(ctx, [args[1 + i] for i in plan.args], ahead_init)
     rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
     rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
+    phase, phase_slot = fn.tmp("phase"), fn.placeholder()    # of stage rd's barrier: flips when rd wraps
     cond = fn.inst(f"icmp slt {ity} {iv}, {ub.value}")
     fn.cond_br(cond, body, exit_)
     fn.start_block(body)
@@ -316,6 +357,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     ctx.target.async_wait(fn, S - 2)
     ctx.target.barrier(fn)
     ctx.scratch_dirty = False
+    if bulk is not None:
+        ctx.target.bulk_wait(fn, bulk.bar(ctx, rd), phase)
     deferring = bool(plan.deferred) and ctx.target.async_dots
     ctx.deferred_dots = set(plan.deferred) if deferring else set()
 
@@ -324,7 +367,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
         valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
         ops_a, next_state = eval_slice(ctx, op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth + 1)
-        issue_copies(ctx, plan, ops_a, bases, wr, valid)
+        issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
         return next_state
 
     if not deferring:
@@ -359,6 +402,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     rdw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {rd1}, {S}')}, i32 0, i32 {rd1}")
     wr1 = fn.inst(f"add i32 {wr}, 1")
     wrw = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {wr1}, {S}')}, i32 0, i32 {wr1}")
+    phn = fn.inst(f"select i1 {fn.inst(f'icmp eq i32 {rd1}, {S}')}, i32 {fn.inst(f'xor i32 {phase}, 1')}, "
+                  f"i32 {phase}")
     ctx.pop_scope()
     ctx.scratch_dirty = True
     latch = fn.current
@@ -367,6 +412,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     fn.fill(iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
     fn.fill(rd_slot, f"{rd} = phi i32 [0, %{pre}], [{rdw}, %{latch}]")
     fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
+    fn.fill(phase_slot, f"{phase} = phi i32 [0, %{pre}], [{phn}, %{latch}]")
     fill_phis(ctx, phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
     fill_phis(ctx, ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
                                          for a0, i in zip(ahead_init, plan.args)])
@@ -379,6 +425,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ctx.values[r] = p
     # every copy has landed and every dot has read its operands, in every thread: the stages are dead
     ctx.target.barrier(fn)
+    if bulk is not None:
+        # every phase armed was waited for; the barriers' bytes become ordinary shared memory again
+        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
     for k in buffers:
         ctx.smem.close(k)
     ctx.exit_loop()

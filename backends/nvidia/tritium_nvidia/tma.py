@@ -1,0 +1,124 @@
+"""Hopper's tensor memory accelerator (TMA) for tensor descriptors: the tensor map a descriptor load copies
+through, mbarriers that count the bytes landed, and the bulk tensor copies themselves (PTX 8.3+, sm_90a).
+
+The tensor map is built on the device, in a 128-byte global of the module, from the descriptor's base,
+shape and strides: warp 0 zero-fills a shared template, thread 0 sets its fields with ``tensormap.replace``,
+and the warp copies it to global memory with a release fence of the tensormap proxy; warp 0 (whose thread 0
+issues every copy) then acquires it. Only descriptors whose fields are the same in every program of a launch
+get one (the lowering checks), so every program writes the same bytes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tritium.gpu.target import guarded
+from tritium.llvmir.text import Function, Module
+
+#: tensormap.replace.elemtype by element size: unsigned integers (the copy moves bits; the zero fill of an
+#: out-of-bounds element is all-zero bits for every type)
+_ELEMTYPE = {1: 0, 2: 1, 4: 2, 8: 4}
+#: the smallest PTX ISA (x10) whose ``global_stride`` field is given in bytes (Triton shifts it by 4 below)
+MIN_ISA = 86
+
+
+def _asm(fn: Function, text: str, constraints: str, args: list[str], ret: str = "void") -> str:
+    call = f'call {ret} asm sideeffect "{text}", "{constraints}"({", ".join(args)})'
+    if ret == "void":
+        fn.emit(call)
+        return ""
+    return fn.inst(call)
+
+
+def _saddr(fn: Function, ptr: str) -> str:
+    return fn.inst(f"ptrtoint ptr addrspace(3) {ptr} to i32")
+
+
+def build_tensor_map(target: Any, fn: Function, module: Module, template: str, base: str, dims: list[str],
+                     stride_bytes: list[str], box: list[int], eb: int, swizzle: int) -> str:
+    """Write the tensor map of a 2-D (or 1-D) tiled copy into a new module global; return its address (i64).
+    ``dims`` (i32) and ``box`` are innermost first, ``stride_bytes`` (i64) the outer dimensions' strides.
+    ``template`` is 128 bytes of shared memory, 128-byte aligned, free to overwrite."""
+    n = sum(1 for k in module.declarations if k.startswith("__tritium_tmap"))
+    name = f"__tritium_tmap{n}"
+    module.declare(name, f"@{name} = internal addrspace(1) global [128 x i8] zeroinitializer, align 128")
+    gaddr = fn.inst(f"ptrtoint ptr addrspace(1) @{name} to i64")
+    tid = target.thread_id(fn)
+    warp0 = fn.inst(f"icmp ult i32 {tid}, 32")
+    leader = fn.inst(f"icmp eq i32 {tid}, 0")
+    rank = len(box)
+
+    def fill() -> None:
+        p = fn.inst(f"getelementptr i32, ptr addrspace(3) {template}, i32 {tid}")
+        fn.emit(f"store volatile i32 0, ptr addrspace(3) {p}, align 4")
+        _asm(fn, "bar.warp.sync -1;", "~{memory}", [])
+        t = _saddr(fn, template)
+
+        def fields() -> None:
+            pre = "tensormap.replace.tile"
+            sfx = "shared::cta.b1024"
+            _asm(fn, f"{pre}.global_address.{sfx}.b64 [$0], $1;", "r,l,~{memory}", [f"i32 {t}", f"i64 {base}"])
+            if rank > 1:
+                _asm(fn, f"{pre}.rank.{sfx}.b32 [$0], {rank - 1};", "r,~{memory}", [f"i32 {t}"])
+            for i in range(rank):
+                _asm(fn, f"{pre}.box_dim.{sfx}.b32 [$0], {i}, {box[i]};", "r,~{memory}", [f"i32 {t}"])
+                _asm(fn, f"{pre}.global_dim.{sfx}.b32 [$0], {i}, $1;", "r,r,~{memory}", [f"i32 {t}", f"i32 {dims[i]}"])
+                _asm(fn, f"{pre}.element_stride.{sfx}.b32 [$0], {i}, 1;", "r,~{memory}", [f"i32 {t}"])
+            for i, s in enumerate(stride_bytes):
+                _asm(fn, f"{pre}.global_stride.{sfx}.b64 [$0], {i}, $1;", "r,l,~{memory}", [f"i32 {t}", f"i64 {s}"])
+            if _ELEMTYPE[eb]:
+                _asm(fn, f"{pre}.elemtype.{sfx}.b32 [$0], {_ELEMTYPE[eb]};", "r,~{memory}", [f"i32 {t}"])
+            if swizzle:
+                _asm(fn, f"{pre}.swizzle_mode.{sfx}.b32 [$0], {swizzle};", "r,~{memory}", [f"i32 {t}"])
+
+        guarded(fn, leader, fields)
+        _asm(fn, "bar.warp.sync -1;", "~{memory}", [])
+        _asm(fn, "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+             "[$0], [$1], 128;", "l,r,~{memory}", [f"i64 {gaddr}", f"i32 {t}"])
+        # the thread that issues the copies reads the map through the tensormap proxy: acquire it; the bulk
+        # commit/wait after the fence is the workaround Triton applies for ptxas dropping that fence
+        _asm(fn, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l,~{memory}", [f"i64 {gaddr}"])
+        _asm(fn, "cp.async.bulk.commit_group;", "~{memory}", [])
+        _asm(fn, "cp.async.bulk.wait_group.read 0;", "~{memory}", [])
+
+    guarded(fn, warp0, fill)
+    return gaddr
+
+
+def mbarrier_init(fn: Function, bar: str, count: int = 1) -> None:
+    _asm(fn, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", [f"i32 {_saddr(fn, bar)}", f"i32 {count}"])
+
+
+def mbarrier_init_fence(fn: Function) -> None:
+    _asm(fn, "fence.mbarrier_init.release.cluster;", "~{memory}", [])
+
+
+def mbarrier_inval(fn: Function, bar: str) -> None:
+    _asm(fn, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", [f"i32 {_saddr(fn, bar)}"])
+
+
+def expect_bytes(fn: Function, bar: str, nbytes: int) -> None:
+    """Arrive on ``bar`` (count 1) and make its phase wait for ``nbytes`` more bytes of bulk copies."""
+    _asm(fn, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",
+         [f"i32 {_saddr(fn, bar)}", f"i32 {nbytes}"])
+
+
+def wait_parity(fn: Function, bar: str, parity: str) -> None:
+    """Spin until the phase of ``bar`` with parity ``parity`` (i32 0/1) has completed."""
+    a = _saddr(fn, bar)
+    head, done = fn.label("mbw"), fn.label("mbwd")
+    fn.br(head)
+    fn.start_block(head)
+    ok = _asm(fn, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+              "=r,r,r,~{memory}", [f"i32 {a}", f"i32 {parity}"], ret="i32")
+    fn.cond_br(fn.inst(f"icmp ne i32 {ok}, 0"), done, head)
+    fn.start_block(done)
+
+
+def tensor_load(fn: Function, dst: str, tmap: str, coords: list[str], bar: str) -> None:
+    """Bulk copy of one box at ``coords`` (i32, innermost first) into shared ``dst``, completing on ``bar``."""
+    n = len(coords)
+    cs = ", ".join(f"${3 + i}" for i in range(n))
+    _asm(fn, f"cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {{{cs}}}], [$2];",
+         "r,l,r" + ",r" * n + ",~{memory}",
+         [f"i32 {_saddr(fn, dst)}", f"i64 {tmap}", f"i32 {_saddr(fn, bar)}", *[f"i32 {c}" for c in coords]])
+

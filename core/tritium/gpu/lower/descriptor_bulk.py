@@ -1,0 +1,126 @@
+"""Tensor-descriptor blocks copied whole by the target's copy engine (``target.bulk_tensor_copies``).
+
+A descriptor qualifies when its base, shape and strides are the same in every program of a launch (kernel
+arguments, constants and arithmetic on them: the host ``TensorDescriptor`` is rebuilt that way), it has two
+dimensions and zero padding, and a descriptor load reads it. Its tensor map is then written where the
+descriptor is made, once per program; pipelined loads of it (pipeline.py) become bulk copies of boxes into
+the stage, whose layout is :class:`~.shared.SmemLayout` with the last dimension contiguous: rows of at most
+128 bytes ("panels"), 16-byte chunks swizzled by row, which is what the copy engine's 32/64/128-byte swizzle
+modes write when the stage starts 1024-byte aligned. Out-of-bounds elements (either dimension, negative
+offsets too) arrive as zeros, as the portable path's masked copies give.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..._mlir import ir
+from ...llvmir.types import BYTES
+from .context import Context
+from .shared import SmemLayout
+from .values import owner_op
+
+#: the copy engine's largest box edge (elements)
+_MAX_BOX = 256
+
+
+@dataclass(frozen=True)
+class BulkMap:
+    """A tensor map of a 2-D descriptor: its address (i64), and the boxes one block is copied in."""
+    addr: str
+    rows: int           # block rows
+    cols: int           # block columns (contiguous)
+    eb: int             # bytes per element
+    panel: int          # box columns
+    box_rows: int
+
+    @property
+    def smem(self) -> SmemLayout:
+        return SmemLayout((self.rows, self.cols), 1, self.eb)
+
+    def boxes(self) -> list[tuple[int, int, int]]:
+        """(column offset, row offset, byte offset in the stage) of each box of one block."""
+        out = []
+        for p in range(self.cols // self.panel):
+            for q in range(self.rows // self.box_rows):
+                out.append((p * self.panel, q * self.box_rows,
+                            (p * self.rows + q * self.box_rows) * self.panel * self.eb))
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * self.eb
+
+
+def _swizzle(row_bytes: int) -> int:
+    return {16: 0, 32: 1, 64: 2, 128: 3}[row_bytes]
+
+
+_UNIFORM_OPS = ("arith.", "tt.get_num_programs")
+
+
+def launch_uniform(v: Any, depth: int = 0) -> bool:
+    """``v`` has one value in every program of a launch: a kernel argument, a constant, or scalar
+    arithmetic on such values."""
+    if depth > 32:
+        return False
+    if isinstance(v, ir.BlockArgument):
+        parent = v.owner.owner
+        return parent is not None and parent.operation.name == "func.func"
+    o = owner_op(v)
+    if o is None or "tensor<" in str(v.type):
+        return False
+    if o.name == "arith.constant":
+        return True
+    if not o.name.startswith(_UNIFORM_OPS) or o.regions and len(o.regions):
+        return False
+    return all(launch_uniform(x, depth + 1) for x in o.operands)
+
+
+def _read_by_loads(v: Any) -> bool:
+    return any(u.owner.name == "tt.descriptor_load" for u in v.uses)
+
+
+def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
+    """The tensor map of the descriptor ``c`` made by ``op``, written here, when it qualifies (module doc)."""
+    if not ctx.target.bulk_tensor_copies or len(c.block) != 2 or c.padding != "zero":
+        return None
+    if not _read_by_loads(op.results[0]) or not all(launch_uniform(x) for x in op.operands):
+        return None
+    eb = BYTES.get(c.elem, 0)
+    rows, cols = c.block
+    if eb not in (1, 2, 4, 8) or cols * eb < 16:
+        return None
+    panel = min(cols, 128 // eb)
+    box_rows = min(rows, _MAX_BOX)
+    # every box must start at a whole swizzle pattern (8 rows of the panel) for the engine's swizzle to be
+    # the stage's
+    if cols > panel and rows * panel * eb % 1024:
+        return None
+    fn = ctx.fn
+
+    def i64(s: Any) -> str:
+        return s.value if s.ty == "i64" else fn.inst(f"sext {s.ty} {s.value} to i64")
+
+    def i32(s: Any) -> str:
+        return s.value if s.ty == "i32" else fn.inst(f"trunc {s.ty} {s.value} to i32")
+
+    base = fn.inst(f"ptrtoint {ctx.target.global_ptr} {c.base.value} to i64")
+    dims = [i32(c.shape[1]), i32(c.shape[0])]
+    stride = fn.inst(f"mul i64 {i64(c.strides[0])}, {eb}")
+    template = ctx.scratch(128, 128)
+    addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, [stride], [panel, box_rows], eb,
+                                       _swizzle(panel * eb))
+    ctx.scratch_read_done()
+    return BulkMap(addr, rows, cols, eb, panel, box_rows)
+
+
+def issue_bulk_loads(ctx: Context, m: BulkMap, idx: list, dst: str, bar: str) -> None:
+    """Start the copies of the block at ``idx`` (row, column Scalars) into the stage at ``dst``, counted by
+    ``bar`` (the caller arrived on it expecting ``m.nbytes``; a single thread calls this)."""
+    fn = ctx.fn
+    row, col = (s.value if s.ty == "i32" else fn.inst(f"trunc {s.ty} {s.value} to i32") for s in idx)
+    for dc, dr, off in m.boxes():
+        c = col if dc == 0 else fn.inst(f"add i32 {col}, {dc}")
+        r = row if dr == 0 else fn.inst(f"add i32 {row}, {dr}")
+        ctx.target.bulk_tensor_load(fn, ctx.smem_ptr(dst, str(off)) if off else dst, m.addr, [c, r], bar)

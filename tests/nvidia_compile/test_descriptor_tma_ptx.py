@@ -1,0 +1,90 @@
+"""On sm_90, pipelined tensor-descriptor loads are TMA bulk tensor copies (tensor maps built on the device,
+mbarriers armed with the bytes of each stage, waited on by parity), and the PTX assembles for sm_90a. Where TMA
+does not apply they stay cp.async copies: sm_80, the knob off, a descriptor whose base differs per program."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+import tritium
+from tritium.backends.compiler import GPUTarget
+from tritium.compiler import ASTSource
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests", "gpu"))
+from test_descriptor_tma import _mm, _mm_device_desc  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+SIG = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[128, 64]>", "c_ptr": "*fp32",
+       "M": "i32", "N": "i32", "K": "i32", "shift_m": "i32", "BM": "constexpr", "BN": "constexpr",
+       "BK": "constexpr"}
+
+
+def _compile(fn, sig, consts, arch=90, stages=3):
+    from tritium import plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg):
+        # the cubin stage runs ptxas: the PTX assembles for sm_90a
+        return tritium.compile(ASTSource(fn, sig, consts, {}), target=GPUTarget("cuda", arch, 32),
+                               options={"num_warps": 8, "num_stages": stages})
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_descriptor_loads_are_bulk_tensor_copies(isolated_tritium, stages):
+    k = _compile(_mm, SIG, {"BM": 128, "BN": 128, "BK": 64}, stages=stages)
+    ptx = k.asm["ptx"]
+    assert ptx.count("tensormap.cp_fenceproxy.global.shared::cta") == 2          # one map per descriptor
+    assert "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32" in ptx     # 128-byte rows: 128B swizzle
+    assert re.search(r"swizzle_mode\.shared::cta\.b1024\.b32 \[%r\d+\], 3;", ptx)
+    assert re.search(r"box_dim\.shared::cta\.b1024\.b32 \[%r\d+\], 0, 64;", ptx)
+    # S - 1 stages before the loop, one in it; two descriptors each
+    assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64") == stages
+    assert re.search(r"expect_tx\.shared::cta\.b64 _, \[%r\d+\], %r\d+;", ptx)
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == 2 * stages
+    assert ptx.count("mbarrier.init.shared::cta.b64") == stages
+    assert ptx.count("mbarrier.inval.shared::cta.b64") == stages
+    assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
+    assert "cp.async.cg.shared.global" not in ptx
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+
+
+def test_expected_bytes_cover_both_blocks(isolated_tritium):
+    k = _compile(_mm, SIG, {"BM": 128, "BN": 128, "BK": 64})
+    llir = k.asm["llir"]
+    # two 128 x 64 fp16 blocks per stage
+    assert re.search(r"expect_tx[^\n]*i32 32768\)", llir), re.findall(r"expect_tx[^\n]*", llir)[:1]
+
+
+def test_wide_rows_are_two_panels(isolated_tritium):
+    sig = dict(SIG, a_desc="tensordesc<fp16[64, 128]>", b_desc="tensordesc<fp16[64, 128]>")
+    ptx = _compile(_mm, sig, {"BM": 64, "BN": 64, "BK": 128}).asm["ptx"]
+    # a 256-byte row is two 128-byte boxes side by side
+    assert ptx.count("cp.async.bulk.tensor.2d") == 2 * 2 * 3
+
+
+def test_sm80_and_knob_off_keep_cp_async(isolated_tritium):
+    ptx80 = _compile(_mm, SIG, {"BM": 128, "BN": 128, "BK": 64}, arch=80).asm["ptx"]
+    from tritium_nvidia.knobs import nvidia
+    with nvidia.scope():
+        nvidia.tma = False
+        off = _compile(_mm, SIG, {"BM": 128, "BN": 128, "BK": 64}).asm["ptx"]
+    for ptx in (ptx80, off):
+        assert "tensormap" not in ptx and "cp.async.bulk" not in ptx and "mbarrier" not in ptx
+        assert "cp.async.cg.shared.global" in ptx
+
+
+def test_only_launch_uniform_descriptors_get_maps(isolated_tritium):
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+           "PER_PROGRAM": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+    consts = {"BM": 64, "BN": 64, "BK": 64}
+    uniform = _compile(_mm_device_desc, sig, dict(consts, PER_PROGRAM=False)).asm["ptx"]
+    per_program = _compile(_mm_device_desc, sig, dict(consts, PER_PROGRAM=True)).asm["ptx"]
+    assert uniform.count("tensormap.cp_fenceproxy") == 2
+    # A's base depends on the program id: its loads stay cp.async, B's are bulk copies
+    assert per_program.count("tensormap.cp_fenceproxy") == 1
+    assert "cp.async.cg.shared.global" in per_program and "cp.async.bulk.tensor.2d" in per_program
