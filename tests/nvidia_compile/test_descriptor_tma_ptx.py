@@ -88,3 +88,24 @@ def test_only_launch_uniform_descriptors_get_maps(isolated_tritium):
     # A's base depends on the program id: its loads stay cp.async, B's are bulk copies
     assert per_program.count("tensormap.cp_fenceproxy") == 1
     assert "cp.async.cg.shared.global" in per_program and "cp.async.bulk.tensor.2d" in per_program
+
+
+def test_descriptor_store_is_bulk_copies(isolated_tritium):
+    """examples/08's epilogue `c_desc.store`: the tile goes through shared memory (the swizzled layout) and out
+    in four 64-column boxes (128 x 256 fp16), no per-element global stores."""
+    import importlib.util
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location("ex08_ptx", os.path.join(root, "examples",
+                                                                         "08-persistent-matmul-descriptors.py"))
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    sig = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[256, 64]>",
+           "c_desc": "tensordesc<fp16[128, 256]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
+           "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
+           "WARP_SPECIALIZE": "constexpr"}
+    consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
+    ptx = _compile(ex.matmul_persistent, sig, consts).asm["ptx"]
+    assert ptx.count("tensormap.cp_fenceproxy") == 3
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
+    assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
+    assert "st.global" not in ptx

@@ -339,6 +339,17 @@ class NvidiaTarget(TargetHooks):
         from .tma import tensor_load
         tensor_load(fn, dst, tmap, coords, bar)
 
+    def bulk_store_fence(self, fn: Function) -> None:
+        fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
+
+    def bulk_tensor_store(self, fn: Function, tmap: str, coords: list[str], src: str) -> None:
+        from .tma import tensor_store
+        tensor_store(fn, tmap, coords, src)
+
+    def bulk_store_wait_read(self, fn: Function) -> None:
+        from .tma import store_wait_read
+        store_wait_read(fn)
+
 
 def _evict(evict: str, cache: str = "") -> str:
     # PTX refuses L1 eviction priorities next to a cache operator: the operator wins (the priority is a hint)

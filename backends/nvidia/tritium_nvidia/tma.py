@@ -122,3 +122,16 @@ def tensor_load(fn: Function, dst: str, tmap: str, coords: list[str], bar: str) 
          "r,l,r" + ",r" * n + ",~{memory}",
          [f"i32 {_saddr(fn, dst)}", f"i64 {tmap}", f"i32 {_saddr(fn, bar)}", *[f"i32 {c}" for c in coords]])
 
+
+
+def tensor_store(fn: Function, tmap: str, coords: list[str], src: str) -> None:
+    """Bulk copy of shared ``src`` to the box at ``coords`` (i32, innermost first), in this thread's group."""
+    n = len(coords)
+    cs = ", ".join(f"${2 + i}" for i in range(n))
+    _asm(fn, f"cp.async.bulk.tensor.{n}d.global.shared::cta.bulk_group [$0, {{{cs}}}], [$1];",
+         "l,r" + ",r" * n + ",~{memory}", [f"i64 {tmap}", f"i32 {_saddr(fn, src)}", *[f"i32 {c}" for c in coords]])
+
+
+def store_wait_read(fn: Function) -> None:
+    _asm(fn, "cp.async.bulk.commit_group;", "~{memory}", [])
+    _asm(fn, "cp.async.bulk.wait_group.read 0;", "~{memory}", [])

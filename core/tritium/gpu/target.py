@@ -258,6 +258,18 @@ class TargetHooks:
         """Start the copy of the box at ``coords`` (i32, innermost first) to shared ``dst``; zeros outside."""
         raise NotImplementedError
 
+    def bulk_store_fence(self, fn: Function) -> None:
+        """Make this thread's shared-memory writes visible to the bulk copies that read them next."""
+        raise NotImplementedError
+
+    def bulk_tensor_store(self, fn: Function, tmap: str, coords: list[str], src: str) -> None:
+        """Start copying shared ``src`` to the box at ``coords``; elements outside the tensor are dropped."""
+        raise NotImplementedError
+
+    def bulk_store_wait_read(self, fn: Function) -> None:
+        """Commit this thread's bulk stores and wait until they have read their shared memory."""
+        raise NotImplementedError
+
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic",
           "": "acq_rel"}

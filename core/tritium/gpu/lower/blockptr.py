@@ -15,7 +15,7 @@ from ...llvmir.types import BYTES, const
 from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from .context import Context
-from .descriptor_bulk import tensor_map_for
+from .descriptor_bulk import store_block_bulk, tensor_map_for
 from .operands import mem_value, reg_value, split_operands, str_attr
 from .optable import GPU_OPS
 from .reduce import _Overlay
@@ -204,6 +204,9 @@ def op_descriptor_store(ctx: Context, op: Any) -> None:
     parts = split_operands(op, ["desc", "src", "indices"])
     c = ctx.values[parts["desc"][0]]
     idx = [ctx.scalar_of(v) for v in parts["indices"]]
+    if c.tmap is not None:
+        store_block_bulk(ctx, c, idx, parts["src"][0])
+        return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))))
 
 

@@ -2,12 +2,14 @@
 
 A descriptor qualifies when its base, shape and strides are the same in every program of a launch (kernel
 arguments, constants and arithmetic on them: the host ``TensorDescriptor`` is rebuilt that way), it has two
-dimensions and zero padding, and a descriptor load reads it. Its tensor map is then written where the
+dimensions and zero padding, and a descriptor load or store uses it. Its tensor map is then written where the
 descriptor is made, once per program; pipelined loads of it (pipeline.py) become bulk copies of boxes into
 the stage, whose layout is :class:`~.shared.SmemLayout` with the last dimension contiguous: rows of at most
 128 bytes ("panels"), 16-byte chunks swizzled by row, which is what the copy engine's 32/64/128-byte swizzle
 modes write when the stage starts 1024-byte aligned. Out-of-bounds elements (either dimension, negative
-offsets too) arrive as zeros, as the portable path's masked copies give.
+offsets too) arrive as zeros, as the portable path's masked copies give. A store of such a descriptor writes
+the block to shared memory in the same layout and copies it out in boxes; the engine drops the elements
+outside the tensor, as the portable path's masked stores do.
 """
 from __future__ import annotations
 
@@ -78,7 +80,7 @@ def launch_uniform(v: Any, depth: int = 0) -> bool:
 
 
 def _read_by_loads(v: Any) -> bool:
-    return any(u.owner.name == "tt.descriptor_load" for u in v.uses)
+    return any(u.owner.name in ("tt.descriptor_load", "tt.descriptor_store") for u in v.uses)
 
 
 def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
@@ -124,3 +126,29 @@ def issue_bulk_loads(ctx: Context, m: BulkMap, idx: list, dst: str, bar: str) ->
         c = col if dc == 0 else fn.inst(f"add i32 {col}, {dc}")
         r = row if dr == 0 else fn.inst(f"add i32 {row}, {dr}")
         ctx.target.bulk_tensor_load(fn, ctx.smem_ptr(dst, str(off)) if off else dst, m.addr, [c, r], bar)
+
+
+def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
+    """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set). As in Triton, the
+    program goes on once the copies have read shared memory; they reach global memory before the kernel ends."""
+    from ..target import guarded
+    from .shared import SharedTile
+    from .tiles import write_tile
+    m = c.tmap
+    fn = ctx.fn
+    val = ctx.tensor(value_v)
+    base = ctx.scratch(m.nbytes, 1024)
+    write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
+    ctx.target.bulk_store_fence(fn)
+    ctx.target.barrier(fn)
+    row, col = (s.value if s.ty == "i32" else fn.inst(f"trunc {s.ty} {s.value} to i32") for s in idx)
+    leader = fn.inst(f"icmp eq i32 {ctx.target.thread_id(fn)}, 0")
+
+    def emit() -> None:
+        for dc, dr, off in m.boxes():
+            cc = col if dc == 0 else fn.inst(f"add i32 {col}, {dc}")
+            r = row if dr == 0 else fn.inst(f"add i32 {row}, {dr}")
+            ctx.target.bulk_tensor_store(fn, m.addr, [cc, r], ctx.smem_ptr(base, str(off)) if off else base)
+        ctx.target.bulk_store_wait_read(fn)
+    guarded(fn, leader, emit)
+    ctx.scratch_read_done()
