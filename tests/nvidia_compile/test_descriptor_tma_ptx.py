@@ -11,6 +11,8 @@ import sys
 import pytest
 
 import tritium
+import tritium as triton
+import tritium.language as tl
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
 
@@ -109,3 +111,18 @@ def test_descriptor_store_is_bulk_copies(isolated_tritium):
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
     assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
     assert "st.global" not in ptx
+
+
+def _store_then_load(a_desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    a_desc.store([0, 0], a_desc.load([0, 0]) + 1)
+    v = a_desc.load([0, 0])
+    tl.store(out_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :], v)
+
+
+def test_descriptor_read_back_keeps_plain_stores(isolated_tritium):
+    """A store through a descriptor this kernel also loads from stays a plain store: the bulk store is only
+    waited for until it has read shared memory, so a later load could miss it."""
+    ptx = _compile(triton.jit(_store_then_load), {"a_desc": "tensordesc<fp32[16, 16]>", "out_ptr": "*fp32",
+                                                   "BM": "constexpr", "BN": "constexpr"},
+                   {"BM": 16, "BN": 16}).asm["ptx"]
+    assert "cp.async.bulk.tensor.2d.global" not in ptx and "st.global" in ptx

@@ -204,7 +204,9 @@ def op_descriptor_store(ctx: Context, op: Any) -> None:
     parts = split_operands(op, ["desc", "src", "indices"])
     c = ctx.values[parts["desc"][0]]
     idx = [ctx.scalar_of(v) for v in parts["indices"]]
-    if c.tmap is not None:
+    if c.tmap is not None and not any(u.owner.name == "tt.descriptor_load" for u in parts["desc"][0].uses):
+        # a descriptor only stored through: nothing in this kernel reads back what the copies write (they are
+        # waited for only until they have read shared memory, as in Triton)
         store_block_bulk(ctx, c, idx, parts["src"][0])
         return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))))
