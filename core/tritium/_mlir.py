@@ -19,14 +19,19 @@ def tile_context() -> ir.Context:
     ctx = getattr(_local, "ctx", None)
     if ctx is None:
         ctx = ir.Context()
-        ctx.allow_unregistered_dialects = False
-        with ctx, ir.Location.unknown():
-            irdl.load_dialects(ir.Module.parse(irdl_source()))
-            # make sure the dialects our IR uses are loaded, so parsing generic IR works
-            for name in ("arith", "math", "scf", "func", "gpu", "cf", "llvm"):
-                ctx.dialects[name]
+        load_tile_dialects(ctx)
         _local.ctx = ctx
     return ctx
+
+
+def load_tile_dialects(ctx: ir.Context) -> None:
+    """Load the ``tt`` dialect and the upstream dialects tile IR uses into ``ctx``."""
+    ctx.allow_unregistered_dialects = False
+    with ctx, ir.Location.unknown():
+        irdl.load_dialects(ir.Module.parse(irdl_source()))
+        # make sure the dialects our IR uses are loaded, so parsing generic IR works
+        for name in ("arith", "math", "scf", "func", "gpu", "cf", "llvm"):
+            ctx.dialects[name]
 
 
 def parse_module(text: str, ctx: ir.Context | None = None) -> ir.Module:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .compiler import BaseBackend, GPUTarget, Language  # noqa: F401  (Triton: triton.backends.BaseBackend)
+
 
 @dataclass
 class Backend:

@@ -59,6 +59,34 @@ class BaseBackend(metaclass=ABCMeta):
     def load_dialects(self, context: Any) -> None:
         return None
 
+    def get_module_map(self) -> dict[str, Any]:
+        """Triton's map from interface modules (``triton.language.extra.libdevice``) to a target's own; tritium's
+        libdevice serves every target, so no module is replaced."""
+        return {}
+
+    def get_codegen_implementation(self, options: Any) -> dict[str, Any]:
+        """Triton's per-target frontend callbacks; tritium's frontend asks for capabilities instead, so none."""
+        return {}
+
+    # Triton's specialization protocol, by which callers written for Triton (torch inductor's kernel analysis)
+    # turn an argument into a key ("D": divisible by 16) and a key into compiler attributes
+    @staticmethod
+    def parse_attr(desc: str) -> list:
+        assert isinstance(desc, str)
+        return [["tt.divisibility", 16]] if "D" in desc else []
+
+    @staticmethod
+    def get_int_specialization(arg: int, **kwargs: Any) -> str:
+        return "D" if kwargs.get("align", False) and arg % 16 == 0 else ""
+
+    @staticmethod
+    def get_tensor_specialization(arg: Any, **kwargs: Any) -> str:
+        return "D" if kwargs.get("align", False) and arg.data_ptr() % 16 == 0 else ""
+
+    @staticmethod
+    def get_tensordesc_specialization(arg: Any, **kwargs: Any) -> str:
+        return ""
+
     def pack_metadata(self, metadata: Any) -> Any:
         return metadata
 

@@ -56,7 +56,11 @@ class ASTSource:
     def make_ir(self, target: GPUTarget, options: Any, codegen_fns: Optional[dict], module_map: Optional[dict],
                 context: Any, capabilities: Optional[frozenset] = None) -> Any:
         from .ast_to_ir import ast_to_ttir
-        return ast_to_ttir(self.fn, self, options=options, context=context, capabilities=capabilities)
+        module = ast_to_ttir(self.fn, self, options=options, context=context, capabilities=capabilities)
+        # a context of Triton's C++ API (the compat package's triton._C.libtriton.ir.context, an MLIR context)
+        # gets the module back in that API, as Triton's make_ir returns its own module type
+        as_triton = getattr(context, "module_from_mlir", None)
+        return module if as_triton is None else as_triton(module)
 
     def parse_options(self) -> dict:
         return {}

@@ -14,6 +14,7 @@ from ..language.core import _ambient_semantic, const, constexpr
 from ..language.device_function import DeviceFunction
 from ..language.dtypes import dtype
 from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
+from .triton_specialize import mangle_type, native_specialize_impl  # noqa: F401  (Triton's names, for inductor)
 
 
 class KernelParam:

@@ -28,10 +28,15 @@ from tritium import (JITFunction, MockTensor, TensorWrapper, cdiv, constexpr_fun
                      next_power_of_2, reinterpret)
 
 _OWN = {"InterpreterError": ("triton._runtime_errors", "InterpreterError")}
+#: submodules of this package reached as attributes of ``triton`` without an import (``triton._C.libtriton.ir``)
+_OWN_MODULES = {"_C"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _OWN:
+    if name in _OWN_MODULES:
+        import importlib
+        value = importlib.import_module(f"triton.{name}")
+    elif name in _OWN:
         import importlib
         module, attr = _OWN[name]
         value = getattr(importlib.import_module(module), attr)

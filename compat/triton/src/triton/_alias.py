@@ -22,7 +22,8 @@ TABLE = {
     "triton.language.extra.hip.libdevice": "tritium.language.extra.libdevice",
 }
 #: modules of this package itself (found as files, never aliased)
-OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._runtime_errors", "triton._mxfp"}
+OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._runtime_errors", "triton._mxfp",
+       "triton._utils", "triton._C", "triton._C.libtriton", "triton._C.libtriton.ir"}
 
 
 def target_of(fullname: str) -> Optional[str]:
