@@ -194,6 +194,22 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     for r in range(acc_lay.num_regs):
         ci.setdefault(acc_lay.reg_coords(r), r)
     out = list(cregs)
+    # every register an instruction reads (A's fragments, the descriptors) is written before the fence: a
+    # register written between two of them makes ptxas insert a warpgroup.arrive there, which serializes them
+    # (attention's P @ V had 7 of 8 serialized, its fragments converted one k-step at a time)
+    packed_a: dict[tuple[int, int], list[str]] = {}
+    descs: dict[tuple[int, int, int], tuple[str, str]] = {}
+    for m0 in range(0, M, 64 * wg):
+        for k0 in range(0, K, kstep):
+            if a is None:
+                packed_a[(m0, k0)] = _pack_a(lo, a_regs, m0, k0, a_ty)
+    for m0 in range(0, M, 64 * wg):
+        for n0 in range(0, N, n_inst):
+            for k0 in range(0, K, kstep):
+                da = ""
+                if a is not None:
+                    da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
+                descs[(m0, n0, k0)] = (da, _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0))
     fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')
     nregs = n_inst // 2
     for m0 in range(0, M, 64 * wg):
@@ -201,14 +217,14 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
             idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
             cur = [out[i] for i in idx]
             for k0 in range(0, K, kstep):
-                db = _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0)
+                da, db = descs[(m0, n0, k0)]
                 trans_b = 0 if b.smem.fast == 0 else 1
                 outs = ", ".join(f"${i}" for i in range(nregs))
                 st = "{ " + ", ".join([acc_ty] * nregs) + " }"
                 inst = f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{kstep}.{dty}.{ptx_types}"
                 # scale-d is a predicate (1: accumulate into d)
                 if a is None:
-                    packed = _pack_a(lo, a_regs, m0, k0, a_ty)
+                    packed = packed_a[(m0, k0)]
                     a_live += packed
                     ins = ", ".join(f"${nregs + i}" for i in range(4))
                     asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 5}, 0; "
@@ -216,7 +232,6 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                     cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(nregs)])
                     args = [f"i32 {x}" for x in packed] + [f"i64 {db}", "i32 1"] + [f"float {x}" for x in cur]
                 else:
-                    da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
                     trans_a = 0 if a.smem.fast == 1 else 1
                     # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
                     tail = "" if acc_ty == "i32" else ", 1, 1"

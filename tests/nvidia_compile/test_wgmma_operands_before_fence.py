@@ -1,0 +1,48 @@
+"""Every register a run of wgmma instructions reads is written before its ``wgmma.fence``: attention's P @ V
+(A from registers) converted P to fp16 one k-step at a time between the instructions, and ptxas then inserted a
+warpgroup.arrive before 7 of the 8 of them (its C7519 note), serializing the dot. The PTX between each fence and
+its commit now holds the wgmma instructions only (and the register moves of a zero accumulator)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+
+import pytest
+
+import tritium
+from tritium.backends.compiler import GPUTarget
+from tritium.compiler import ASTSource
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+
+def _attention():
+    spec = importlib.util.spec_from_file_location("ex07_fence", os.path.join(ROOT, "examples", "07-fused-attention.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("D,BN,warps,causal", [(64, 64, 4, False), (128, 128, 8, True)])
+def test_attention_forward_wgmma_runs_are_not_interrupted(isolated_tritium, D, BN, warps, causal):
+    from tritium import plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16",
+           "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "H": "i32", "N_CTX": "constexpr",
+           "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "STAGE": "constexpr"}
+    consts = {"N_CTX": 4096, "HEAD_DIM": D, "BLOCK_M": 128, "BLOCK_N": BN, "STAGE": 3 if causal else 1}
+    attrs = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8)}
+    with plugins.use(reg):
+        ptx = tritium.compile(ASTSource(_attention().attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": warps, "num_stages": 3}).asm["ptx"]
+    runs = re.findall(r"wgmma\.fence\.sync\.aligned;(.*?)wgmma\.commit_group", ptx, re.S)
+    assert len(runs) == (4 if causal else 2)
+    for run in runs:
+        body = [ln.strip() for ln in run.splitlines()
+                if ln.strip() and not ln.strip().startswith(("//", ".loc", "$L"))]
+        others = [ln for ln in body if "wgmma.mma_async" not in ln and not ln.startswith("mov.")]
+        assert not others, others[:4]
