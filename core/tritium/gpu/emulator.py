@@ -22,6 +22,7 @@ from ..backends.compiler import BaseBackend, GPUTarget, Language
 from ..backends.driver import DeviceUtils, DriverBase
 from ..hookspecs import PLUGIN_API, BackendSpec, hookimpl
 from ..llvmir.text import Function, Module
+from . import emulator_libdevice, emulator_link
 from . import stages as gs
 from .target import TargetHooks
 
@@ -80,6 +81,10 @@ class EmulatorTarget(TargetHooks):
     def shuffle_i32(self, fn: Function, kind: str, value: str, operand: str) -> str:
         k = {"xor": 0, "up": 1, "down": 2, "idx": 3}[kind]
         return fn.inst(f"call i32 @emu_shfl(ptr %ctx, i32 {k}, i32 {value}, i32 {operand})")
+
+    def extern_call(self, fn: Function, module: Module, symbol: str, libpath: str, args: list[tuple[str, str]],
+                    ret: str) -> str:
+        return emulator_libdevice.call(fn, module, symbol, libpath, args, ret)
 
     def printf(self, fn: Function, module: Module, fmt: str, args: list[tuple[str, str]]) -> None:
         module.declare("printf", "declare i32 @printf(ptr, ...)")
@@ -306,6 +311,7 @@ class EmulatorBackend(BaseBackend):
     def make_llir(self, module: Any, metadata: dict, options: Any, target: EmulatorTarget) -> str:
         text = gs.make_llir(module, metadata, options, target)
         metadata["warp_size"] = target.warp_size
+        metadata["emu_libdevice"] = emulator_libdevice.used(text)
         extra = Module()
         thread_main(extra, metadata["name"])
         text = text + "\n" + extra.functions[0].text() + "\n" + BF16_HELPERS
@@ -388,31 +394,6 @@ def _pack(t: str, v: Any, kernel: str) -> int:
     return int(v) & ((1 << 64) - 1)
 
 
-_LIB_SYMBOLS = ("pthread_barrier_wait", "printf", "fflush", "expf", "exp2f", "logf", "log2f", "sinf", "cosf",
-                "tanf", "erff", "tanhf", "powf", "atan2f", "atanf", "asinf", "acosf", "sinhf", "coshf", "log1pf",
-                "expm1f", "cbrtf", "log10f", "exp10f", "fmodf", "exp", "exp2", "log", "log2", "sin", "cos", "tan",
-                "erf", "tanh", "pow", "atan2", "atan", "asin", "acos", "sinh", "cosh", "log1p", "expm1", "cbrt",
-                "log10", "exp10", "fmod", "roundevenf", "roundeven", "memset", "memcpy")
-_loaded = False
-
-
-def _load_symbols() -> None:
-    global _loaded
-    if _loaded:
-        return
-    import llvmlite.binding as llvm
-    libs = [ctypes.CDLL(None), ctypes.CDLL("libm.so.6")]
-    for name in _LIB_SYMBOLS:
-        for lib in libs:
-            try:
-                f = getattr(lib, name)
-            except AttributeError:
-                continue
-            llvm.add_symbol(name, ctypes.cast(f, ctypes.c_void_p).value)
-            break
-    _loaded = True
-
-
 class EmulatorDriver(DriverBase):
     @classmethod
     def is_active(cls) -> bool:
@@ -433,7 +414,9 @@ class EmulatorDriver(DriverBase):
 
     def make_launcher(self, kernel: Any) -> EmulatorLauncher:
         import llvmlite.binding as llvm
-        _load_symbols()
+        emulator_link.load_symbols()
+        emulator_libdevice.register(kernel.metadata_dict.get("emu_libdevice", []))
+        emulator_link.check_symbols(kernel.name, kernel.kernel)
         # the engine (its code, and the machine it owns) is freed with the launcher, i.e. with the kernel
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(kernel.kernel))
