@@ -1,7 +1,8 @@
 """Every register a run of wgmma instructions reads is written before its ``wgmma.fence``: attention's P @ V
 (A from registers) converted P to fp16 one k-step at a time between the instructions, and ptxas then inserted a
 warpgroup.arrive before 7 of the 8 of them (its C7519 note), serializing the dot. The PTX between each fence and
-its commit now holds the wgmma instructions only (and the register moves of a zero accumulator)."""
+its commit now holds the wgmma instructions only (and the scale-d flag's constant); a zero accumulator is not read (scale-d false), so no register
+moves set it up between them either (the backward's dK/dV dots had those, and one more warpgroup.arrive)."""
 from __future__ import annotations
 
 import importlib.util
@@ -18,6 +19,10 @@ from tritium.compiler import ASTSource
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+
+#: the scale-d flag's constant (a register the instructions' predicate is set from, not one they read)
+_SCALE_D = re.compile(r"mov\.b32\s+%r\d+, [01];")
 
 
 def _attention():
@@ -44,5 +49,27 @@ def test_attention_forward_wgmma_runs_are_not_interrupted(isolated_tritium, D, B
     for run in runs:
         body = [ln.strip() for ln in run.splitlines()
                 if ln.strip() and not ln.strip().startswith(("//", ".loc", "$L"))]
-        others = [ln for ln in body if "wgmma.mma_async" not in ln and not ln.startswith("mov.")]
+        others = [ln for ln in body if "wgmma.mma_async" not in ln and not _SCALE_D.fullmatch(ln)]
+        assert not others, others[:4]
+
+
+def test_attention_backward_wgmma_runs_are_not_interrupted(isolated_tritium):
+    from tritium import plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "DO": "*fp16", "DQ": "*fp16",
+           "DK": "*fp16", "DV": "*fp16", "M": "*fp32", "D": "*fp32", "stride_z": "i32", "stride_h": "i32",
+           "stride_tok": "i32", "H": "i32", "N_CTX": "i32", "BLOCK_M1": "constexpr", "BLOCK_N1": "constexpr",
+           "BLOCK_M2": "constexpr", "BLOCK_N2": "constexpr", "BLK_SLICE_FACTOR": "constexpr",
+           "HEAD_DIM": "constexpr", "CAUSAL": "constexpr"}
+    consts = dict(BLOCK_M1=32, BLOCK_N1=128, BLOCK_M2=128, BLOCK_N2=32, BLK_SLICE_FACTOR=2, HEAD_DIM=64, CAUSAL=False)
+    attrs = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14)}
+    with plugins.use(reg):
+        ptx = tritium.compile(ASTSource(_attention().attn_bwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": 4, "num_stages": 5}).asm["ptx"]
+    runs = re.findall(r"wgmma\.fence\.sync\.aligned;(.*?)wgmma\.commit_group", ptx, re.S)
+    assert runs
+    for run in runs:
+        body = [ln.strip() for ln in run.splitlines()
+                if ln.strip() and not ln.strip().startswith(("//", ".loc", "$L"))]
+        others = [ln for ln in body if "wgmma.mma_async" not in ln and not _SCALE_D.fullmatch(ln)]
         assert not others, others[:4]

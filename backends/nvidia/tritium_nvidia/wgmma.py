@@ -212,6 +212,9 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                 descs[(m0, n0, k0)] = (da, _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0))
     fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')
     nregs = n_inst // 2
+    # a zero accumulator is not read (scale-d false): no registers to set up between the instructions, where
+    # ptxas would insert a warpgroup.arrive for their moves
+    zero = all(x in ("0", "0x0000000000000000", "0.0") for x in cregs)
     for m0 in range(0, M, 64 * wg):
         for n0 in range(0, N, n_inst):
             idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
@@ -219,6 +222,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
             for k0 in range(0, K, kstep):
                 da, db = descs[(m0, n0, k0)]
                 trans_b = 0 if b.smem.fast == 0 else 1
+                fresh = zero and k0 == 0
                 outs = ", ".join(f"${i}" for i in range(nregs))
                 st = "{ " + ", ".join([acc_ty] * nregs) + " }"
                 inst = f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{kstep}.{dty}.{ptx_types}"
@@ -229,8 +233,10 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                     ins = ", ".join(f"${nregs + i}" for i in range(4))
                     asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 5}, 0; "
                            f"{inst} {{{outs}}}, {{{ins}}}, ${nregs + 4}, p, 1, 1, {trans_b}; }}")
-                    cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(nregs)])
-                    args = [f"i32 {x}" for x in packed] + [f"i64 {db}", "i32 1"] + [f"float {x}" for x in cur]
+                    tied = [] if fresh else [str(i) for i in range(nregs)]
+                    cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l", "r"] + tied)
+                    args = [f"i32 {x}" for x in packed] + [f"i64 {db}", f"i32 {0 if fresh else 1}"] + \
+                        ([] if fresh else [f"float {x}" for x in cur])
                 else:
                     trans_a = 0 if a.smem.fast == 1 else 1
                     # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
@@ -239,8 +245,10 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                         tail += f", {trans_a}, {trans_b}"
                     asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 2}, 0; "
                            f"{inst} {{{outs}}}, ${nregs}, ${nregs + 1}, p{tail}; }}")
-                    cons = ",".join([f"={rc}"] * nregs + ["l", "l", "r"] + [str(i) for i in range(nregs)])
-                    args = [f"i64 {da}", f"i64 {db}", "i32 1"] + [f"{acc_ty} {x}" for x in cur]
+                    tied = [] if fresh else [str(i) for i in range(nregs)]
+                    cons = ",".join([f"={rc}"] * nregs + ["l", "l", "r"] + tied)
+                    args = [f"i64 {da}", f"i64 {db}", f"i32 {0 if fresh else 1}"] + \
+                        ([] if fresh else [f"{acc_ty} {x}" for x in cur])
                 res = fn.inst(f'call {st} asm sideeffect "{asm}", "{cons}"({", ".join(args)})')
                 cur = [fn.inst(f"extractvalue {st} {res}, {i}") for i in range(nregs)]
             for i, x in zip(idx, cur):
