@@ -211,3 +211,58 @@ def test_default_cpp_backend_unaffected(tmp_path, monkeypatch):
         _check(lambda x: torch.softmax(x.sin() * 2, dim=-1), torch.randn(17, 40))
     torch._dynamo.reset()
     assert "@triton.jit" not in _generated_sources(tmp_path)
+
+
+@pytest.fixture
+def max_autotune_triton(inductor):
+    """max-autotune with inductor's Triton GEMM templates as the only choice (two configs each, to stay fast).
+    benchmark_epilogue_fusion is off: torch 2.13's benchmark module for a fused template on the CPU fails to
+    import (IndentationError from its multi-line CPU get_raw_stream; fixed upstream in pytorch#189589)."""
+    with inductor_config.patch(max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False,
+                               max_autotune_pointwise=False, **{"test_configs.max_mm_configs": 2}):
+        yield
+
+
+def _check_template(fn, *args, mode="max-autotune"):
+    """``fn`` compiled with max-autotune: the matmul ran as a Triton template kernel (no aten call), and the
+    result matches eager."""
+    from torch._inductor.utils import run_and_get_code
+    torch._dynamo.reset()
+    out, codes = run_and_get_code(torch.compile(fn, mode=mode, fullgraph=True), *args)
+    code = "\n".join(codes)
+    assert "triton_tem_" in code and "extern_kernels.mm" not in code and "extern_kernels.bmm" not in code
+    torch.testing.assert_close(out, fn(*args))
+    return code
+
+
+def test_max_autotune_mm_template(max_autotune_triton):
+    _check_template(lambda a, b: a @ b, torch.randn(67, 33), torch.randn(33, 45))
+
+
+def test_max_autotune_bmm_template(max_autotune_triton):
+    _check_template(torch.bmm, torch.randn(3, 20, 17), torch.randn(3, 17, 9))
+
+
+def test_max_autotune_addmm_epilogue(max_autotune_triton):
+    # bias and relu are fused into the template's epilogue
+    code = _check_template(lambda bias, a, b: torch.addmm(bias, a, b).relu(), torch.randn(40), torch.randn(30, 24),
+                           torch.randn(24, 40))
+    assert "triton_tem_fused_addmm_relu" in code
+
+
+def test_max_autotune_linear_backward(max_autotune_triton):
+    # the backward's matmuls take transposed operands (strides the template reads as they are)
+    torch.manual_seed(0)
+    lin, ref = torch.nn.Linear(24, 40), torch.nn.Linear(24, 40)
+    ref.load_state_dict(lin.state_dict())
+    x = torch.randn(30, 24, requires_grad=True)
+    xr = x.detach().clone().requires_grad_()
+    torch._dynamo.reset()
+    out = torch.compile(lambda v: lin(v).tanh(), mode="max-autotune")(x)
+    expected = ref(xr).tanh()
+    torch.testing.assert_close(out, expected)
+    out.square().sum().backward()
+    expected.square().sum().backward()
+    torch.testing.assert_close(x.grad, xr.grad)
+    torch.testing.assert_close(lin.weight.grad, ref.weight.grad)
+    torch.testing.assert_close(lin.bias.grad, ref.bias.grad)
