@@ -226,16 +226,18 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                 outs = ", ".join(f"${i}" for i in range(nregs))
                 st = "{ " + ", ".join([acc_ty] * nregs) + " }"
                 inst = f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{kstep}.{dty}.{ptx_types}"
-                # scale-d is a predicate (1: accumulate into d)
+                # scale-d is a predicate (1: accumulate into d), set from an immediate: a register for it is written
+                # between the instructions, which ptxas counts as setting up their operands (it serializes them)
+                scale_d = 0 if fresh else 1
                 if a is None:
                     packed = packed_a[(m0, k0)]
                     a_live += packed
                     ins = ", ".join(f"${nregs + i}" for i in range(4))
-                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 5}, 0; "
+                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
                            f"{inst} {{{outs}}}, {{{ins}}}, ${nregs + 4}, p, 1, 1, {trans_b}; }}")
                     tied = [] if fresh else [str(i) for i in range(nregs)]
-                    cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l", "r"] + tied)
-                    args = [f"i32 {x}" for x in packed] + [f"i64 {db}", f"i32 {0 if fresh else 1}"] + \
+                    cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l"] + tied)
+                    args = [f"i32 {x}" for x in packed] + [f"i64 {db}"] + \
                         ([] if fresh else [f"float {x}" for x in cur])
                 else:
                     trans_a = 0 if a.smem.fast == 1 else 1
@@ -243,12 +245,11 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                     tail = "" if acc_ty == "i32" else ", 1, 1"
                     if KINDS[kind][1] == 2:
                         tail += f", {trans_a}, {trans_b}"
-                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, ${nregs + 2}, 0; "
+                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
                            f"{inst} {{{outs}}}, ${nregs}, ${nregs + 1}, p{tail}; }}")
                     tied = [] if fresh else [str(i) for i in range(nregs)]
-                    cons = ",".join([f"={rc}"] * nregs + ["l", "l", "r"] + tied)
-                    args = [f"i64 {da}", f"i64 {db}", f"i32 {0 if fresh else 1}"] + \
-                        ([] if fresh else [f"{acc_ty} {x}" for x in cur])
+                    cons = ",".join([f"={rc}"] * nregs + ["l", "l"] + tied)
+                    args = [f"i64 {da}", f"i64 {db}"] + ([] if fresh else [f"{acc_ty} {x}" for x in cur])
                 res = fn.inst(f'call {st} asm sideeffect "{asm}", "{cons}"({", ".join(args)})')
                 cur = [fn.inst(f"extractvalue {st} {res}, {i}") for i in range(nregs)]
             for i, x in zip(idx, cur):
