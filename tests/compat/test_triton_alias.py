@@ -158,3 +158,62 @@ def test_internal_testing_helpers_for_triton_suite():
         print(before, is_interpreter(), is_cuda())
     ''')
     assert out.split() == ["False", "True", "False"]
+
+
+def test_interpreted_function():
+    """``triton.runtime.interpreter.InterpretedFunction``: a @jit function the interpreter runs (inductor asks
+    in TRITON_INTERPRET=1 mode how to call its kernels); constructing one makes a kernel that always runs
+    interpreted."""
+    _ok('''
+        import os
+        import triton, triton.language as tl
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+
+        def scale(X, N: tl.constexpr):
+            o = tl.arange(0, N)
+            tl.store(X + o, tl.load(X + o) * 3)
+
+        k = triton.jit(scale)
+        assert not isinstance(k, InterpretedFunction) and not isinstance(scale, InterpretedFunction)
+        os.environ["TRITON_INTERPRET"] = "1"
+        assert isinstance(k, InterpretedFunction)
+        del os.environ["TRITON_INTERPRET"]
+        i = InterpretedFunction(scale)
+        assert isinstance(i, JITFunction) and isinstance(i, InterpretedFunction) and i.interpret
+        import torch
+        x = torch.arange(8, dtype=torch.float32)
+        i[(1, )](x, N=8)
+        assert x.tolist() == [3.0 * v for v in range(8)]
+    ''')
+
+
+def test_triton_c_ir_api():
+    """``triton._C.libtriton.ir``: a context that tritium's frontend builds in, and Triton's walk API over the
+    module ``ASTSource.make_ir`` returns (names as in Triton's TTIR)."""
+    _ok('''
+        import triton, triton.language as tl
+        from triton._C.libtriton import ir
+        from triton.compiler.compiler import ASTSource, make_backend
+
+        @triton.jit
+        def k(X, Y, N: tl.constexpr):
+            o = tl.arange(0, N)
+            tl.store(Y + o, tl.sum(tl.load(X + o), 0))
+
+        ctx = ir.context()
+        ir.load_dialects(ctx)
+        target = triton.runtime.driver.active.get_current_target()
+        backend = make_backend(target)
+        backend.load_dialects(ctx)
+        src = ASTSource(k, {"X": "*fp32", "Y": "*fp32", "N": "constexpr"}, {"N": 8}, {})
+        mod = src.make_ir(target, backend.parse_options({}), backend.get_codegen_implementation(None),
+                          backend.get_module_map(), ctx)
+        assert isinstance(mod, ir.module) and mod.verify() and mod.get_entry_func_name() == "k"
+        names = []
+        mod.walk(lambda op: names.append(op.get_name()))
+        assert names[-2:] == ["tt.func", "builtin.module"]
+        assert names.index("tt.reduce.return") < names.index("tt.reduce") < names.index("tt.store")
+        assert "tt.return" in names and "func.func" not in names
+        assert triton._C.libtriton.ir is ir  # reached as attributes too, as torch does
+    ''')

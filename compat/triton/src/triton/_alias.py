@@ -13,6 +13,7 @@ from typing import Optional
 TABLE = {
     "triton.runtime.cache": "tritium.cache",
     "triton.runtime.errors": "triton._runtime_errors",
+    "triton.runtime.interpreter": "triton._interpreter",
     "triton.runtime._allocation": "tritium.runtime._allocation",
     "triton.tools.mxfp": "triton._mxfp",
     # vendor spellings of libdevice: tritium's libdevice serves every target
@@ -23,7 +24,7 @@ TABLE = {
 }
 #: modules of this package itself (found as files, never aliased)
 OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._runtime_errors", "triton._mxfp",
-       "triton._utils", "triton._C", "triton._C.libtriton", "triton._C.libtriton.ir"}
+       "triton._utils", "triton._interpreter", "triton._C", "triton._C.libtriton", "triton._C.libtriton.ir"}
 
 
 def target_of(fullname: str) -> Optional[str]:
