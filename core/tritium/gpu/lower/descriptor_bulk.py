@@ -128,6 +128,35 @@ def issue_bulk_loads(ctx: Context, m: BulkMap, idx: list, dst: str, bar: str) ->
         ctx.target.bulk_tensor_load(fn, ctx.smem_ptr(dst, str(off)) if off else dst, m.addr, [c, r], bar)
 
 
+class BulkStages:
+    """The stages' barriers of a loop whose descriptor loads are bulk copies (descriptor_bulk.py): one per
+    stage, armed by the thread that issues the stage's copies with the bytes they bring."""
+
+    def __init__(self, ctx: Context, maps: list, stages: int) -> None:
+        self.maps, self.stages = maps, stages
+        self.key, self.bars = ctx.shared_buffer(8 * stages, 8)
+        self.nbytes = sum(m.nbytes for m in maps if m is not None)
+        self.leader = ctx.fn.inst(f"icmp eq i32 {ctx.target.thread_id(ctx.fn)}, 0")
+
+    def bar(self, ctx: Context, stage: str) -> str:
+        return ctx.smem_ptr(self.bars, ctx.imul(stage, 8))
+
+    def each(self, ctx: Context, emit: Any) -> None:
+        from ..target import guarded
+        guarded(ctx.fn, self.leader, lambda: [emit(ctx.smem_ptr(self.bars, str(8 * s))) for s in range(self.stages)])
+
+    def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
+        from ..target import guarded
+
+        def emit() -> None:
+            bar = self.bar(ctx, stage)
+            ctx.target.bulk_expect(ctx.fn, bar, self.nbytes)
+            for m, (_, idx), (proto, stage_bytes) in zip(self.maps, operands, bases):
+                if m is not None:
+                    issue_bulk_loads(ctx, m, idx, ctx.smem_ptr(proto.base, ctx.imul(stage, stage_bytes)), bar)
+        guarded(ctx.fn, ctx.and_pred(self.leader, valid), emit)
+
+
 def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
     """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set). As in Triton, the
     program goes on once the copies have read shared memory; they reach global memory before the kernel ends."""

@@ -28,6 +28,7 @@ from ..._mlir import block_ops
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
+from .descriptor_bulk import BulkStages
 from .memory import access_vector
 from .context import Context
 from .operands import split_operands
@@ -232,7 +233,7 @@ def eval_slice(ctx: Context, op: Any, plan: PipelinePlan, iv: str, state: dict[i
 
 
 def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[str], stage: str,
-                 valid: Optional[str], bulk: Optional["BulkStages"] = None) -> None:
+                 valid: Optional[str], bulk: Optional[BulkStages] = None) -> None:
     fn = ctx.fn
     for k, ((o, parts), (ptr, mask), (tile_proto, stage_bytes)) in enumerate(zip(plan.loads, operands, bases)):
         if bulk is not None and bulk.maps[k] is not None:
@@ -265,35 +266,6 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
         bulk.issue(ctx, operands, bases, stage, valid)
     ctx.target.async_commit(fn)
 
-
-class BulkStages:
-    """The stages' barriers of a loop whose descriptor loads are bulk copies (descriptor_bulk.py): one per
-    stage, armed by the thread that issues the stage's copies with the bytes they bring."""
-
-    def __init__(self, ctx: Context, maps: list, stages: int) -> None:
-        self.maps, self.stages = maps, stages
-        self.key, self.bars = ctx.shared_buffer(8 * stages, 8)
-        self.nbytes = sum(m.nbytes for m in maps if m is not None)
-        self.leader = ctx.fn.inst(f"icmp eq i32 {ctx.target.thread_id(ctx.fn)}, 0")
-
-    def bar(self, ctx: Context, stage: str) -> str:
-        return ctx.smem_ptr(self.bars, ctx.imul(stage, 8))
-
-    def each(self, ctx: Context, emit: Any) -> None:
-        from ..target import guarded
-        guarded(ctx.fn, self.leader, lambda: [emit(ctx.smem_ptr(self.bars, str(8 * s))) for s in range(self.stages)])
-
-    def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
-        from ..target import guarded
-        from .descriptor_bulk import issue_bulk_loads
-
-        def emit() -> None:
-            bar = self.bar(ctx, stage)
-            ctx.target.bulk_expect(ctx.fn, bar, self.nbytes)
-            for m, (_, idx), (proto, stage_bytes) in zip(self.maps, operands, bases):
-                if m is not None:
-                    issue_bulk_loads(ctx, m, idx, ctx.smem_ptr(proto.base, ctx.imul(stage, stage_bytes)), bar)
-        guarded(ctx.fn, ctx.and_pred(self.leader, valid), emit)
 
 # -- the loop --------------------------------------------------------------------------------------------
 def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
