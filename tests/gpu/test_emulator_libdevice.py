@@ -152,3 +152,24 @@ def test_an_object_calling_what_the_process_lacks_is_refused():
     emulator_link.load_symbols()
     with pytest.raises(RuntimeError, match=r"kernel `f`: its code calls no_such_function, which"):
         emulator_link.check_symbols("f", obj)
+
+
+@triton.jit
+def sinpi_kernel(x_ptr, o_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(o_ptr + offs, libdevice.sinpi(tl.load(x_ptr + offs)))
+
+
+def test_a_failing_function_raises_after_the_launch(emulator, monkeypatch):
+    """An exception cannot cross the C call: ctypes would print it and the kernel would store garbage."""
+    from tritium.interpreter import libdevice as reference
+
+    def broken(*args, **kwargs):
+        raise ValueError("no answer here")
+    monkeypatch.setattr(reference, "extern", broken)
+    with pytest.raises(RuntimeError, match=r"kernel `sinpi_kernel`: a libdevice function failed.*no answer here"):
+        sinpi_kernel[(1, )](np.zeros(16, np.float32), np.zeros(16, np.float32), 16)
+    monkeypatch.undo()
+    out = np.zeros(16, np.float32)
+    sinpi_kernel[(1, )](np.full(16, 0.5, np.float32), out, 16)       # the next launch is clean
+    np.testing.assert_allclose(out, 1.0)

@@ -356,7 +356,7 @@ class EmulatorLauncher:
     def __call__(self, grid: tuple[int, int, int], args: list[Any]) -> None:
         slots = (ctypes.c_uint64 * max(1, len(args)))(*[_pack(t, a, self.name) for t, a in zip(self.types, args)])
         threads = self.num_warps * self.warp_size
-        libc = ctypes.CDLL(None)
+        libc = _libc()
         cta = ctypes.create_string_buffer(BARRIER_BYTES)
         warps = ctypes.create_string_buffer(BARRIER_BYTES * self.num_warps)
         libc.pthread_barrier_init(cta, None, threads)
@@ -373,7 +373,14 @@ class EmulatorLauncher:
             w.start()
         for w in workers:
             w.join()
+        libc.pthread_barrier_destroy(cta)
+        for w in range(self.num_warps):
+            libc.pthread_barrier_destroy(ctypes.byref(warps, w * BARRIER_BYTES))
         libc.fflush(None)
+        failed = emulator_libdevice.take_error()
+        if failed is not None:
+            raise RuntimeError(f"kernel `{self.name}`: a libdevice function failed on the emulator: "
+                               f"{type(failed).__name__}: {failed}") from failed
         if self.state:
             st = (ctypes.c_int32 * 6).from_address(self.state)
             if st[0]:
@@ -382,6 +389,11 @@ class EmulatorLauncher:
                 ctypes.memset(self.state, 0, 24)
                 raise EmulatedAssertionError(f"device_assert failed in kernel `{self.name}` at {msg} "
                                              f"(program id {pid}, element {st[5]})")
+
+
+@functools.lru_cache(maxsize=None)
+def _libc() -> Any:
+    return ctypes.CDLL(None)
 
 
 def _pack(t: str, v: Any, kernel: str) -> int:

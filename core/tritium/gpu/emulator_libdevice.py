@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 PREFIX = "emu_libdevice_"
 _CTYPES = {"float": ctypes.c_float, "double": ctypes.c_double, "i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16,
@@ -21,6 +21,8 @@ _INT_VIEW = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 _DECLARE = re.compile(r"^declare (\w+) @" + PREFIX + r"(\w+)\(([^)]*)\)", re.M)
 #: the host functions handed to the JIT linker; LLVM's symbol table is process-wide and keeps their addresses
 _callbacks: dict[str, Any] = {}
+#: what the functions raised: an exception cannot cross the C call, so the launcher raises it after the launch
+_errors: list[BaseException] = []
 
 
 def variants() -> dict[str, tuple[tuple, Any]]:
@@ -69,10 +71,17 @@ def register(functions: list) -> None:
         llvm.add_symbol(PREFIX + symbol, ctypes.cast(cb, ctypes.c_void_p).value)
 
 
+def take_error() -> Optional[BaseException]:
+    """The first exception a libdevice function raised since the last call (the others are dropped)."""
+    first = _errors[0] if _errors else None
+    _errors.clear()
+    return first
+
+
 def _host_function(symbol: str) -> Callable[..., Any]:
     import numpy as np
 
-    from ..interpreter.libdevice import extern
+    from ..interpreter import libdevice as reference
     from ..interpreter.values import storage
     if not _VARIANTS:
         _VARIANTS.update(variants())
@@ -81,10 +90,17 @@ def _host_function(symbol: str) -> Callable[..., Any]:
     out_dt = storage(ret_type)
 
     def run(*values: Any) -> Any:
+        try:
+            return compute(*values)
+        except BaseException as exc:   # (a ctypes callback would print it and return garbage)
+            _errors.append(exc)
+            return False if out_dt.kind == "b" else 0
+
+    def compute(*values: Any) -> Any:
         # the C call gives signed integers: reinterpret each in its variant's type (u32 keeps its bits)
-        arrays = [np.array([v], dtype=_INT_VIEW[dt.itemsize] if dt.kind in "iu" else dt).view(dt)
-                  if dt.kind in "iu" else np.array([v], dtype=dt) for v, dt in zip(values, dtypes)]
-        r = np.asarray(extern(symbol, arrays, list(arg_types), ret_type)).astype(out_dt).reshape(1)
+        arrays = [np.array([v], dtype=_INT_VIEW[dt.itemsize]).view(dt) if dt.kind in "iu" else
+                  np.array([v], dtype=dt) for v, dt in zip(values, dtypes)]
+        r = np.asarray(reference.extern(symbol, arrays, list(arg_types), ret_type)).astype(out_dt).reshape(1)
         if out_dt.kind == "b":
             return bool(r[0])
         if out_dt.kind in "iu":
