@@ -155,6 +155,19 @@ def test_device_tensor_descriptor_store():
     assert reads == {"x_ptr"}
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def autotuned_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + o, tl.load(x_ptr + o, mask=o < n), mask=o < n)
+
+
+def test_autotuned_kernel():
+    # inductor analyses the kernel under the autotuner with its first config's meta-parameters
+    reads, writes = accesses(autotuned_copy, x_ptr=t(), out_ptr=t(), n=64)
+    assert (reads, writes) == ({"x_ptr"}, {"out_ptr"})
+
+
 def test_ir_api_walks_the_kernel_first():
     """The module torch walks: the kernel's function comes first (callers take it for the kernel), names are
     Triton's, the walk is post-order, and every operand is a result or block argument seen before its use."""
