@@ -53,6 +53,8 @@ def test_descriptor_loads_are_bulk_tensor_copies(isolated_tritium, stages):
     assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
     assert "cp.async.cg.shared.global" not in ptx
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+    # the accumulating dot stays in flight into the next iteration
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx
 
 
 def test_expected_bytes_cover_both_blocks(isolated_tritium):

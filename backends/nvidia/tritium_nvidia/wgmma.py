@@ -260,6 +260,9 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
         # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
         # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)
         out = wait_group(fn, 0, out, a_live, acc_ty)
+        # done here: the loop need not wait for it later (a wait_group 1 with nothing in flight across the
+        # back edge made ptxas serialize every wgmma of the kernel, its C7515 note)
+        lo.deferred_dots.discard(op.results[0])
     if scratch_used:
         lo.scratch_read_done()
     if c.ty != acc_ty:

@@ -362,10 +362,13 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             continue
         ctx.lower_op(o)
     if deferring:
-        # this iteration's dots run on; the previous iteration's are done (in every warp, after the
-        # barrier), so the stage they read can be refilled
-        ctx.target.async_dot_wait(fn, 1, [])
-        ctx.target.barrier(fn)
+        if ctx.deferred_dots:
+            # this iteration's dots run on; the previous iteration's are done (in every warp, after the
+            # barrier), so the stage they read can be refilled
+            ctx.target.async_dot_wait(fn, 1, [])
+            ctx.target.barrier(fn)
+        # else every dot waited for itself (the strategy dropped it from deferred_dots): the stage iteration
+        # i - 1 read was free at this iteration's first barrier
         next_state = copies_ahead()
     ctx.deferred_dots = set()
     yielded = [carried(ctx, v, a) for v, a in zip(ops[-1].operands, args[1:])]
