@@ -194,22 +194,15 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     for r in range(acc_lay.num_regs):
         ci.setdefault(acc_lay.reg_coords(r), r)
     out = list(cregs)
-    # every register an instruction reads (A's fragments, the descriptors) is written before the fence: a
-    # register written between two of them makes ptxas insert a warpgroup.arrive there, which serializes them
-    # (attention's P @ V had 7 of 8 serialized, its fragments converted one k-step at a time)
+    # A's register fragments are all written before the fence: a fragment register written between two of the
+    # instructions makes ptxas insert a warpgroup.arrive there, which serializes them (attention's P @ V had 7
+    # of 8 serialized, its fragments converted one k-step at a time). Descriptors may be computed in between
+    # (as Triton does; computing them all first cost registers)
     packed_a: dict[tuple[int, int], list[str]] = {}
-    descs: dict[tuple[int, int, int], tuple[str, str]] = {}
     for m0 in range(0, M, 64 * wg):
         for k0 in range(0, K, kstep):
             if a is None:
                 packed_a[(m0, k0)] = _pack_a(lo, a_regs, m0, k0, a_ty)
-    for m0 in range(0, M, 64 * wg):
-        for n0 in range(0, N, n_inst):
-            for k0 in range(0, K, kstep):
-                da = ""
-                if a is not None:
-                    da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
-                descs[(m0, n0, k0)] = (da, _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0))
     fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')
     nregs = n_inst // 2
     # a zero accumulator is not read (scale-d false): no registers to set up between the instructions, where
@@ -220,7 +213,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
             idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
             cur = [out[i] for i in idx]
             for k0 in range(0, K, kstep):
-                da, db = descs[(m0, n0, k0)]
+                db = _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0)
                 trans_b = 0 if b.smem.fast == 0 else 1
                 fresh = zero and k0 == 0
                 outs = ", ".join(f"${i}" for i in range(nregs))
@@ -240,6 +233,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                     args = [f"i32 {x}" for x in packed] + [f"i64 {db}"] + \
                         ([] if fresh else [f"float {x}" for x in cur])
                 else:
+                    da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
                     trans_a = 0 if a.smem.fast == 1 else 1
                     # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
                     tail = "" if acc_ty == "i32" else ", 1, 1"
