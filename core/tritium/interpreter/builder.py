@@ -174,10 +174,11 @@ class NumpyBuilder(TileOps):
     @INTERPRETER_OPS.lowers("tt.splat", dispatch=False)
     def splat(self, x: V, ty: Any) -> V:
         a = x.a
-        b = a.shape[0]
         nd = len(ty.shape)
         self.launch.note_tile(ty.numel)
-        return V(np.broadcast_to(a.reshape((b, ) + (1, ) * nd), (b, ) + tuple(ty.shape)), ty, x.mem)
+        # a scalar holds one value per program, (batch, ); inside a combine function run on whole rows at once
+        # (reduce, scan) it holds (batch, lanes...): those leading axes stay in front of the tile's
+        return V(np.broadcast_to(a.reshape(a.shape + (1, ) * nd), a.shape + tuple(ty.shape)), ty, x.mem)
 
     @INTERPRETER_OPS.lowers("tt.broadcast", dispatch=False)
     def broadcast(self, x: V, ty: Any) -> V:
