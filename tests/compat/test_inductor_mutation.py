@@ -208,3 +208,32 @@ def test_inside_torch_compile_no_fallback(tmp_path, monkeypatch):
     finally:
         torch._dynamo.reset()
     torch.testing.assert_close(got, (x + y) * 2 + x)
+
+
+def test_epilogue_fused_into_user_kernel(tmp_path, monkeypatch):
+    """With epilogue fusion for user kernels on, inductor folds the pointwise ops after a user kernel into that
+    kernel's store, which it does only for a kernel its analysis shows writing exactly one tensor, once, without
+    reading it back (before, the analysis fell back to 'every argument written' and nothing was fused)."""
+    import torch._dynamo
+    import torch._inductor.config as inductor_config
+    from torch._inductor.utils import run_and_get_code
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+
+    def f(x, y):
+        out = torch.empty_like(x)
+        add_kernel[(triton.cdiv(x.numel(), 64), )](x, y, out, x.numel(), BLOCK=64)
+        return (out * 2).relu()
+
+    x, y = torch.randn(300), torch.randn(300)
+    torch._dynamo.reset()
+    try:
+        with inductor_config.patch(fx_graph_cache=False, cpu_backend="triton",
+                                   epilogue_fusion_user_defined_triton_kernel=True), no_fallback_warning():
+            got, codes = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
+    finally:
+        torch._dynamo.reset()
+    torch.testing.assert_close(got, ((x + y) * 2).relu())
+    code = "\n".join(codes)
+    assert code.count("@triton.jit") == 1  # the user kernel alone: no separate kernel for the epilogue
+    store = [line for line in code.splitlines() if "tl.store(out_ptr + o" in line]
+    assert store and "tl.load(x_ptr" not in store[0], store  # its store writes the fused epilogue's value
