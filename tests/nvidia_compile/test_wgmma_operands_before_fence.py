@@ -78,3 +78,26 @@ def test_attention_backward_wgmma_runs_are_not_interrupted(isolated_tritium):
                 if ln.strip() and not ln.strip().startswith(("//", ".loc", "$L"))]
         others = [ln for ln in body if "wgmma.mma_async" not in ln and not _DESCRIPTOR.match(ln)]
         assert not others, others[:4]
+
+
+def test_descriptors_are_a_base_plus_constants(isolated_tritium):
+    """Each wgmma's descriptor is the dot's base descriptor plus its constant offset (one add), not rebuilt from
+    the shared address (shift, mask, widen, or: 4 uniform instructions per wgmma, 64 of the D=128 inner loop)."""
+    from tritium import plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16",
+           "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "H": "i32", "N_CTX": "constexpr",
+           "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "STAGE": "constexpr"}
+    consts = {"N_CTX": 4096, "HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": 128, "STAGE": 1}
+    attrs = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8)}
+    with plugins.use(reg):
+        ptx = tritium.compile(ASTSource(_attention().attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": 8, "num_stages": 3}).asm["ptx"]
+    runs = re.findall(r"wgmma\.fence\.sync\.aligned;(.*?)wgmma\.commit_group", ptx, re.S)
+    assert len(runs) == 2
+    for run in runs:
+        body = [ln.strip() for ln in run.splitlines()
+                if ln.strip() and not ln.strip().startswith(("//", ".loc", "$L"))]
+        n_wgmma = sum("wgmma.mma_async" in ln for ln in body)
+        rebuilt = [ln for ln in body if ln.startswith(("bfe.", "or.b64", "cvt.u64"))]
+        assert n_wgmma == 8 and len(rebuilt) <= 3, rebuilt

@@ -199,6 +199,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     # of 8 serialized, its fragments converted one k-step at a time). Descriptors may be computed in between
     # (as Triton does; computing them all first cost registers)
     packed_a: dict[tuple[int, int], list[str]] = {}
+    descs: dict = {}
     for m0 in range(0, M, 64 * wg):
         for k0 in range(0, K, kstep):
             if a is None:
@@ -213,7 +214,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
             idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
             cur = [out[i] for i in idx]
             for k0 in range(0, K, kstep):
-                db = _desc_for(lo, b, b_addr0, str(n0), k0, k_dim=0)
+                db = _desc_for(lo, b, b_addr0, n0, None, k0, 0, descs)
                 trans_b = 0 if b.smem.fast == 0 else 1
                 fresh = zero and k0 == 0
                 outs = ", ".join(f"${i}" for i in range(nregs))
@@ -233,7 +234,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                     args = [f"i32 {x}" for x in packed] + [f"i64 {db}"] + \
                         ([] if fresh else [f"float {x}" for x in cur])
                 else:
-                    da = _desc_for(lo, a, a_addr0, lo.iadd(str(m0), row0), k0, k_dim=1)
+                    da = _desc_for(lo, a, a_addr0, m0, None if row0 == "0" else row0, k0, 1, descs)
                     trans_a = 0 if a.smem.fast == 1 else 1
                     # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
                     tail = "" if acc_ty == "i32" else ", 1, 1"
@@ -301,23 +302,34 @@ def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]]
     return out
 
 
-def _desc_for(lo: Context, tile: SharedTile, addr0: str, offset: str, k0: int, k_dim: int) -> str:
-    """Descriptor of the instruction's slice of ``tile``: rows (or columns) from ``offset`` along the non-K
-    dimension, K from ``k0``."""
+def _desc_for(lo: Context, tile: SharedTile, addr0: str, off_lit: int, off_dyn: Optional[str], k0: int, k_dim: int,
+              cache: dict) -> str:
+    """Descriptor of the instruction's slice of ``tile``: rows (or columns) from ``off_lit + off_dyn`` (both
+    multiples of 64) along the non-K dimension, K from ``k0``. The descriptor of the slice's run-time part is
+    made once per dot (``cache``); each instruction's adds its constant byte offset / 16 to the address field,
+    as Triton does (shared addresses stay under 2**18, so the 14-bit field does not overflow): 4 uniform
+    instructions per wgmma were 64 of attention's inner loop."""
     smem = tile.smem
     mode = _SWIZZLE_MODE[smem.row_bytes]
     eb, P, rows = smem.eb, smem.panel, smem.rows
     if smem.fast == k_dim:
-        # K-major: K runs along rows (panels of P elements); ``offset`` counts rows
-        byte = lo.iadd(str((k0 // P) * rows * P * eb + (k0 % P) * eb), lo.imul(offset, smem.row_bytes))
+        # K-major: K runs along rows (panels of P elements); the offset counts rows
+        lit = (k0 // P) * rows * P * eb + (k0 % P) * eb + off_lit * smem.row_bytes
+        dyn = None if off_dyn is None else ("row", off_dyn, smem.row_bytes)
         lbo, sbo = 16, 8 * smem.row_bytes
     else:
-        # MN-major: the MN dimension runs along rows; ``offset`` counts columns (multiples of a panel), K rows
-        if offset.isdigit():
-            byte = str((int(offset) // P) * rows * P * eb + k0 * smem.row_bytes)
-        else:
-            byte = lo.iadd(str(k0 * smem.row_bytes), lo.imul(lo.fn.inst(f"lshr i32 {offset}, {P.bit_length() - 1}"),
-                                                             rows * P * eb))
+        # MN-major: the MN dimension runs along rows; the offset counts columns (whole panels), K rows
+        lit = (off_lit // P) * rows * P * eb + k0 * smem.row_bytes
+        dyn = None if off_dyn is None else ("panel", off_dyn, rows * P * eb)
         lbo, sbo = rows * P * eb, 8 * smem.row_bytes
-    addr = lo.iadd(addr0, byte)
-    return _descriptor(lo, addr, lbo, sbo, mode)
+    key = (addr0, dyn, lbo, sbo, mode)
+    base = cache.get(key)
+    if base is None:
+        addr = addr0
+        if dyn is not None:
+            kind, v, scale = dyn
+            if kind == "panel":
+                v = lo.fn.inst(f"lshr i32 {v}, {P.bit_length() - 1}")
+            addr = lo.iadd(addr0, lo.imul(v, scale))
+        base = cache[key] = _descriptor(lo, addr, lbo, sbo, mode)
+    return base if lit == 0 else lo.fn.inst(f"add i64 {base}, {lit >> 4}")
