@@ -23,6 +23,8 @@ class ScalarEmitter(portable.ScalarEmitter):
         super().__init__(module, fp_fusion)
         self.target = target
         self.safe_int_div = target.safe_int_div
+        mx, mn = target.num_minmax
+        self.MINMAX = {**self.MINMAX, "arith.maxnumf": mx, "arith.minnumf": mn}
 
     def special(self, o: ScalarOp) -> Optional[str]:
         return self.target.math(o.fn, self.module, o.name, o.args, o.t)
