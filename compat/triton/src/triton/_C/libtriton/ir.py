@@ -47,9 +47,6 @@ class value:
     def id(self) -> int:
         return hash(self._v)  # MLIR hashes a value by its storage, as Triton's id is its address
 
-    def get_type(self) -> str:
-        return str(self._v.type)
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, value) and self._v == other._v
 
@@ -70,14 +67,8 @@ class region:
         # an MLIR region object is made anew on each access: its owner and position name it
         return hash((hash(self._owner), self._index))
 
-    def get_parent(self) -> Optional["operation"]:
-        return operation(self._owner)
-
     def size(self) -> int:
         return len(self._r.blocks)
-
-    def get_block(self, i: int) -> "block":
-        return block(self._r.blocks[i])
 
 
 class block:
@@ -104,10 +95,6 @@ class block:
             if r == self._b.region:
                 return region(r, owner, i)
         return None
-
-    def get_parent_op(self) -> Optional["operation"]:
-        owner = self._b.owner
-        return None if owner is None else operation(owner)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, block) and self._b == other._b
@@ -165,10 +152,6 @@ class operation:
             return None
         return block(self._op.block)
 
-    def get_parent(self) -> Optional["operation"]:
-        parent = self._op.parent
-        return None if parent is None else operation(parent)
-
     # attributes: None where the operation has no such attribute of that kind, as Triton's getters
     def get_str_attr(self, name: str) -> Optional[str]:
         a = _attr(self._op, name, _ir.StringAttr)
@@ -176,10 +159,6 @@ class operation:
 
     def get_bool_attr(self, name: str) -> Optional[bool]:
         a = _attr(self._op, name, _ir.BoolAttr)
-        return None if a is None else a.value
-
-    def get_int_attr(self, name: str) -> Optional[int]:
-        a = _attr(self._op, name, _ir.IntegerAttr)
         return None if a is None else a.value
 
     def get_flat_symbol_ref_attr(self, name: str) -> Optional[str]:
