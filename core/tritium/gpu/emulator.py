@@ -42,7 +42,7 @@ class EmulatorTarget(TargetHooks):
     max_shared_bytes = 1 << 20
     # x86 lowers maxnum/minnum to maxss/minss, which return the second operand when the inputs compare equal:
     # max(-0.0, +0.0) took its sign from the operand order
-    num_minmax = ("maximumnum", "minimumnum")
+    minmax_zero_sign_open = True
 
     def __init__(self, triple: str, datalayout: str, warp_size: int = 32) -> None:
         self.triple, self.datalayout = triple, datalayout

@@ -34,10 +34,10 @@ class TargetHooks:
     max_shared_bytes = 48 * 1024
     #: the DICompileUnit emission kind of the kernel's line table (tritium.line_info)
     line_table_kind = "LineTablesOnly"
-    #: LLVM intrinsics of NaN-ignoring max and min (tl.maximum, tl.minimum, tl.clamp, tl.max reductions). maxnum
-    #: leaves the sign of max(-0.0, +0.0) open; a target whose LLVM lowering of it does not order -0 below +0 as
-    #: GPU instructions and the interpreter do names maximumnum/minimumnum here
-    num_minmax = ("maxnum", "minnum")
+    #: LLVM's maxnum/minnum (tl.maximum, tl.minimum, tl.clamp, tl.max reductions) leave the sign of max(-0.0, +0.0)
+    #: open. True where the target's lowering of them does not order -0 below +0 as GPU instructions and the
+    #: interpreter do (x86's maxss returns its second operand for equal inputs): the lowering then settles it
+    minmax_zero_sign_open = False
 
     def policy(self, num_warps: int) -> "LayoutPolicy":
         """The layout policy of the ``ttgir`` stage (dot layouts, vector widths)."""
