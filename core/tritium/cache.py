@@ -1,6 +1,9 @@
 """The on-disk kernel cache, and the dump and override folders.
 
-An entry is a folder ``<cache dir>/<key[:2]>/<key>/`` holding one file per stage and ``manifest.json``.
+An entry is a folder ``<cache dir>/<key>/`` holding one file per stage and ``manifest.json``: Triton's
+layout, which tools built for Triton rely on (torch inductor's TritonBundler copies ``<cache dir>/<hash>/``
+into its FX graph cache and writes it back on a warm start; the restored entry is verified like any other).
+An entry of the older sharded layout ``<cache dir>/<key[:2]>/<key>/`` is moved into place when first read.
 The manifest names the SHA-256 of every file and carries the kernel's metadata, and its own ``digest``
 covers all of that (format, key, file digests, metadata), so that no edit or bit flip of any file of an
 entry goes unnoticed: an entry that fails to parse, validate or verify is removed and the kernel compiled
@@ -28,12 +31,13 @@ from .cache_manifest import sha as _sha
 from .cache_remote import RemoteCacheBackend as RemoteCacheBackend
 from .cache_remote import remote
 from .cache_safety import CacheWarning as CacheWarning  # users filter warnings by tritium.cache.CacheWarning
-from .cache_safety import (UntrustedEntry, check_folder, claim_folder, describe_error, make_dirs,
-                           read_trusted, resolve_root, sweep_folder, sweep_root, trust_advice, warn_once,
-                           write_new_file)
+from .cache_safety import (UntrustedEntry, check_folder, describe_error, make_dirs, read_trusted,
+                           resolve_root, sweep_root, trust_advice, warn_once, write_new_file)
 
 Artifact = Union[str, bytes]
-_KEY = re.compile(r"[0-9A-Za-z_-]{2,128}")
+# at least 16 characters, so that an entry's name is never a legacy two-letter shard, ``autotune`` or the
+# ``user-<uid>`` folder of a shared root (all beside entries in the cache folder)
+_KEY = re.compile(r"[0-9A-Za-z_-]{16,128}")
 
 
 def _as_bytes(a: Artifact) -> bytes:
@@ -111,7 +115,33 @@ class KernelCache:
     def _dir(self, key: str, where: Optional[str] = None) -> str:
         if not _KEY.fullmatch(key):
             raise ValueError(f"invalid cache key {key!r}")
-        return os.path.join(where or self.root, key[:2], key)
+        return os.path.join(where or self.root, key)
+
+    @staticmethod
+    def _legacy_dir(key: str, where: str) -> str:
+        return os.path.join(where, key[:2], key)
+
+    def _migrate(self, key: str, where: str, d: str, check: bool) -> None:
+        """Move the entry of the sharded layout (older tritium) to ``d``; verified afterwards like any entry.
+        Raises UntrustedEntry if the shard or the entry folder is not ours alone."""
+        old = self._legacy_dir(key, where)
+        if not os.path.lexists(old):
+            return
+        if check:
+            check_folder(os.path.dirname(old))
+            check_folder(old)
+        try:
+            os.rename(old, d)   # atomic; another process may have moved or written it first: theirs stays
+        except OSError:
+            return
+        self._drop_shard(old)
+
+    @staticmethod
+    def _drop_shard(old: str) -> None:
+        try:
+            os.rmdir(os.path.dirname(old))   # only once the shard is empty
+        except OSError:
+            pass
 
     def get(self, key: str) -> Optional[CacheEntry]:
         """The entry from this cache, else from the remote cache (``cache_remote``): verified, then stored
@@ -135,11 +165,15 @@ class KernelCache:
         sweep_root(where)
         d = self._dir(key, where)
         check = not self.trust_shared
+        bad = d
         try:
             if not os.path.lexists(d):
-                return None
+                bad = self._legacy_dir(key, where)
+                self._migrate(key, where, d, check)
+                bad = d
+                if not os.path.lexists(d):
+                    return None
             if check:
-                check_folder(os.path.dirname(d))
                 check_folder(d)
             files, metadata = decode_manifest(read_trusted(os.path.join(d, MANIFEST), check), key)
             data = {}
@@ -154,7 +188,9 @@ class KernelCache:
                       f"{trust_advice()}")
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             pass   # corrupt (UnicodeDecodeError and JSONDecodeError are ValueErrors): recompile, replace
-        self._drop(d)
+        self._drop(bad)
+        if bad != d:
+            self._drop_shard(bad)
         return None
 
     def put(self, key: str, files: dict[str, Artifact], metadata: dict) -> bool:
@@ -188,14 +224,8 @@ class KernelCache:
     def _put(self, where: str, key: str, files: dict[str, Artifact], metadata: dict) -> None:
         private = not self.trust_shared
         final = self._dir(key, where)
-        parent = os.path.dirname(final)
-        make_dirs(parent, private)
-        if private and not claim_folder(parent):
-            self._drop(parent)   # a shard someone else made in our cache: move it out of the way
-            make_dirs(parent, private)
-        sweep_root(where)
-        sweep_folder(parent)
-        tmp = os.path.join(parent, f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        sweep_root(where)   # the folder of entries (``location`` checked it is ours) and legacy shards
+        tmp = os.path.join(where, f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         os.mkdir(tmp, 0o700 if private else 0o777)
         try:
             if private:
@@ -231,6 +261,8 @@ class KernelCache:
             return
         if where is not None:
             self._drop(self._dir(key, where))
+            self._drop(self._legacy_dir(key, where))
+            self._drop_shard(self._legacy_dir(key, where))
 
     @staticmethod
     def _drop(d: str) -> None:

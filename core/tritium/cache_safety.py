@@ -1,14 +1,14 @@
 """Who may have written a cache folder, creating folders and files private to the user, removing the
 temporary folders of killed processes, and the one-time warnings the cache gives when it degrades.
 
-The rule for trusting what is on disk (unless ``TRITIUM_CACHE_TRUST_SHARED=1``): the cache root, its shard
-folders, entry folders and files must be owned by the current user and writable by no one else, and every
-folder above the root must be owned by the user or by root and be writable by no one else unless it has
-the sticky bit (like /tmp), so that no other user can swap a folder of the path for one of theirs. A
-loaded object file is code that runs in the process: a file someone else could have written is never
-loaded. Where the root fails the rule: a root of ours loses the others' write permission; a sticky shared
-root (mode 1777) owned by us or root gets a private ``user-<uid>`` folder; anything else is not used and
-kernels compile in memory only. Each case warns once per process.
+The rule for trusting what is on disk (unless ``TRITIUM_CACHE_TRUST_SHARED=1``): the cache root, its entry
+folders (and the shard folders of the older layout) and files must be owned by the current user and
+writable by no one else, and every folder above the root must be owned by the user or by root and be
+writable by no one else unless it has the sticky bit (like /tmp), so that no other user can swap a folder
+of the path for one of theirs. A loaded object file is code that runs in the process: a file someone else
+could have written is never loaded. Where the root fails the rule: a root of ours loses the others' write
+permission; a sticky shared root (mode 1777) owned by us or root gets a private ``user-<uid>`` folder;
+anything else is not used and kernels compile in memory only. Each case warns once per process.
 """
 from __future__ import annotations
 
@@ -156,16 +156,6 @@ class UntrustedEntry(Exception):
         self.why = why
 
 
-def claim_folder(path: str) -> bool:
-    """Make our own folder ``path`` writable by us only; False if it is not a folder of ours."""
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or (_uid() is not None and st.st_uid != _uid()):
-        return False
-    if st.st_mode & 0o022:
-        os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o022)
-    return True
-
-
 def check_folder(path: str) -> None:
     """UntrustedEntry unless ``path`` is a real folder (not a link) that only we can write."""
     st = os.lstat(path)
@@ -244,11 +234,15 @@ def resolve_root(root: str, create: bool) -> Optional[str]:
 # --- temporaries of killed processes ----------------------------------------------------------------
 
 _TEMP_PID = re.compile(r"(?:^\.tmp-|\.trash-)(?:[0-9a-f]{64}-)?(?P<pid>\d+)-[A-Za-z0-9_]+$")
+# torch inductor's TritonBundler restores an entry in ``tmp.<uuid4>`` beside it, then renames it into place
+_BUNDLER_TEMP = re.compile(r"tmp\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _swept: set = set()
 
 
 def temp_name_pid(name: str) -> tuple[bool, Optional[int]]:
     """(is a temporary or trash name, the pid recorded in it or None)."""
+    if _BUNDLER_TEMP.fullmatch(name):
+        return True, None
     if not (name.startswith(".tmp-") or ".trash-" in name):
         return False, None
     m = _TEMP_PID.search(name)
@@ -300,8 +294,9 @@ def sweep_folder(folder: str, now: Optional[float] = None) -> None:
 
 
 def sweep_root(root: str) -> None:
-    """Sweep every shard of the cache, at most once per process and once per STALE_SECONDS across
-    processes (a marker file's age says when the last sweep was)."""
+    """Sweep the cache folder (where entries are written), the legacy shards and the autotuner's folders, at
+    most once per process and once per STALE_SECONDS across processes (a marker file's age says when the
+    last sweep was)."""
     if root in _swept:
         return
     _swept.add(root)

@@ -56,8 +56,9 @@ def expect(values: np.ndarray) -> np.ndarray:
     return np.where(np.arange(16) < N, values, 0).astype(np.float32)
 
 
-def entry_dir(root, key) -> str:
-    return os.path.join(str(root), key[:2], key)
+def entry_dir(root, key, legacy: bool = False) -> str:
+    """Where the entry of ``key`` is (Triton's layout), or was in the sharded layout of older tritium."""
+    return os.path.join(str(root), key[:2], key) if legacy else os.path.join(str(root), key)
 
 
 @pytest.fixture
@@ -207,8 +208,9 @@ def test_override_workflow_then_unset_gives_the_original(cache, tmp_path):
 
 # -- 3. entries others wrote or could have written are not loaded -----------------------------------------
 
-def plant(tmp_path, where: str, key: str, uid: int) -> str:
-    """A complete, well-formed entry under ``where`` for ``key`` whose code subtracts, owned by ``uid``."""
+def plant(tmp_path, where: str, key: str, uid: int, legacy: bool = False) -> str:
+    """A complete, well-formed entry under ``where`` for ``key`` whose code subtracts, owned by ``uid`` (its
+    shard folder too, in the ``legacy`` layout)."""
     with knobs.cache.scope():
         knobs.cache.dir = str(tmp_path / "scratch")
         sub = compile_(sub_kernel)
@@ -216,10 +218,10 @@ def plant(tmp_path, where: str, key: str, uid: int) -> str:
         assert entry is not None
         KernelCache(str(tmp_path / "staging")).put(key, entry.files, entry.metadata)
     src = entry_dir(tmp_path / "staging", key)
-    dst = entry_dir(where, key)
+    dst = entry_dir(where, key, legacy)
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     shutil.move(src, dst)
-    for d, _, files in os.walk(os.path.dirname(dst)):
+    for d, _, files in os.walk(os.path.dirname(dst) if legacy else dst):
         os.chown(d, uid, uid)
         for f in files:
             os.chown(os.path.join(d, f), uid, uid)
@@ -269,8 +271,7 @@ def test_shared_sticky_cache_with_a_planted_entry(tmp_path):
 def test_entry_of_another_user_in_a_private_cache(cache, tmp_path):
     key = add_key(tmp_path)
     os.makedirs(cache, mode=0o700)
-    planted = plant(tmp_path, str(cache), key, 65534)
-    os.chown(os.path.dirname(planted), os.geteuid(), os.getegid())   # our shard, their entry
+    planted = plant(tmp_path, str(cache), key, 65534)   # our cache folder, their entry
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         np.testing.assert_array_equal(run(compile_()), expect(X + Y))
@@ -284,7 +285,8 @@ def test_entry_of_another_user_in_a_private_cache(cache, tmp_path):
 def test_entry_others_can_write_is_not_loaded(cache, tmp_path, what):
     key = add_key(tmp_path)
     os.makedirs(cache, mode=0o700)
-    planted = plant(tmp_path, str(cache), key, os.geteuid())
+    # shards exist in the layout of older tritium only: such an entry is not moved into Triton's layout
+    planted = plant(tmp_path, str(cache), key, os.geteuid(), legacy=what == "shard")
     victim = {"file": os.path.join(planted, "sub_kernel.obj"), "entry": planted,
               "shard": os.path.dirname(planted)}[what]
     os.chmod(victim, 0o666 if what == "file" else 0o777)
@@ -293,9 +295,11 @@ def test_entry_others_can_write_is_not_loaded(cache, tmp_path, what):
         np.testing.assert_array_equal(run(compile_()), expect(X + Y))
     msgs = cache_warnings(rec)
     assert len(msgs) == 1 and victim in msgs[0] and "can write to it" in msgs[0], msgs
-    # replaced by a private entry (our shard loses the others' write permission), loaded from then on
-    assert os.stat(os.path.dirname(planted)).st_mode & 0o7777 == 0o755 if what == "shard" else True
+    # replaced by a private entry in Triton's layout, loaded from then on
+    if what == "shard":
+        assert not os.path.lexists(victim), "the legacy entry and its emptied shard are removed"
     assert KernelCache().get(key) is not None
+    assert os.stat(entry_dir(cache, key)).st_mode & 0o7777 == 0o700
 
 
 def test_our_cache_made_under_umask_002_is_tightened_and_used(cache, tmp_path):
