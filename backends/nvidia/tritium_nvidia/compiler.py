@@ -18,7 +18,7 @@ from typing import Any, Optional
 from tritium import knobs, llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 
-from . import toolchain
+from . import tma, toolchain
 from .knobs import nvidia as nv_knobs
 from .plugin import CAPABILITIES
 from .target import TRIPLE, NvidiaTarget
@@ -209,6 +209,7 @@ class CUDABackend(BaseBackend):
         if not options.enable_fp_fusion:    # ptxas would otherwise fuse a mul and an add the IR kept apart
             extra.append("--fmad=false")
         cubin, report = toolchain.assemble(ptx, self.capability, metadata["name"], extra)
+        metadata["tensor_map_globals"] = tma.GLOBAL_PREFIX in ptx
         metadata["n_regs"] = report.registers
         metadata["n_spills"] = report.spill_bytes
         if nv_knobs.dump_ptxas and report.text:

@@ -120,6 +120,18 @@ def zero_device(dptr: int, size: int) -> None:
     check(cu.cuMemsetD8(dptr, 0, size), "cuMemsetD8")
 
 
+def create_event() -> Any:
+    """An event for ordering streams only (no timing: cheaper to record and wait on)."""
+    ensure_context()
+    return check(cu.cuEventCreate(cu.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+
+
+def order_streams(event: Any, before: int, after: int) -> None:
+    """Work queued on ``after`` from now on waits for all work queued on ``before`` so far."""
+    check(cu.cuEventRecord(event, before), "cuEventRecord")
+    check(cu.cuStreamWaitEvent(after, event, 0), "cuStreamWaitEvent")
+
+
 def synchronize() -> None:
     check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
 

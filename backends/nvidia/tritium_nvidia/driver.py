@@ -198,6 +198,11 @@ class CudaLauncher:
         self.modules: dict[int, Any] = {}
         self.assert_state: dict[int, int] = {}
         self.has_assert = bool(md.get("has_assert"))
+        # tensor maps built on the device live in module globals that every launch rewrites: two launches on
+        # different streams must not run at once (see _order_after_previous_launch)
+        self.orders_streams = bool(md.get("tensor_map_globals"))
+        self.last_stream: dict[int, int] = {}
+        self.order_events: dict[int, Any] = {}
         self.messages = list(md.get("assert_messages", []))
         self.lock = threading.Lock()
         # what Triton's _init_handles reports, known from ptxas before any device loads the binary (Triton's
@@ -262,6 +267,8 @@ class CudaLauncher:
         if func is None:
             func = self.load(device)
         with self.lock:
+            if self.orders_streams:
+                self._order_after_previous_launch(device, stream)
             if not self.arguments.pack(args):
                 self._arg_error(args, self.arguments.error)
             err = _cu_launch(func, grid[0], grid[1], grid[2], self.block, 1, 1, self.shared, stream,
@@ -273,6 +280,23 @@ class CudaLauncher:
             del _last_launched[:8]
         if self.has_assert or nv_knobs.launch_blocking:
             self._check_after(device, stream)
+
+    def _order_after_previous_launch(self, device: int, stream: int) -> None:
+        """A launch on another stream than this kernel's previous launch on the device waits for what that stream
+        has queued so far, so no two launches share the kernel's tensor-map globals at once; launches on one
+        stream are ordered already and pay only this comparison."""
+        previous = self.last_stream.get(device)
+        self.last_stream[device] = stream
+        if previous is None or previous == stream:
+            return
+        from . import cuda
+        event = self.order_events.get(device)
+        if event is None:
+            event = self.order_events[device] = cuda.create_event()
+        try:
+            cuda.order_streams(event, previous, stream)
+        except cuda.CudaError:
+            cuda.synchronize()  # the previous stream is gone (destroyed by its owner): wait for everything instead
 
     def _arg_error(self, args: tuple, exc: Optional[Exception]) -> None:
         names = _runtime_arg_names(self.kernel)

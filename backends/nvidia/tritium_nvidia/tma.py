@@ -17,6 +17,9 @@ from tritium.llvmir.text import Function, Module
 #: tensormap.replace.elemtype by element size: unsigned integers (the copy moves bits; the zero fill of an
 #: out-of-bounds element is all-zero bits for every type)
 _ELEMTYPE = {1: 0, 2: 1, 4: 2, 8: 4}
+#: names of the module globals holding tensor maps built on the device (the launcher orders launches of a kernel
+#: that has them across streams: every launch rewrites them)
+GLOBAL_PREFIX = "__tritium_tmap"
 #: the smallest PTX ISA (x10) whose ``global_stride`` field is given in bytes (Triton shifts it by 4 below)
 MIN_ISA = 86
 
