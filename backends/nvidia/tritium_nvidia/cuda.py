@@ -126,6 +126,13 @@ def create_event() -> Any:
     return check(cu.cuEventCreate(cu.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate")
 
 
+def is_capturing(stream: int) -> bool:
+    """Whether ``stream`` is recording a CUDA graph (its work is not run now, and cross-stream calls such as
+    recording an event on another stream could break the capture)."""
+    status = check(cu.cuStreamIsCapturing(stream), "cuStreamIsCapturing")
+    return status != cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+
+
 def order_streams(event: Any, before: int, after: int) -> None:
     """Work queued on ``after`` from now on waits for all work queued on ``before`` so far."""
     check(cu.cuEventRecord(event, before), "cuEventRecord")

@@ -284,7 +284,8 @@ class CudaLauncher:
     def _order_after_previous_launch(self, device: int, stream: int) -> None:
         """A launch on another stream than this kernel's previous launch on the device waits for what that stream
         has queued so far, so no two launches share the kernel's tensor-map globals at once; launches on one
-        stream are ordered already and pay only this comparison."""
+        stream are ordered already and pay only this comparison. Not while either stream records a CUDA graph:
+        its launches run at replay, which this cannot order (SUPPORT.md)."""
         previous = self.last_stream.get(device)
         self.last_stream[device] = stream
         if previous is None or previous == stream:
@@ -294,6 +295,8 @@ class CudaLauncher:
         if event is None:
             event = self.order_events[device] = cuda.create_event()
         try:
+            if cuda.is_capturing(stream) or cuda.is_capturing(previous):
+                return
             cuda.order_streams(event, previous, stream)
         except cuda.CudaError:
             cuda.synchronize()  # the previous stream is gone (destroyed by its owner): wait for everything instead
