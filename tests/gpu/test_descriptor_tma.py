@@ -170,7 +170,7 @@ def test_tma_persistent_loop_reenters_pipeline(cuda, name):
     _sm90(cuda)
     ex = _example08()
     dtype = getattr(torch, name)
-    M, N, K = 520, 700, 1000
+    M, N, K = 520, 712, 1008        # row strides of 16-byte multiples, as descriptors need
     a = torch.randn((M, K), device="cuda").to(dtype)
     b = torch.randn((N, K), device="cuda").to(dtype)
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
