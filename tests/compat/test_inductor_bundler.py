@@ -77,8 +77,8 @@ def _run(tmp_path, n: int, kernels: str) -> dict:
         env.pop(var, None)
     script = tmp_path / "run.py"
     script.write_text(SCRIPT)
-    p = subprocess.run([sys.executable, str(script), str(tmp_path / f"out{n}.pt")], env=env, capture_output=True,
-                       text=True, timeout=900)
+    p = subprocess.run([sys.executable, str(script), str(tmp_path / f"out{n}.pt")], env=env,
+                       capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-6000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -100,7 +100,110 @@ def test_fx_graph_cache_hit_restores_tritium_kernels(tmp_path):
     assert inductor.get("fxgraph_cache_hit") == 1, warm
     assert inductor.get("triton_bundler_read_and_emit_kernel", 0) >= 2 * cold["compiled"], warm
     # the restored entries passed tritium's checks (manifest, checksums, ownership): nothing compiled again
-    assert warm["compiled"] == 0, warm
-    assert warm["entries"] == cold["entries"]
+    assert warm["compiled"] == 0 and warm["entries"] == cold["entries"], (cold, warm)
     assert {e: sorted(os.listdir(os.path.join(warm["root"], e))) for e in warm["entries"]} == files
     assert torch.equal(torch.load(tmp_path / "out1.pt"), torch.load(tmp_path / "out2.pt"))
+
+
+# -- one kernel through TritonBundler.collect and read_and_emit, in this process ----------------------------
+
+tl = triton.language
+
+
+@triton.jit
+def _add(x, y, o, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    m = i < n
+    tl.store(o + i, tl.load(x + i, mask=m) + tl.load(y + i, mask=m), mask=m)
+
+
+@pytest.fixture
+def bundler(tmp_path, monkeypatch):
+    """TritonBundler switched on, compilations counted (tritium asks the inspection hook only when it builds
+    a kernel's stages), and ``use(name)`` pointing the kernel cache (inductor's view and tritium's) at a
+    folder."""
+    import torch._inductor.config as config
+    from torch._inductor.triton_bundler import TritonBundler
+    from tritium import cache_safety, knobs
+    compiled = []
+
+    def count(*args):
+        if not args:
+            return ("test_inductor_bundler", "1")
+        compiled.append(args)
+
+    def use(name):
+        monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / name))
+        knobs.cache.dir = str(tmp_path / name)
+        return tmp_path / name
+
+    cache_safety._warned.clear()
+    with knobs.cache.scope(), knobs.runtime.scope(), config.patch(bundle_triton_into_fx_graph_cache=True,
+                                                                   force_disable_caches=False):
+        knobs.runtime.add_stages_inspection_hook = count
+        yield TritonBundler, use, compiled
+    cache_safety._warned.clear()
+
+
+def _compile_and_run():
+    from torch._inductor.runtime.runtime_utils import triton_hash_to_path_key
+    from tritium.compiler import ASTSource
+    sig = {"x": "*fp32", "y": "*fp32", "o": "*fp32", "n": "i32", "B": "constexpr"}
+    k = triton.compile(ASTSource(_add, sig, {"B": 64}))
+    x, y, o = torch.arange(50.0), torch.full((50, ), 0.5), torch.zeros(50)
+    k[(1, 1, 1)](x, y, o, 50)
+    torch.testing.assert_close(o, x + 0.5)
+    return triton_hash_to_path_key(k.hash)
+
+
+def _bundle(bundler):
+    TritonBundler, use, compiled = bundler
+    here = use("here")
+    TritonBundler.begin_compile()
+    key = _compile_and_run()
+    assert len(compiled) == 1
+    TritonBundler.put(key, 0)
+    bundle, _ = TritonBundler.collect()
+    (kernel, ) = bundle.kernel_artifacts
+    assert kernel.kernel_hash == key
+    assert sorted(a.filename for a in kernel.artifacts) == sorted(os.listdir(here / key))
+    assert "manifest.json" in os.listdir(here / key)
+    shutil.rmtree(here)
+    return bundle, key
+
+
+def test_bundle_restores_a_verified_entry(bundler):
+    TritonBundler, use, compiled = bundler
+    bundle, key = _bundle(bundler)
+    elsewhere = use("elsewhere")
+    TritonBundler.read_and_emit(bundle)
+    assert os.path.isfile(elsewhere / key / "manifest.json")
+    assert _compile_and_run() == key and len(compiled) == 1, "loaded from the restored entry, not compiled"
+
+
+def test_tampered_bundle_is_compiled_again(bundler):
+    TritonBundler, use, compiled = bundler
+    bundle, key = _bundle(bundler)
+    (kernel, ) = bundle.kernel_artifacts
+    obj = next(a for a in kernel.artifacts if a.filename.endswith(".obj"))
+    kernel.artifacts[kernel.artifacts.index(obj)] = type(obj)(obj.filename, obj.payload[:-1] + b"\x01")
+    use("elsewhere")
+    TritonBundler.read_and_emit(bundle)
+    assert _compile_and_run() == key and len(compiled) == 2, "the checksum mismatch is caught: compiled again"
+
+
+def test_bundle_restored_under_umask_002_is_not_trusted(bundler):
+    """The bundler writes with the process's umask: under 002 its group could have written the entry, which
+    tritium never loads (the rule for any entry, cache_safety): it warns, compiles again and replaces it."""
+    from tritium.cache import CacheWarning
+    TritonBundler, use, compiled = bundler
+    bundle, key = _bundle(bundler)
+    use("elsewhere").mkdir(mode=0o700)
+    old = os.umask(0o002)
+    try:
+        TritonBundler.read_and_emit(bundle)
+    finally:
+        os.umask(old)
+    with pytest.warns(CacheWarning, match="its group can write to it"):
+        assert _compile_and_run() == key
+    assert len(compiled) == 2
