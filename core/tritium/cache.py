@@ -279,6 +279,9 @@ class KernelCache:
             shutil.rmtree(trash, ignore_errors=True)
 
 
+# No ``_base32``/``_base64`` here (Triton's folder-name encodings of a hash): torch inductor's
+# triton_hash_to_path_key looks for them in this module and, finding neither, names a kernel's folder by
+# ``kernel.hash`` itself, which is the key of its entry here. Adding one would send TritonBundler elsewhere.
 def __getattr__(name: str) -> Any:
     # Triton's module of RedisRemoteCacheBackend is triton.runtime.cache (this module): "module:Class" settings
     # and subclasses written for Triton find it here; the redis client is imported only when asked for
