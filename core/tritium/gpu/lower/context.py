@@ -35,6 +35,15 @@ from .values import LoweringError, Scalar, Tensor, owner_op
 REMAT_OPS = {"tt.splat", "tt.make_range", "arith.constant", "tt.broadcast", "tt.expand_dims"}
 
 
+def staged_row_vector(ctx: "Context", v: Any) -> bool:
+    """``v`` is a load left in its pipeline stage (pipeline.py) until ``expand_dims`` users read it, each in the
+    layout its own users need: reading it again is one shared load, cheaper than converting it."""
+    if not isinstance(ctx.values.get(v), SharedTile):
+        return False
+    o = owner_op(v)
+    return o is not None and o.name == "tt.load" and all(u.owner.name == "tt.expand_dims" for u in v.uses)
+
+
 class Context:
     """One kernel's lowering state and the operations on values every op handler needs."""
 
@@ -302,6 +311,8 @@ class Context:
         return got
 
     def rematerializable(self, v: Any) -> bool:
+        if staged_row_vector(self, v):
+            return True
         got = self._remat.get(v)
         if got is None:
             op = owner_op(v)

@@ -30,7 +30,7 @@ from ...llvmir.types import BYTES
 from .convert import storage_type
 from .descriptor_bulk import BulkStages
 from .memory import access_vector
-from .context import Context
+from .context import Context, staged_row_vector
 from .operands import split_operands
 from .phis import carried, fill_phis, make_phis
 from .reduce import _Overlay
@@ -356,8 +356,10 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     for o in ops[:-1]:
         if o.results and o.results[0] in skip:
             r = o.results[0]
-            if not _dot_operand_uses(r):
-                # read where the load was: its users expect registers
+            if not _dot_operand_uses(r) and not staged_row_vector(ctx, r):
+                # read where the load was: its users expect registers (a row vector only broadcast is read
+                # by each broadcast, in the layout it needs: the attention backward's row maxima and sums
+                # were converted through shared memory, two barriers each, every iteration)
                 ctx.values[r] = ctx.read_tile(ctx.values[r], ctx.layout_of(r), ctx.value_type(r))
             continue
         ctx.lower_op(o)

@@ -35,6 +35,9 @@ def op_expand_dims(ctx: Context, op: Any) -> None:
         lay = ctx.layout_of(res)
         ctx.values[res] = Tensor(lay, [src.value] * lay.num_regs, src.ty)
         return
+    if isinstance(src, SharedTile):     # a staged row vector (context.staged_row_vector): read in place
+        ctx.values[res] = ctx.produce(op, ctx.layout_of(res))
+        return
     t = Tensor(L.expand_dims(src.layout, axis), src.regs, src.ty)
     ctx.set_result(op, t)
 
