@@ -62,8 +62,9 @@ SCRIPT = textwrap.dedent("""
         except ValueError:   # not a key: the cache's own files and folders
             return False
 
-    print(json.dumps({"compiled": len(compiled), "root": root,
-                      "entries": sorted(n for n in os.listdir(root) if valid(n)),
+    entries = sorted(n for n in os.listdir(root) if valid(n))
+    print(json.dumps({"compiled": len(compiled), "root": root, "entries": entries,
+                      "names": [KernelCache().get(n).metadata["name"] for n in entries],
                       "counters": {k: dict(v) for k, v in counters.items() if k == "inductor"}}))
 """)
 
@@ -83,6 +84,7 @@ def _run(tmp_path, n: int, kernels: str) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_fx_graph_cache_hit_restores_tritium_kernels(tmp_path):
     cold = _run(tmp_path, 1, "here")
     inductor = cold["counters"]["inductor"]
