@@ -48,7 +48,13 @@ def host_target(cpu: str, features: str, opt: int, triple: str = "") -> Any:
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     target = llvm.Target.from_triple(triple) if triple else llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="pic", codemodel="default")
+    # x86-64 objects are loaded by MCJIT, which maps code and constants separately: once large tensors fragment
+    # the address space they can land over 2 GiB apart, beyond the small code model's 32-bit PC-relative reach
+    # (LLVM then aborts the process). The large model addresses them with 64-bit absolutes, as numba's JIT
+    # does; under it only static relocations resolve right in MCJIT (PIC's GOTOFF64 comes out wrong).
+    large = (triple or llvm.get_default_triple()).startswith("x86_64")
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="static" if large else "pic",
+                                        codemodel="large" if large else "default")
 
 
 def target_triple() -> str:
