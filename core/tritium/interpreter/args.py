@@ -9,6 +9,7 @@ import numpy as np
 
 from ..language import core as tl
 from ..language.device_function import DeviceFunction
+from ..runtime.annotations import converter, describe
 from ..runtime.specialize import dtype_name
 from ..tools.tensor_descriptor import validate
 from .memory import Memory, Region
@@ -37,6 +38,9 @@ def classify(p: Any, v: Any) -> tuple[str, Any]:
         return "C", v
     if isinstance(v, DeviceFunction):
         return "C", v  # a @jit function passed as an argument is compile-time, as in Triton (test_namedtuple)
+    ann = getattr(p, "annotation_type", "")
+    if ann:
+        return _annotated(p, ann, v)
     if isinstance(v, (bool, np.bool_)):
         return "i1", bool(v)
     if isinstance(v, (int, np.integer)):
@@ -62,6 +66,20 @@ def classify(p: Any, v: Any) -> tuple[str, Any]:
         base_ty, base = classify(p, v.base)
         return "TD", (base_ty, base, shape, strides, block, padding)
     return "*" + ("k" if p.is_const else "") + dtype_name(v.dtype), v
+
+
+def _annotated(p: Any, ann: str, v: Any) -> tuple[str, Any]:
+    """An argument of a parameter whose annotation fixes its type, converted as the compiled path converts it
+    (runtime/annotations.py)."""
+    if ann.startswith("*"):
+        if not (hasattr(v, "data_ptr") or hasattr(v, "__array_interface__")):
+            raise TypeError(f"parameter `{p.name}` is annotated {describe(p)} ({ann}): expected an array, got "
+                            f"{v!r}")
+        return ("*k" + ann[2:] if p.is_const and not ann.startswith("*k") else ann), v
+    try:
+        return ann, converter(ann)(v)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise type(exc)(f"parameter `{p.name}` is annotated {describe(p)} ({ann}), got {v!r}: {exc}") from None
 
 
 def _array_layout(obj: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:

@@ -13,6 +13,7 @@ from ..language.constexpr_function import ConstexprFunction  # noqa: F401,E402  
 from ..language.core import _ambient_semantic, const, constexpr
 from ..language.device_function import DeviceFunction
 from ..language.dtypes import dtype
+from .annotations import annotation_type
 from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
 from .triton_specialize import mangle_type, native_specialize_impl  # noqa: F401  (Triton's names, for inductor)
 
@@ -29,6 +30,10 @@ class KernelParam:
         self.is_constexpr = ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
         self.is_const = ann is const or (isinstance(ann, str) and ann.split(".")[-1] == "const")
         self.annotation = ann
+        #: the signature type the annotation fixes ("u8", "fp16", "*fp16"...), "" if none (Triton's name)
+        self.annotation_type = "" if self.is_constexpr else annotation_type(ann)
+        if self.annotation_type.startswith("*k"):
+            self.is_const = True
         self.default = param.default
         self.has_default = param.default is not inspect.Parameter.empty
 

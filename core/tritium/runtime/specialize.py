@@ -26,6 +26,7 @@ from ..language.core import constexpr
 from ..language.device_function import DeviceFunction
 from ..language.dtypes import dtype as tl_dtype
 from ..language.dtypes import pointer_type, str_to_ty, ty_to_str
+from .annotations import annotated_binder
 from .driver import driver
 
 #: element type names of torch and numpy, to Triton's signature spelling
@@ -242,6 +243,12 @@ def make_binder(fn: Any) -> Callable[..., tuple]:
             keys.append(f"(('C', type({n}), {n}) if type({n}) in _simple else _const({n}))")
             continue
         spec, align = not p.do_not_specialize, not p.do_not_specialize and not p.do_not_specialize_on_alignment
+        if p.annotation_type:
+            ns[f"_a{p.num}"] = annotated_binder(fn, p, spec, align, specialize_arg)
+            keys.append(f"{pre}k{p.num}")
+            runtime.append(f"{pre}r{p.num}")
+            body.append(f"    {pre}k{p.num}, {pre}r{p.num} = _a{p.num}({n})")
+            continue
         ns[f"_k{p.num}_D"], ns[f"_k{p.num}_"] = ("i32", "D" if align else ""), ("i32", "")
         int_fast = (f"_k{p.num}_ if {n} != 1 and {n} & 15 else _ONE if {n} == 1 else _k{p.num}_D"
                     if spec else f"_k{p.num}_")
