@@ -183,3 +183,26 @@ def test_tma_persistent_loop_reenters_pipeline(cuda, name):
     want = a.double() @ b.double().T
     torch.testing.assert_close(c.double(), want, rtol=3e-2, atol=3e-1 if name.startswith("float8") else 5e-2)
 
+
+
+@triton.jit
+def _copy_twice(x_ptr, o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BM, BN])
+    dst = tl.make_tensor_descriptor(o_ptr, [M, N], [N, 1], [BM, BN])      # only stored through: TMA stores
+    pm, pn = tl.program_id(0) * BM, tl.program_id(1) * BN
+    dst.store([pm, pn], src.load([pm, pn]) * 2)
+
+
+@pytest.mark.parametrize("name,N", [("int8", 40), ("int8", 48), ("float16", 40), ("float16", 44)])
+def test_tma_store_needs_16_byte_rows_else_portable(cuda, name, N):
+    """Rows of 40 int8 or 44 fp16 elements are not 16-byte multiples, which the copy engine needs: those launches
+    store the portable way (a run-time branch); 48 int8 and 40 fp16 use TMA. Both right, partial blocks too."""
+    torch = _torch()
+    _sm90(cuda)
+    M, BM, BN = 19, 8, 32
+    dtype = getattr(torch, name)
+    x = torch.randint(-20, 20, (M, N), device="cuda").to(dtype)
+    o = torch.full((M, N), 7, device="cuda").to(dtype)
+    k = _copy_twice[(triton.cdiv(M, BM), triton.cdiv(N, BN))](x, o, M, N, BM=BM, BN=BN)
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in k.asm["ptx"]
+    torch.testing.assert_close(o, x * 2, rtol=0, atol=0)

@@ -30,6 +30,8 @@ _MAX_BOX = 256
 class BulkMap:
     """A tensor map of a 2-D descriptor: its address (i64), and the boxes one block is copied in."""
     addr: str
+    ok: str             # i1: the copy engine can address the tensor (16-byte aligned base and row stride, no
+                        # empty dimension); where not, the portable path runs instead (a run-time branch)
     rows: int           # block rows
     cols: int           # block columns (contiguous)
     eb: int             # bytes per element
@@ -110,11 +112,17 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     base = fn.inst(f"ptrtoint {ctx.target.global_ptr} {c.base.value} to i64")
     dims = [i32(c.shape[1]), i32(c.shape[0])]
     stride = fn.inst(f"mul i64 {i64(c.strides[0])}, {eb}")
+    # the copy engine needs what the descriptor's rules promise only for host descriptors: a kernel's own
+    # tl.make_tensor_descriptor may describe an int8 row of 40 bytes; such a launch takes the portable path
+    low = fn.inst(f"or i64 {fn.inst(f'and i64 {base}, 15')}, {fn.inst(f'and i64 {stride}, 15')}")
+    ok = fn.inst(f"icmp eq i64 {low}, 0")
+    for d in dims:
+        ok = fn.inst(f"and i1 {ok}, {fn.inst(f'icmp sgt i32 {d}, 0')}")
     template = ctx.scratch(128, 128)
     addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, [stride], [panel, box_rows], eb,
                                        _swizzle(panel * eb))
     ctx.scratch_read_done()
-    return BulkMap(addr, rows, cols, eb, panel, box_rows)
+    return BulkMap(addr, ok, rows, cols, eb, panel, box_rows)
 
 
 def issue_bulk_loads(ctx: Context, m: BulkMap, idx: list, dst: str, bar: str) -> None:
@@ -137,6 +145,17 @@ class BulkStages:
         self.key, self.bars = ctx.shared_buffer(8 * stages, 8)
         self.nbytes = sum(m.nbytes for m in maps if m is not None)
         self.leader = ctx.fn.inst(f"icmp eq i32 {ctx.target.thread_id(ctx.fn)}, 0")
+        # one answer for the loop: every map usable, else all of its descriptor loads take cp.async
+        ok = "true"
+        for m in maps:
+            if m is not None:
+                ok = m.ok if ok == "true" else ctx.fn.inst(f"and i1 {ok}, {m.ok}")
+        self.ok = ok
+        self.not_ok = ctx.fn.inst(f"xor i1 {ok}, true")
+
+    def wait(self, ctx: Context, stage: str, phase: str) -> None:
+        from ..target import guarded
+        guarded(ctx.fn, self.ok, lambda: ctx.target.bulk_wait(ctx.fn, self.bar(ctx, stage), phase))
 
     def bar(self, ctx: Context, stage: str) -> str:
         return ctx.smem_ptr(self.bars, ctx.imul(stage, 8))
@@ -154,10 +173,10 @@ class BulkStages:
             for m, (_, idx), (proto, stage_bytes) in zip(self.maps, operands, bases):
                 if m is not None:
                     issue_bulk_loads(ctx, m, idx, ctx.smem_ptr(proto.base, ctx.imul(stage, stage_bytes)), bar)
-        guarded(ctx.fn, ctx.and_pred(self.leader, valid), emit)
+        guarded(ctx.fn, ctx.and_pred(ctx.and_pred(self.leader, valid), self.ok), emit)
 
 
-def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
+def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, portable: Any) -> None:
     """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set). As in Triton, the
     program goes on once the copies have read shared memory; they reach global memory before the kernel ends."""
     from ..target import guarded
@@ -166,6 +185,15 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
     m = c.tmap
     fn = ctx.fn
     val = ctx.tensor(value_v)
+    yes, no, join = fn.label("bulkst"), fn.label("plainst"), fn.label("stj")
+    fn.cond_br(m.ok, yes, no)
+    fn.start_block(no)
+    ctx.push_scope()
+    portable()
+    ctx.pop_scope()
+    fn.br(join)
+    fn.start_block(yes)
+    ctx.push_scope()
     base = ctx.scratch(m.nbytes, 1024)
     write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
     ctx.target.bulk_store_fence(fn)
@@ -181,3 +209,6 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
         ctx.target.bulk_store_wait_read(fn)
     guarded(fn, leader, emit)
     ctx.scratch_read_done()
+    ctx.pop_scope()
+    fn.br(join)
+    fn.start_block(join)

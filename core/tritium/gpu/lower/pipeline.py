@@ -27,6 +27,7 @@ from typing import Any, Optional
 from ..._mlir import block_ops
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES
+from ..target import guarded
 from .convert import storage_type
 from .descriptor_bulk import BulkStages
 from .memory import access_vector
@@ -236,10 +237,16 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
                  valid: Optional[str], bulk: Optional[BulkStages] = None) -> None:
     fn = ctx.fn
     for k, ((o, parts), (ptr, mask), (tile_proto, stage_bytes)) in enumerate(zip(plan.loads, operands, bases)):
-        if bulk is not None and bulk.maps[k] is not None:
-            continue
         if "desc" in parts:
             from .pipeline_desc import issue_descriptor_copies
+            if bulk is not None and bulk.maps[k] is not None:
+                # the portable copies, for a launch whose tensors the copy engine cannot address
+                def portable(o=o, parts=parts, ptr=ptr, mask=mask, tile_proto=tile_proto, stage_bytes=stage_bytes):
+                    ctx.push_scope()
+                    issue_descriptor_copies(ctx, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
+                    ctx.pop_scope()
+                guarded(fn, bulk.not_ok, portable)
+                continue
             issue_descriptor_copies(ctx, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
             continue
         lay = ptr.layout
@@ -258,7 +265,6 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
                     ctx.target.async_copy(fn, ctx.module, tile_ptr(ctx, tile, lay, g), ptr.regs[g], vec * eb,
                                            pred)
 
-        from ..target import guarded
         # only the threads holding an element's first copy copy it: a predicated-off copy writes zeros,
         # and the duplicates' zeros would race with it
         guarded(fn, ctx.unique_pred(lay), copies)
@@ -330,7 +336,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     ctx.target.barrier(fn)
     ctx.scratch_dirty = False
     if bulk is not None:
-        ctx.target.bulk_wait(fn, bulk.bar(ctx, rd), phase)
+        bulk.wait(ctx, rd, phase)
     deferring = bool(plan.deferred) and ctx.target.async_dots
     ctx.deferred_dots = set(plan.deferred) if deferring else set()
 
