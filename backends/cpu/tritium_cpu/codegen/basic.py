@@ -114,7 +114,12 @@ def addptr(ctx: Context, op: Any) -> None:
 
 @CPU_OPS.lowers("tt.assume")
 def assume(ctx: Context, op: Any) -> None:
-    ctx.consume(op.operands[0])
+    cond = ctx.consume(op.operands[0])
+    # LLVM may use a scalar fact (a size known >= the block, an index known in range) to drop branches and
+    # checks; a tile's condition is only consumed (it would take a reduction to state it)
+    if isinstance(cond, Scalar) and cond.ty == "i1":
+        ctx.module.declare("llvm.assume", "declare void @llvm.assume(i1)")
+        ctx.fn.emit(f"call void @llvm.assume(i1 {cond.value})")
 
 
 @CPU_OPS.lowers("tt.debug_barrier")
