@@ -67,15 +67,35 @@ class MathLibrary:
         return mathlib_extra.externs(n for n in self.used if n in extra)
 
 
+_INT_OF = {"half": "i16", "bfloat": "i16", "float": "i32", "double": "i64"}
+
+
+def num_min_max(fn: Function, is_max: bool, t: str, a: str, b: str) -> str:
+    """IEEE 754-2019 maximumNumber/minimumNumber of ``a`` and ``b`` (a scalar or vector type ``t``): a NaN operand
+    loses to the other one, -0 orders below +0. Written out as compares and selects, not as llvm.maximumnum:
+    LLVM 22's x86 lowering of that intrinsic (AVX-512, scalar code) returns the NaN when the other operand is
+    known never to be NaN (an integer converted to float), lowering it as if it were llvm.maximum. Not maxnum
+    either: LLVM 22's loop vectorizer drops the last iterations of short maxnum/minnum reductions it tail-folds
+    (AVX-512: tl.max over 16 rows lost 3; llvm/llvm-project#209159). Selects vectorize everywhere."""
+    vec = t.startswith("<")
+    elem = t.split(" x ")[1].rstrip(">") if vec else t
+    it = t.replace(elem, _INT_OF[elem]) if vec else _INT_OF[t]
+    ct = t.replace(elem, "i1") if vec else "i1"
+    c = fn.inst(f"fcmp {'ogt' if is_max else 'olt'} {t} {a}, {b}")
+    m = fn.inst(f"select {ct} {c}, {t} {a}, {t} {b}")          # b when unordered
+    b_nan = fn.inst(f"fcmp uno {t} {b}, {b}")
+    m = fn.inst(f"select {ct} {b_nan}, {t} {a}, {t} {m}")
+    # equal operands differ only as zeros: max's sign bit is set only if both are, min's if either is
+    eq = fn.inst(f"fcmp oeq {t} {a}, {b}")
+    ia, ib = fn.inst(f"bitcast {t} {a} to {it}"), fn.inst(f"bitcast {t} {b} to {it}")
+    bits = fn.inst(f"{'and' if is_max else 'or'} {it} {ia}, {ib}")
+    return fn.inst(f"select {ct} {eq}, {t} {fn.inst(f'bitcast {it} {bits} to {t}')}, {t} {m}")
+
+
 class ScalarEmitter(portable.ScalarEmitter):
     """Emits one elementwise operation on scalar SSA values."""
     who = "the CPU backend"
-    # tl.max/tl.min/tl.maximum ignore a NaN operand (arith.maxnumf). LLVM's maximumnum/minimumnum do that too
-    # (and order -0 below +0, which maxnum leaves open). Not maxnum: LLVM 22's loop vectorizer drops the last
-    # iterations of a maxnum/minnum reduction (without fast-math flags) whose short constant trip count it folds
-    # into masked vector iterations (AVX-512: tl.max over 16 rows lost 3; llvm/llvm-project#209159). A
-    # maximumnum reduction needs no NaN exit and vectorizes correctly at every width.
-    MINMAX = {**portable.MINMAX, "arith.maxnumf": "maximumnum", "arith.minnumf": "minimumnum"}
+    # tl.max/tl.min/tl.maximum/tl.clamp ignore a NaN operand (arith.maxnumf/minnumf): see num_min_max
     # x86 traps on division by zero and on INT_MIN / -1; GPUs return garbage. Divide by 1 instead so that
     # masked-off lanes (and bad inputs) never kill the process.
     safe_int_div = True
@@ -88,6 +108,11 @@ class ScalarEmitter(portable.ScalarEmitter):
 
     def special(self, o: ScalarOp) -> Optional[str]:
         name = o.name
+        if name in ("arith.maxnumf", "arith.minnumf"):
+            return num_min_max(o.fn, name == "arith.maxnumf", o.t, o.args[0], o.args[1])
+        if name == "tt.clampf" and not o.attrs.get("propagate_nan"):
+            lo = num_min_max(o.fn, True, o.t, o.args[0], o.args[1])
+            return num_min_max(o.fn, False, o.t, lo, o.args[2])
         if name in _F32_LIB:
             return self._libm(o.fn, name, o.args[0], o.t)
         if name in _MATH_EXTRA or name == "tt.extern_elementwise":
