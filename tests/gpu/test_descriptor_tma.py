@@ -142,7 +142,7 @@ def test_tma_device_made_descriptors(cuda, per_program):
     map would differ), with the same result."""
     torch = _torch()
     _sm90(cuda)
-    M, N, K, BM, BN, BK = 192, 96, 40 * 32 + 8, 64, 32, 32
+    M, N, K, BM, BN, BK = 192, 96, 40 * 32 + 16, 64, 32, 32   # K a multiple of 16: specialized aligned
     a = torch.randn((M, K), device="cuda").half()
     b = torch.randn((N, K), device="cuda").half()
     c = torch.full((M, N), float("nan"), device="cuda")

@@ -27,12 +27,12 @@ SIG = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[128, 64
        "BK": "constexpr"}
 
 
-def _compile(fn, sig, consts, arch=90, stages=3):
+def _compile(fn, sig, consts, arch=90, stages=3, attrs=None):
     from tritium import plugins
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg):
         # the cubin stage runs ptxas: the PTX assembles for sm_90a
-        return tritium.compile(ASTSource(fn, sig, consts, {}), target=GPUTarget("cuda", arch, 32),
+        return tritium.compile(ASTSource(fn, sig, consts, attrs or {}), target=GPUTarget("cuda", arch, 32),
                                options={"num_warps": 8, "num_stages": stages})
 
 
@@ -51,8 +51,7 @@ def test_descriptor_loads_are_bulk_tensor_copies(isolated_tritium, stages):
     assert ptx.count("mbarrier.init.shared::cta.b64") == stages
     assert ptx.count("mbarrier.inval.shared::cta.b64") == stages
     assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
-    # the cp.async copies remain only as the branch for tensors the engine cannot address (unaligned rows)
-    assert ptx.count("cp.async.cg.shared.global") <= 2 * stages * 16
+    assert "cp.async.cg.shared.global" not in ptx
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
     # the accumulating dot stays in flight into the next iteration
     assert "wgmma.wait_group.sync.aligned 1;" in ptx
@@ -87,8 +86,14 @@ def test_only_launch_uniform_descriptors_get_maps(isolated_tritium):
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
            "PER_PROGRAM": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
     consts = {"BM": 64, "BN": 64, "BK": 64}
-    uniform = _compile(_mm_device_desc, sig, dict(consts, PER_PROGRAM=False)).asm["ptx"]
-    per_program = _compile(_mm_device_desc, sig, dict(consts, PER_PROGRAM=True)).asm["ptx"]
+    # as launched with aligned arrays and K a multiple of 16 (rows of 16-byte multiples)
+    aligned = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 5)}
+    uniform = _compile(_mm_device_desc, sig, dict(consts, PER_PROGRAM=False), attrs=aligned).asm["ptx"]
+    per_program = _compile(_mm_device_desc, sig, dict(consts, PER_PROGRAM=True), attrs=aligned).asm["ptx"]
+    # K not known to be a multiple of 16 (8 fp16 elements): rows may not be 16-byte multiples, no TMA
+    unknown_k = _compile(_mm_device_desc, sig, dict(consts, PER_PROGRAM=False),
+                         attrs={(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2)}).asm["ptx"]
+    assert "tensormap" not in unknown_k
     assert uniform.count("tensormap.cp_fenceproxy") == 2
     # A's base depends on the program id: its loads stay cp.async, B's are bulk copies
     assert per_program.count("tensormap.cp_fenceproxy") == 1
@@ -113,9 +118,7 @@ def test_descriptor_store_is_bulk_copies(isolated_tritium):
     assert ptx.count("tensormap.cp_fenceproxy") == 3
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
     assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
-    # per-element stores remain, as the run-time branch for tensors the engine cannot address (rows that are
-    # not 16-byte multiples)
-    assert "st.global" in ptx
+    assert "st.global" not in ptx
 
 
 def _store_then_load(a_desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):

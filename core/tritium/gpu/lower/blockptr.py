@@ -207,8 +207,7 @@ def op_descriptor_store(ctx: Context, op: Any) -> None:
     if c.tmap is not None and not any(u.owner.name == "tt.descriptor_load" for u in parts["desc"][0].uses):
         # a descriptor only stored through: nothing in this kernel reads back what the copies write (they are
         # waited for only until they have read shared memory, as in Triton)
-        store_block_bulk(ctx, c, idx, parts["src"][0],
-                         lambda: block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block)))))
+        store_block_bulk(ctx, c, idx, parts["src"][0])
         return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))))
 

@@ -19,6 +19,7 @@ from typing import Any, Optional
 from ..._mlir import ir
 from ...llvmir.types import BYTES
 from .context import Context
+from .operands import split_operands
 from .shared import SmemLayout
 from .values import owner_op
 
@@ -30,8 +31,8 @@ _MAX_BOX = 256
 class BulkMap:
     """A tensor map of a 2-D descriptor: its address (i64), and the boxes one block is copied in."""
     addr: str
-    ok: str             # i1: the copy engine can address the tensor (16-byte aligned base and row stride, no
-                        # empty dimension); where not, the portable path runs instead (a run-time branch)
+    ok: str             # i1: no dimension is empty (the engine cannot describe one); where one is, every
+                        # element is out of bounds: loads give zeros, stores write nothing
     rows: int           # block rows
     cols: int           # block columns (contiguous)
     eb: int             # bytes per element
@@ -92,6 +93,12 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     if not _read_by_loads(op.results[0]) or not all(launch_uniform(x) for x in op.operands):
         return None
     eb = BYTES.get(c.elem, 0)
+    # the engine needs a 16-byte aligned base and row stride: what a host descriptor's rules promise (its
+    # arguments say so) and a kernel's own descriptor has when its arguments were specialized so; a
+    # descriptor of 40-byte int8 rows keeps the portable path
+    parts = split_operands(op, ["base", "shape", "strides"])
+    if ctx.axis.info(parts["base"][0]).div[0] % 16 or ctx.axis.info(parts["strides"][0]).div[0] * eb % 16:
+        return None
     rows, cols = c.block
     if eb not in (1, 2, 4, 8) or cols * eb < 16:
         return None
@@ -112,12 +119,10 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     base = fn.inst(f"ptrtoint {ctx.target.global_ptr} {c.base.value} to i64")
     dims = [i32(c.shape[1]), i32(c.shape[0])]
     stride = fn.inst(f"mul i64 {i64(c.strides[0])}, {eb}")
-    # the copy engine needs what the descriptor's rules promise only for host descriptors: a kernel's own
-    # tl.make_tensor_descriptor may describe an int8 row of 40 bytes; such a launch takes the portable path
-    low = fn.inst(f"or i64 {fn.inst(f'and i64 {base}, 15')}, {fn.inst(f'and i64 {stride}, 15')}")
-    ok = fn.inst(f"icmp eq i64 {low}, 0")
+    ok = "true"
     for d in dims:
-        ok = fn.inst(f"and i1 {ok}, {fn.inst(f'icmp sgt i32 {d}, 0')}")
+        gt = fn.inst(f"icmp sgt i32 {d}, 0")
+        ok = gt if ok == "true" else fn.inst(f"and i1 {ok}, {gt}")
     template = ctx.scratch(128, 128)
     addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, [stride], [panel, box_rows], eb,
                                        _swizzle(panel * eb))
@@ -151,7 +156,7 @@ class BulkStages:
             if m is not None:
                 ok = m.ok if ok == "true" else ctx.fn.inst(f"and i1 {ok}, {m.ok}")
         self.ok = ok
-        self.not_ok = ctx.fn.inst(f"xor i1 {ok}, true")
+        self.not_ok = "false" if ok == "true" else ctx.fn.inst(f"xor i1 {ok}, true")
 
     def wait(self, ctx: Context, stage: str, phase: str) -> None:
         from ..target import guarded
@@ -163,6 +168,25 @@ class BulkStages:
     def each(self, ctx: Context, emit: Any) -> None:
         from ..target import guarded
         guarded(ctx.fn, self.leader, lambda: [emit(ctx.smem_ptr(self.bars, str(8 * s))) for s in range(self.stages)])
+
+    def zero_stage(self, ctx: Context, bases: list, stage: str) -> None:
+        """An empty tensor: its blocks are all zeros (every thread writes its share of the stage)."""
+        from ..target import guarded
+        fn = ctx.fn
+        threads = ctx.num_warps * ctx.warp_size
+
+        def emit() -> None:
+            for m, (proto, stage_bytes) in zip(self.maps, bases):
+                if m is None:
+                    continue
+                dst = ctx.smem_ptr(proto.base, ctx.imul(stage, stage_bytes))
+                for i in range(0, m.nbytes, 16 * threads):
+                    off = fn.inst(f"add i32 {fn.inst(f'mul i32 {ctx.tid}, 16')}, {i}")
+                    in_tile = fn.inst(f"icmp ult i32 {off}, {m.nbytes}")
+                    p = ctx.smem_ptr(dst, off)
+                    guarded(fn, in_tile, lambda p=p: fn.emit(
+                        f"store <4 x i32> zeroinitializer, {ctx.target.shared_ptr} {p}, align 16"))
+        guarded(fn, self.not_ok, emit)
 
     def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
         from ..target import guarded
@@ -176,7 +200,7 @@ class BulkStages:
         guarded(ctx.fn, ctx.and_pred(ctx.and_pred(self.leader, valid), self.ok), emit)
 
 
-def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, portable: Any) -> None:
+def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
     """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set). As in Triton, the
     program goes on once the copies have read shared memory; they reach global memory before the kernel ends."""
     from ..target import guarded
@@ -185,13 +209,8 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, portable: An
     m = c.tmap
     fn = ctx.fn
     val = ctx.tensor(value_v)
-    yes, no, join = fn.label("bulkst"), fn.label("plainst"), fn.label("stj")
-    fn.cond_br(m.ok, yes, no)
-    fn.start_block(no)
-    ctx.push_scope()
-    portable()
-    ctx.pop_scope()
-    fn.br(join)
+    yes, join = fn.label("bulkst"), fn.label("stj")
+    fn.cond_br(m.ok, yes, join)         # an empty tensor: nothing to store
     fn.start_block(yes)
     ctx.push_scope()
     base = ctx.scratch(m.nbytes, 1024)

@@ -27,7 +27,6 @@ from typing import Any, Optional
 from ..._mlir import block_ops
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES
-from ..target import guarded
 from .convert import storage_type
 from .descriptor_bulk import BulkStages
 from .memory import access_vector
@@ -240,12 +239,6 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
         if "desc" in parts:
             from .pipeline_desc import issue_descriptor_copies
             if bulk is not None and bulk.maps[k] is not None:
-                # the portable copies, for a launch whose tensors the copy engine cannot address
-                def portable(o=o, parts=parts, ptr=ptr, mask=mask, tile_proto=tile_proto, stage_bytes=stage_bytes):
-                    ctx.push_scope()
-                    issue_descriptor_copies(ctx, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
-                    ctx.pop_scope()
-                guarded(fn, bulk.not_ok, portable)
                 continue
             issue_descriptor_copies(ctx, o, parts, ptr, mask, tile_proto, stage_bytes, stage, valid)
             continue
@@ -265,11 +258,13 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
                     ctx.target.async_copy(fn, ctx.module, tile_ptr(ctx, tile, lay, g), ptr.regs[g], vec * eb,
                                            pred)
 
+        from ..target import guarded
         # only the threads holding an element's first copy copy it: a predicated-off copy writes zeros,
         # and the duplicates' zeros would race with it
         guarded(fn, ctx.unique_pred(lay), copies)
     if bulk is not None:
         bulk.issue(ctx, operands, bases, stage, valid)
+        bulk.zero_stage(ctx, bases, stage)
     ctx.target.async_commit(fn)
 
 
