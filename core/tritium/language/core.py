@@ -424,7 +424,7 @@ class tuple_value(base_value):
         return constexpr(self.values == other)
 
     def __hash__(self) -> int:
-        return hash(tuple(map(repr, self.values)))
+        return hash(_py.tuple(map(repr, self.values)))  # `tuple` here is tl.tuple (below)
 
     def __len__(self) -> int:
         return len(self.values)
