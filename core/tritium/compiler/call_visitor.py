@@ -125,7 +125,16 @@ class CallVisitor:
         if len(args) == 1:
             args = list(tl._unwrap(args[0]))
         if not any(isinstance(a, tensor) for a in args):
-            return wrap_python(fn(*[tl._unwrap(a) for a in args]))
+            values = [tl._unwrap(a) for a in args]
+            # Python's min/max on NaN or -0.0 depend on the argument order, unlike tl.minimum: Triton refuses them
+            which = "min" if fn is builtins.min else "max"
+            if any(isinstance(v, float) and v != v for v in values):
+                raise self.gen.error(node, f"constexpr {which} does not support NaN values; use tl.{which}imum on "
+                                           "tensors, or handle the NaN before the call")
+            if any(isinstance(v, float) and v == 0.0 and pymath.copysign(1.0, v) < 0 for v in values):
+                raise self.gen.error(node, f"constexpr {which} does not support negative zero; pass 0.0, or use "
+                                           f"tl.{which}imum on tensors")
+            return wrap_python(fn(*values))
         acc = args[0]
         for a in args[1:]:
             acc = self.gen.semantic.minimum(acc, a) if fn is builtins.min else self.gen.semantic.maximum(acc, a)

@@ -17,6 +17,10 @@ from .carried import flat, rebuild_all
 from .control_flow import ControlFlow
 from .frontend import Generator, Visitors
 
+#: Triton's words, then what to do
+RETURN_IN_LOOP = ("Cannot have `return` statements inside `while` or `for` statements in triton; keep the result in "
+                  "a variable, end the loop through a `while` condition, and return after the loop")
+
 
 class Loops:
     def __init__(self, gen: Generator, flow: ControlFlow) -> None:
@@ -108,7 +112,7 @@ class Loops:
             _, defs, returned = self.flow.run_block(node.body, body_scope(tblock.arguments[0], liveins))
         tmp.erase()
         if returned:
-            raise self.gen.error(node, "`return` inside a loop is not supported")
+            raise self.gen.error(node, RETURN_IN_LOOP)
         carried = [n for n in defs if n in liveins and n != name]
         inits = [self.flow.carry(node, n, liveins[n]) for n in carried]
         types = [t for v in inits for t in v.ir_types]
@@ -144,7 +148,7 @@ class Loops:
             _, defs, returned = self.flow.run_block(node.body, liveins)
         tmp.erase()
         if returned:
-            raise self.gen.error(node, "`return` inside a loop is not supported")
+            raise self.gen.error(node, RETURN_IN_LOOP)
         carried = [n for n in defs if n in liveins]
         inits = [self.flow.carry(node, n, liveins[n]) for n in carried]
         types = [t for v in inits for t in v.ir_types]
