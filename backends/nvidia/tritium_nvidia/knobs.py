@@ -24,9 +24,7 @@ class nvidia_knobs(KnobGroup):
                        "norm at 4 warps), more for others (persistent softmax), so off by default")
     tma = BoolKnob("TRITIUM_NVIDIA_TMA", default=True, doc="On sm_90, copy the blocks of pipelined tensor-descriptor "
                    "loads with TMA (a tensor map built on the device per descriptor whose fields are the same in "
-                   "every program); off: 16-byte cp.async copies, as on sm_80. Off also where two launches of one "
-                   "compiled kernel with different descriptors may run at once on different streams (they share "
-                   "the kernel's tensor-map globals)")
+                   "every program); off: 16-byte cp.async copies, as on sm_80")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
 

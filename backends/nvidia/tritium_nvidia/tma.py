@@ -5,7 +5,8 @@ The tensor map is built on the device, in a 128-byte global of the module, from 
 shape and strides: warp 0 zero-fills a shared template, thread 0 sets its fields with ``tensormap.replace``,
 and the warp copies it to global memory with a release fence of the tensormap proxy; warp 0 (whose thread 0
 issues every copy) then acquires it. Only descriptors whose fields are the same in every program of a launch
-get one (the lowering checks), so every program writes the same bytes.
+get one (the lowering checks), so every program writes the same bytes; the launcher orders launches of such a
+kernel on different streams (driver.py), so two launches never share the globals at once.
 """
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def build_tensor_map(target: Any, fn: Function, module: Module, template: str, b
     """Write the tensor map of a 2-D (or 1-D) tiled copy into a new module global; return its address (i64).
     ``dims`` (i32) and ``box`` are innermost first, ``stride_bytes`` (i64) the outer dimensions' strides.
     ``template`` is 128 bytes of shared memory, 128-byte aligned, free to overwrite."""
-    n = sum(1 for k in module.declarations if k.startswith("__tritium_tmap"))
-    name = f"__tritium_tmap{n}"
+    n = sum(1 for k in module.declarations if k.startswith(GLOBAL_PREFIX))
+    name = f"{GLOBAL_PREFIX}{n}"
     module.declare(name, f"@{name} = internal addrspace(1) global [128 x i8] zeroinitializer, align 128")
     gaddr = fn.inst(f"ptrtoint ptr addrspace(1) @{name} to i64")
     tid = target.thread_id(fn)
