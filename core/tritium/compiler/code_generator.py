@@ -149,18 +149,22 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_function(self, node: ast.FunctionDef, arg_types: Sequence[Any]) -> Any:
         b = self.builder
-        flat = []
+        flat, names = [], []
         for i, t in enumerate(arg_types):
             if isinstance(t, ArgSpec):
-                flat += [f[0] for f in flat_args(t, (i, ))]
+                parts = [f[0] for f in flat_args(t, (i, ))]
+                flat += parts
+                names += [self.fn.arg_names[i]] * len(parts)
             elif t is not None:
                 flat.append(t)
+                names.append(self.fn.arg_names[i])
         ir_args = [self.semantic.ir_type(t) for t in flat]
         with b.context, b.loc:
             ftype = ir.FunctionType.get(ir_args, [])
             with ir.InsertionPoint(self.module.body):
                 fop = func_d.FuncOp(self.func_name, ftype, visibility="public" if self.is_kernel else "private")
-            entry = fop.add_entry_block()
+            # arguments carry their parameter's name, so that stages print them as Triton's do (%n, not %arg1)
+            entry = fop.add_entry_block([ir.Location.name(n) for n in names])
         self.func_op = fop
         params = self.fn.arg_names
         ir_args_iter = iter(entry.arguments)

@@ -154,7 +154,7 @@ def _store_form(artifact: Any) -> Any:
     if op is not None:
         # like Triton's dumps, MLIR stages keep their source locations (unless line info is off), so that
         # an edited stage fed back through TRITON_KERNEL_OVERRIDE still points at the kernel's lines
-        return op.get_asm(enable_debug_info=not knobs.compilation.disable_line_info)
+        return op.get_asm(enable_debug_info=not knobs.compilation.disable_line_info, use_name_loc_as_prefix=True)
     return str(artifact)
 
 
