@@ -18,9 +18,11 @@ from typing import Any, Optional
 
 from ..._mlir import ir
 from ...llvmir.types import BYTES
+from ..target import guarded
 from .context import Context
 from .operands import split_operands
-from .shared import SmemLayout
+from .shared import SharedTile, SmemLayout
+from .tiles import write_tile
 from .values import owner_op
 
 #: the copy engine's largest box edge (elements)
@@ -159,19 +161,19 @@ class BulkStages:
         self.not_ok = "false" if ok == "true" else ctx.fn.inst(f"xor i1 {ok}, true")
 
     def wait(self, ctx: Context, stage: str, phase: str) -> None:
-        from ..target import guarded
         guarded(ctx.fn, self.ok, lambda: ctx.target.bulk_wait(ctx.fn, self.bar(ctx, stage), phase))
 
     def bar(self, ctx: Context, stage: str) -> str:
         return ctx.smem_ptr(self.bars, ctx.imul(stage, 8))
 
     def each(self, ctx: Context, emit: Any) -> None:
-        from ..target import guarded
-        guarded(ctx.fn, self.leader, lambda: [emit(ctx.smem_ptr(self.bars, str(8 * s))) for s in range(self.stages)])
+        def all_stages() -> None:
+            for s in range(self.stages):
+                emit(ctx.smem_ptr(self.bars, str(8 * s)))
+        guarded(ctx.fn, self.leader, all_stages)
 
     def zero_stage(self, ctx: Context, bases: list, stage: str) -> None:
         """An empty tensor: its blocks are all zeros (every thread writes its share of the stage)."""
-        from ..target import guarded
         fn = ctx.fn
         threads = ctx.num_warps * ctx.warp_size
 
@@ -184,12 +186,13 @@ class BulkStages:
                     off = fn.inst(f"add i32 {fn.inst(f'mul i32 {ctx.tid}, 16')}, {i}")
                     in_tile = fn.inst(f"icmp ult i32 {off}, {m.nbytes}")
                     p = ctx.smem_ptr(dst, off)
-                    guarded(fn, in_tile, lambda p=p: fn.emit(
-                        f"store <4 x i32> zeroinitializer, {ctx.target.shared_ptr} {p}, align 16"))
+
+                    def zero(p: str = p) -> None:
+                        fn.emit(f"store <4 x i32> zeroinitializer, {ctx.target.shared_ptr} {p}, align 16")
+                    guarded(fn, in_tile, zero)
         guarded(fn, self.not_ok, emit)
 
     def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
-        from ..target import guarded
 
         def emit() -> None:
             bar = self.bar(ctx, stage)
@@ -203,9 +206,6 @@ class BulkStages:
 def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
     """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set). As in Triton, the
     program goes on once the copies have read shared memory; they reach global memory before the kernel ends."""
-    from ..target import guarded
-    from .shared import SharedTile
-    from .tiles import write_tile
     m = c.tmap
     fn = ctx.fn
     val = ctx.tensor(value_v)
