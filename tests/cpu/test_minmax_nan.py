@@ -198,3 +198,19 @@ def test_reductions_with_nan(lvl, shape, itype, ftype):
     same(got, want, f"{shape} {ftype.__name__}")
     assert not np.isnan(want[:2 * M]).any()          # every row has converted integers
     assert np.isnan(want[2 * M + 2 * N])             # the all-NaN row of b
+
+
+@pytest.mark.parametrize("lvl", LEVELS)
+@pytest.mark.parametrize("shape", [(2, 256), (4, 16)])
+def test_no_minimumnum_intrinsics(lvl, shape):
+    """No path emits llvm.minimumnum/maximumnum, the long rows' vector reduction included: LLVM 22 lowers the
+    scalar (and ``<1 x T>``, the last halving step) forms for x86 like llvm.minimum when one operand is known not
+    NaN, so the NaN wins."""
+    M, N = shape
+    a = np.zeros((M, N), np.int32)
+    b = np.full((M, N), np.nan, np.float32)
+    out = np.zeros(4 * M + 2 * N + M * N, np.float32)
+    with level(lvl):
+        k = reductions[(1, )](a, b, out, M, N, 1)
+    assert "imumnum" not in k.asm["llir"]
+    assert (out[:M] == 0).all() and (out[M:2 * M] == 0).all()

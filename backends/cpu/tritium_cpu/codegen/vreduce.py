@@ -14,12 +14,13 @@ from .bounds import all_true
 from .context import Context
 from .fastpath import load_masks
 from .irtext import SIZES, Function
+from .scalar import num_min_max
 from .tiles import Buf, Evaluator, Node
 
 # combine op -> (vector instruction or intrinsic, horizontal reduction intrinsic, start value or None)
 _FLOAT = {
     "arith.addf": ("fadd reassoc", "fadd", "-0.0"), "arith.mulf": ("fmul reassoc", "fmul", "1.0"),
-    "arith.maxnumf": ("@llvm.maximumnum", "fmax", None), "arith.minnumf": ("@llvm.minimumnum", "fmin", None),
+    "arith.maxnumf": (None, "fmax", None), "arith.minnumf": (None, "fmin", None),     # scalar.num_min_max
     "arith.maximumf": ("@llvm.maximum", "fmaximum", None), "arith.minimumf": ("@llvm.minimum", "fminimum", None),
 }
 _INT = {
@@ -71,6 +72,8 @@ def _vop(fn: Function, op_name: str, vt: str, a: str, b: str, select: bool = Fal
     if select:   # a: accumulator, b: new values (see _SELECT_FORM)
         c = fn.inst(f"fcmp {_SELECT_FORM[op_name][0]} {vt} {b}, {a}")
         return fn.inst(f"select <{vt.split(' x ')[0].lstrip('<')} x i1> {c}, {vt} {b}, {vt} {a}")
+    if op_name in _SELECT_FORM:     # not llvm.maximumnum: see scalar.num_min_max
+        return num_min_max(fn, op_name == "arith.maxnumf", vt, a, b)
     table = _FLOAT if op_name in _FLOAT else _INT
     ins = table[op_name][0]
     if ins.startswith("@"):
@@ -81,9 +84,8 @@ def _vop(fn: Function, op_name: str, vt: str, a: str, b: str, select: bool = Fal
 
 
 def _halving(fn: Function, op_name: str, ty: str, vl: int, acc: str) -> str:
-    """The horizontal maximumnum/minimumnum of ``acc`` by halving shuffles (llvm.vector.reduce.fmax/fmin leave
-    the sign of a zero result open)."""
-    ins = _FLOAT[op_name][0]
+    """The horizontal maximumNumber/minimumNumber of ``acc`` by halving shuffles (llvm.vector.reduce.fmax/fmin
+    leave the sign of a zero result open)."""
     v, n = acc, vl
     while n > 1:
         h = n // 2
@@ -91,7 +93,7 @@ def _halving(fn: Function, op_name: str, ty: str, vl: int, acc: str) -> str:
                      f"<{', '.join(f'i32 {i}' for i in range(h))}>")
         hi = fn.inst(f"shufflevector <{n} x {ty}> {v}, <{n} x {ty}> poison, <{h} x i32> "
                      f"<{', '.join(f'i32 {i}' for i in range(h, n))}>")
-        v = fn.inst(f"call <{h} x {ty}> {ins}.v{h}{_SFX[ty]}(<{h} x {ty}> {lo}, <{h} x {ty}> {hi})")
+        v = num_min_max(fn, op_name == "arith.maxnumf", f"<{h} x {ty}>", lo, hi)
         n = h
     return fn.inst(f"extractelement <1 x {ty}> {v}, i64 0")
 
