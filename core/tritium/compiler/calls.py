@@ -116,10 +116,11 @@ def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], k
     ``call_jit_function``, which the language's builtins call on ``_generator``, is this function."""
     if node is None:   # called from a builtin (tl.reduce's combine, elementwise helpers): the call being visited
         node = gen.last_node
-    if fn in gen.call_stack:
+    def refuse_recursion() -> CompilationError:
         chain = " -> ".join(f.__name__ for f in gen.call_stack + (fn, ))
-        raise gen.error(node, f"recursive call of @jit function `{fn.__name__}` ({chain}); kernels cannot "
-                              "recurse: rewrite it as a loop")
+        return gen.error(node, f"recursive call of @jit function `{fn.__name__}` ({chain}) with the same argument "
+                               "types and compile-time values; kernels cannot recurse without end: rewrite it as a "
+                               "loop, or make each call's specialization differ (e.g. halve a block's shape)")
     sig = fn.signature
     try:
         bound = sig.bind(*args, **kwargs)
@@ -127,6 +128,8 @@ def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], k
         raise gen.error(node, f"bad arguments for `{fn.__name__}`: {exc}") from None
     bound.apply_defaults()
     if inline or gen.inline_calls:
+        if fn in gen.call_stack:
+            raise refuse_recursion()
         with _seen_from(gen, node):
             return _inline_call(gen, fn, bound)
     tensors: list[tensor] = []
@@ -145,13 +148,22 @@ def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], k
             specs.append(_flatten(v if isinstance(v, passthrough) else constexpr(v), tensors))
     key = (fn.cache_key, tuple(_spec_key(s) for s in specs))
     entry = gen.function_cache.get(key)
+    if entry is _GENERATING:
+        # as in Triton, a function may call itself with another specialization (a shape halved each time:
+        # test_frontend.py::test_specialized_recursion); the same one again would never end
+        raise refuse_recursion()
     if entry is None:
         fname = f"{fn.__name__}__{len(gen.function_cache)}"
         # parameters are flattened: each tensor becomes one IR argument
         flat_params = list(zip(sig.parameters, specs))
         sub = gen.spawn(fn, fname)
-        with _seen_from(gen, node):
-            entry_spec = _generate_callee(sub, [t.type for t in tensors], flat_params)
+        gen.function_cache[key] = _GENERATING
+        try:
+            with _seen_from(gen, node):
+                entry_spec = _generate_callee(sub, [t.type for t in tensors], flat_params)
+        except BaseException:
+            del gen.function_cache[key]
+            raise
         gen.function_cache[key] = entry = (fname, entry_spec)
     fname, ret_spec = entry
     b = gen.builder
@@ -162,6 +174,10 @@ def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], k
     call = b.op("func.call", [t.handle for t in tensors], result_types, attrs)
     handles = list(call.results)
     return _rebuild_return(ret_spec, handles)
+
+
+#: the function_cache entry of a specialization being generated (a call to it now would recurse without end)
+_GENERATING = ("<generating>", None)
 
 
 def _tensor_specs(spec: Any) -> list[Any]:
