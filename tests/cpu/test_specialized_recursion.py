@@ -1,6 +1,6 @@
 """A @jit function may call itself with another specialization, as in Triton (test_frontend.py::
 test_specialized_recursion: a block halved at each level until one element is left); a call with the same
-specialization again would never end and is refused, naming the chain of calls."""
+specialization again would never end and is refused, naming the chain of calls. Compiled and interpreted."""
 import numpy as np
 import pytest
 
@@ -24,11 +24,23 @@ def _sum_kernel(X, out, N: tl.constexpr):
     tl.store(out + tl.arange(0, 1), total)
 
 
+def _launch(kernel, interpret, *args, **kwargs):
+    from tritium import knobs
+    with knobs.runtime.scope():
+        knobs.runtime.interpret = False
+        kernel.interpret = interpret
+        try:
+            return kernel[(1, )](*args, **kwargs)
+        finally:
+            kernel.interpret = False
+
+
+@pytest.mark.parametrize("interpret", [False, True])
 @pytest.mark.parametrize("n", [1, 2, 16])
-def test_recursion_with_a_shrinking_shape(n):
+def test_recursion_with_a_shrinking_shape(n, interpret):
     x = np.arange(1, n + 1, dtype=np.int32)
     out = np.zeros(1, np.int32)
-    _sum_kernel[(1, )](x, out, N=n)
+    _launch(_sum_kernel, interpret, x, out, N=n)
     assert out[0] == x.sum()
 
 
@@ -42,7 +54,8 @@ def _forever_kernel(out):
     tl.store(out, _forever(tl.program_id(0)))
 
 
-def test_recursion_with_the_same_specialization_is_refused():
+@pytest.mark.parametrize("interpret", [False, True])
+def test_recursion_with_the_same_specialization_is_refused(interpret):
     with pytest.raises(CompilationError, match=r"recursive call of @jit function `_forever` \(_forever_kernel -> "
-                                               r"_forever -> _forever\)"):
-        _forever_kernel[(1, )](np.zeros(1, np.int32))
+                                               r"_forever -> _forever\) with the same"):
+        _launch(_forever_kernel, interpret, np.zeros(1, np.int32))

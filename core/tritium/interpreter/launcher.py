@@ -98,6 +98,7 @@ class Launch:
         self.prints: Optional[list[tuple[int, str]]] = None
         self.peak = 0
         self.stack: list[Any] = [fn]  # @jit functions being called, to refuse recursion like the compiler
+        self.calls: list[Any] = []    # (function, specialization) of each of those calls
 
     # -- arguments ---------------------------------------------------------------------------------
     def kernel_args(self, classified: list[tuple[str, Any]]) -> list[Any]:
@@ -132,10 +133,14 @@ class Launch:
 
     # -- device functions --------------------------------------------------------------------------
     def call_jit(self, fn: Any, args: Any, kwargs: dict) -> Any:
-        if fn in self.stack:
+        # as compiled: a call of a function with another specialization (a halved block) may recurse, the same
+        # one again would never end
+        key = (fn, _call_key(args), tuple((k, _call_key([v])) for k, v in sorted(kwargs.items())))
+        if key in self.calls:
             chain = " -> ".join(f.__name__ for f in self.stack + [fn])
-            raise CompileTimeError(f"recursive call of @jit function `{fn.__name__}` ({chain}); kernels cannot "
-                                   "recurse: rewrite it as a loop")
+            raise CompileTimeError(f"recursive call of @jit function `{fn.__name__}` ({chain}) with the same "
+                                   "argument types and compile-time values; kernels cannot recurse without end: "
+                                   "rewrite it as a loop, or make each call's specialization differ")
         # a tl.constexpr annotation on a device function's parameter accepts run-time tensors too (as in Triton)
         callee = kernel_state(fn)
         if callee.debugger and self.progs.size > 1:
@@ -144,10 +149,12 @@ class Launch:
             self.state.debugger = True
             raise Divergence(np.arange(self.progs.size))
         self.stack.append(fn)
+        self.calls.append(key)
         try:
             return returned(callee.pyfn(*args, **kwargs))
         finally:
             self.stack.pop()
+            self.calls.pop()
 
     # -- programs ----------------------------------------------------------------------------------
     def _set_programs(self, progs: np.ndarray) -> None:
@@ -384,3 +391,21 @@ def _compilation_error(fn: Any, exc: BaseException) -> BaseException:
     target = where.fn
     return InterpretedKernelError(target.__name__, target.src, where.ast_node(), msg, target.filename,
                                   target.first_line)
+
+
+def _call_key(values: Any) -> Any:
+    """What a compiled call would specialize on: a tensor's type (its shape too), a compile-time value."""
+    out = []
+    for v in values:
+        if isinstance(v, tl.tensor):
+            out.append(("T", str(v.type)))
+        elif isinstance(v, (tl.tuple_value, list, tuple)):
+            out.append(("()", _call_key(list(v))))
+        else:
+            value = tl._unwrap(v)
+            try:
+                hash(value)
+                out.append(("C", type(value).__name__, value))
+            except TypeError:
+                out.append(("C", type(value).__name__, repr(value)))
+    return tuple(out)
