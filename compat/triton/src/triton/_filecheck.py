@@ -6,9 +6,10 @@ would) and returns the module it builds; ``run_filecheck`` matches text against 
 wraps a kernel into a test that checks its IR against the ``CHECK`` comments in its own source.
 
 The IR is tritium's tile IR, printed without locations: ``tt`` ops in MLIR's generic form
-(``"tt.make_range"() {...}``), block arguments as ``%argN``, called @jit functions in ``func.call``/``func.func``.
-CHECK lines written against Triton's printer (``tt.make_range {end = 4 ...}``, ``tt.call``) do not match it; the
-helpers' behaviour (what compiles, what is refused, the matching) is Triton's.
+(``"tt.make_range"() {...}``), a kernel's arguments under their parameters' names (``%X``, as Triton's), called
+@jit functions as ``func.call``/``func.func`` named ``<name>__<n>``. CHECK lines written against Triton's printer
+(``tt.make_range {end = 4 ...}``, ``tt.call``, Triton's mangled callee names) do not match it; the helpers'
+behaviour (what compiles, what is refused, the matching) is Triton's.
 """
 from __future__ import annotations
 
