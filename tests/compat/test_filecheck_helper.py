@@ -62,4 +62,4 @@ def test_run_parser_specializes_like_a_launch():
     from triton._filecheck import module_text
     text = module_text(run_parser(_with_args, (np.zeros(8, np.float32), 5), {"BLOCK": 8}))
     assert "loc(" not in text                     # printed without debug information, as Triton's str_nodebug
-    assert "!tt.ptr<f32>" in text and "tt.divisibility" in text and "tt.store" in text
+    assert "%X: !tt.ptr<f32>" in text and "%n: i32" in text and "tt.divisibility" in text and "tt.store" in text

@@ -79,7 +79,7 @@ def run_parser(kernel_fn: JITFunction, args: tuple = (), kwargs: Optional[dict] 
 def module_text(module: Any) -> str:
     """The module's text without locations (Triton's ``module.str_nodebug()``)."""
     mlir_module = getattr(module, "_module", module)
-    return mlir_module.operation.get_asm(enable_debug_info=False)
+    return mlir_module.operation.get_asm(enable_debug_info=False, use_name_loc_as_prefix=True)
 
 
 def run_filecheck_test(kernel_fn: JITFunction, args: tuple = (), kwargs: Optional[dict] = None) -> None:
