@@ -64,7 +64,7 @@ def zero_order(r: np.ndarray, a: np.ndarray, b: np.ndarray, up: bool) -> np.ndar
 
 
 def _maximumnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # tl.maximum/tl.max (arith.maxnumf) compile to LLVM's maximumnum: NaN ignored, -0 < +0
+    # tl.maximum/tl.max (arith.maxnumf) as compiled: IEEE maximumNumber, NaN ignored, -0 < +0
     return zero_order(np.fmax(a, b), a, b, True)
 
 

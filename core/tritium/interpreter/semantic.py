@@ -87,7 +87,7 @@ class InterpreterSemantic(Semantic):
                     r = _zeros_ordered(r, a, ax, ufunc is np.fmax, scan=True)
                 res = [np.flip(r, ax) if reverse else r]
             elif ufunc in (np.fmax, np.fmin):
-                # the compiled combine is maximumnum/minimumnum: -0 < +0 whatever the order
+                # the compiled combine is IEEE maximumNumber/minimumNumber: -0 < +0 whatever the order
                 res = [_zeros_ordered(ufunc.reduce(a, axis=ax), a, ax, ufunc is np.fmax, scan=False)]
             elif scalars[0].is_floating():
                 # in order, rounding every step, as the compiled loop does
