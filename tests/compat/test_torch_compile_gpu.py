@@ -23,10 +23,15 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(params=[True, False], ids=["static launcher", "tritium launcher"])
 def inductor(request, tmp_path, monkeypatch):
-    from tritium import knobs
+    pytest.importorskip("tritium_nvidia", reason="tritium-nvidia is not installed")
+    from tritium import knobs, plugins
+    from tritium.runtime.driver import driver
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "tritium"))
-    with knobs.cache.scope():
+    # the session's registry holds the CPU backend only; inductor picks the GPU backend among those registered
+    registry = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "cpu": "tritium_cpu.plugin",
+                                                    "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(registry), knobs.cache.scope():
         knobs.cache.dir = str(tmp_path / "tritium")
         torch._dynamo.reset()
         # strict: where inductor cannot launch a kernel statically it raises (with the reason) instead of
@@ -35,6 +40,7 @@ def inductor(request, tmp_path, monkeypatch):
                                    strict_static_triton_launcher=request.param):
             yield request.param
         torch._dynamo.reset()
+        driver.reset_active()
 
 
 def _check(fn, *args):
