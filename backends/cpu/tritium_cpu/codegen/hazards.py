@@ -10,41 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritium._mlir import ir
+from tritium.dialect.pointers import UNKNOWN, pointer_root
 
 from .tiles import Buf, Elem, Load, Node, Range, Remap, Splat
 
-#: ops whose first operand is the pointer (or block pointer, or base) their result is derived from
-_DERIVED = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.advance",
-            "tt.make_block_ptr", "tt.make_tensor_descriptor", "tt.bitcast")
-UNKNOWN = object()
-
-
-def pointer_root(value: Any) -> Any:
-    """The kernel argument (or other value) a pointer, block pointer or descriptor is derived from, following
-    offsets, reshapes and loop-carried updates; ``UNKNOWN`` for pointers loaded from memory, selected, etc."""
-    for _ in range(64):
-        value = value.maybe_downcast()
-        if isinstance(value, ir.BlockArgument):
-            arg = value
-            parent = arg.owner.owner
-            name = parent.operation.name if parent is not None else ""   # (OpView.name may be a symbol)
-            if name == "func.func":
-                return ("arg", arg.arg_number)
-            if name == "scf.for" and arg.arg_number >= 1:
-                value = parent.operands[3 + arg.arg_number - 1]     # the initial value of a carried pointer
-                continue
-            if name == "scf.while" and parent.regions[0].blocks[0] == arg.owner:
-                value = parent.operands[arg.arg_number]
-                continue
-            return UNKNOWN
-        owner = value.owner
-        name = owner.operation.name
-        if name in _DERIVED:
-            value = owner.operands[0]
-            continue
-        return UNKNOWN
-    return UNKNOWN
+__all__ = ["UNKNOWN", "must_stage", "pointer_root"]
 
 
 def must_stage(value: Node, store_ptr: Node, store_root: Any) -> bool:

@@ -18,21 +18,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..._mlir import ir
+from ...dialect.pointers import DERIVED_OPS, UNKNOWN, pointer_root
 from .context import Context
 from .operands import split_operands
 from .scalar import is_scalar_op
 from .values import Tensor
 
-#: ops whose first operand is the pointer (block pointer, descriptor) their result is derived from
-_DERIVED = frozenset({"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans",
-                      "tt.advance", "tt.make_block_ptr", "tt.make_tensor_descriptor", "tt.bitcast"})
 #: ops that read memory, and the operand (by position) holding the pointer, block pointer or descriptor
 _READS = {"tt.load": 0, "tt.descriptor_load": 0, "tt.atomic_rmw": 0, "tt.atomic_cas": 0, "tt.descriptor_gather": 0}
 #: ops that write memory: (pointer operand names, the value operand's name)
 STORES = {"tt.store": (["ptr", "value", "mask"], "value"),
           "tt.descriptor_store": (["desc", "src", "indices"], "src"),
           "tt.descriptor_reduce": (["desc", "src", "indices"], "src")}
-UNKNOWN = object()
 
 
 def barrier_before_store(ctx: Context, op: Any) -> None:
@@ -50,31 +47,6 @@ def barrier_before_store(ctx: Context, op: Any) -> None:
             continue
         ctx.target.barrier(ctx.fn)
         return
-
-
-def pointer_root(value: Any) -> Any:
-    """The kernel argument a pointer, block pointer or descriptor derives from (through offsets, reshapes and
-    loop-carried updates), or ``UNKNOWN`` (loaded from memory, selected...)."""
-    for _ in range(64):
-        value = value.maybe_downcast() if hasattr(value, "maybe_downcast") else value
-        if isinstance(value, ir.BlockArgument):
-            parent = value.owner.owner
-            name = parent.operation.name if parent is not None else ""
-            if name == "func.func":
-                return ("arg", value.arg_number)
-            if name == "scf.for" and value.arg_number >= 1:
-                value = parent.operands[3 + value.arg_number - 1]     # a carried pointer's initial value
-                continue
-            if name == "scf.while" and parent.regions[0].blocks[0] == value.owner:
-                value = parent.operands[value.arg_number]
-                continue
-            return UNKNOWN
-        owner = value.owner
-        if owner.operation.name in _DERIVED:
-            value = owner.operands[0]
-            continue
-        return UNKNOWN
-    return UNKNOWN
 
 
 def _reads(value: Any) -> list[tuple[Any, bool]]:
@@ -143,7 +115,7 @@ def _same_value(a: Any, b: Any, depth: int = 0) -> bool:
     na = oa.operation.name
     if na != ob.operation.name or na in _READS or len(oa.regions) or len(ob.regions):
         return False
-    if not (na in _DERIVED or is_scalar_op(na) or na in ("tt.make_range", "arith.constant")):
+    if not (na in DERIVED_OPS or is_scalar_op(na) or na in ("tt.make_range", "arith.constant")):
         return False
     if list(oa.results).index(a) != list(ob.results).index(b) or _attrs(oa) != _attrs(ob):
         return False
