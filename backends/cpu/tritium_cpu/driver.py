@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from tritium.backends.compiler import GPUTarget
 from tritium.backends.driver import DriverBase
+from tritium.llvmir.jit_symbols import add_process_symbols
 
 from .checked import CheckedLauncher
 from .launcher import (  # noqa: F401  (re-exported: the launcher's names lived here)
@@ -165,18 +166,10 @@ def _load_process_symbols() -> None:
     """Tell the JIT linker where the C library functions our code calls live in this process."""
     global _symbols_loaded
     if not _symbols_loaded:
-        import llvmlite.binding as llvm
         libc = _libc()
         libm = ctypes.CDLL("libm.so.6")
         from .codegen.mathlib_extra import C_SYMBOLS
-        for name in _PROCESS_SYMBOLS + tuple(sorted(C_SYMBOLS)):
-            for lib in (libc, libm):
-                try:
-                    fnptr = getattr(lib, name)
-                except AttributeError:
-                    continue
-                llvm.add_symbol(name, ctypes.cast(fnptr, ctypes.c_void_p).value)
-                break
+        add_process_symbols(_PROCESS_SYMBOLS + tuple(sorted(C_SYMBOLS)), (libc, libm))
         _symbols_loaded = True
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ctypes
 import struct
 
+from ..llvmir.jit_symbols import add_process_symbols
+
 LIB_SYMBOLS = ("pthread_barrier_wait", "printf", "fflush", "expf", "exp2f", "logf", "log2f", "sinf", "cosf",
                "tanf", "erff", "tanhf", "powf", "atan2f", "atanf", "asinf", "acosf", "sinhf", "coshf", "log1pf",
                "expm1f", "cbrtf", "log10f", "exp10f", "fmodf", "exp", "exp2", "log", "log2", "sin", "cos", "tan",
@@ -21,20 +23,12 @@ def load_symbols() -> None:
     global _loaded
     if _loaded:
         return
-    import llvmlite.binding as llvm
     libs = [ctypes.CDLL(None), ctypes.CDLL("libm.so.6")]
     try:
         libs.append(ctypes.CDLL("libgcc_s.so.1"))
     except OSError:         # then an object calling its helpers is refused by check_symbols
         pass
-    for name in LIB_SYMBOLS:
-        for lib in libs:
-            try:
-                f = getattr(lib, name)
-            except AttributeError:
-                continue
-            llvm.add_symbol(name, ctypes.cast(f, ctypes.c_void_p).value)
-            break
+    add_process_symbols(LIB_SYMBOLS, libs)
     _loaded = True
 
 
