@@ -6,7 +6,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 PARTS := core $(patsubst %/pyproject.toml,%,$(wildcard backends/*/pyproject.toml) $(wildcard plugins/*/pyproject.toml))
-PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadgroup
+PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadgroup --durations=15
 CONFORMANCE := $(PYTHON) -m pytest -q -n 2 --pyargs tritium.testing.conformance
 # backends whose device is present here (the CPU always; a GPU backend when its GPU is there)
 ACTIVE_BACKENDS = $(shell $(PYTHON) -c "from tritium.backends import backends; \
