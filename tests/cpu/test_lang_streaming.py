@@ -15,11 +15,14 @@ def threshold(monkeypatch, tmp_path):
     """Set the cache size the streaming decision compares against (compiled into kernels: private cache)."""
     from tritium import knobs
     from tritium_cpu.codegen import streaming
-    monkeypatch.setattr(knobs.cache, "dir", str(tmp_path))
 
     def set_llc(nbytes: int) -> None:
         monkeypatch.setattr(streaming, "llc_bytes", lambda: nbytes)
-    return set_llc
+    # a scope, not monkeypatch.setattr: that would restore the value read at setup (possibly from the
+    # environment) as a value set from Python, which then outlives the test
+    with knobs.cache.scope():
+        knobs.cache.dir = str(tmp_path)
+        yield set_llc
 
 
 def _rows_kernel():
