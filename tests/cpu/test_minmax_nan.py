@@ -215,3 +215,46 @@ def test_no_minimumnum_intrinsics(lvl, shape):
         k = reductions[(1, )](a, b, out, M, N, 1)
     assert "imumnum" not in k.asm["llir"]
     assert (out[:M] == 0).all() and (out[M:2 * M] == 0).all()
+
+
+@triton.jit
+def _combine_max(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def _combine_min(a, b):
+    return tl.minimum(a, b)
+
+
+@triton.jit
+def sixteen_bit_scans(x_ptr, o_ptr, m, n, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    inside = (rm[:, None] < m) & (rn[None, :] < n)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=-0.0)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], tl.associative_scan(x, 0, _combine_max) + 0.0, mask=inside)
+    tl.store(o_ptr + M * N + rm[:, None] * N + rn[None, :], tl.associative_scan(x, 1, _combine_min))
+    tl.store(o_ptr + 2 * M * N + rm[:, None] * N + rn[None, :], tl.maximum(x, x * 2))
+
+
+@pytest.mark.parametrize("lvl", LEVELS)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(4, 2), (8, 16)])
+def test_sixteen_bit_min_max(lvl, dtype, shape):
+    """min/max of fp16/bf16 tiles in scans and elementwise: LLVM 22 asserted (aborting the process) in
+    instruction selection on the bf16 <2 x ...> compares and bit operations of a 4x2 scan (fuzzer finding)."""
+    torch = pytest.importorskip("torch")
+    M, N = shape
+    g = torch.Generator().manual_seed(M * N)
+    x = torch.randn((M, N), generator=g).to(getattr(torch, dtype))
+    x[0, 0], x[1, -1] = float("nan"), -0.0
+    got, want = torch.zeros(3 * M * N, dtype=x.dtype), torch.zeros(3 * M * N, dtype=x.dtype)
+    sixteen_bit_scans.interpret = True
+    try:
+        sixteen_bit_scans[(1, )](x, want, M, N, M, N)
+    finally:
+        sixteen_bit_scans.interpret = False
+    with level(lvl):
+        sixteen_bit_scans[(1, )](x, got, M, N, M, N)
+    same(got.view(torch.int16).numpy(), want.view(torch.int16).numpy(), f"{dtype} {shape}")

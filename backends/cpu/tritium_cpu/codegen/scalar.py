@@ -79,6 +79,13 @@ def num_min_max(fn: Function, is_max: bool, t: str, a: str, b: str) -> str:
     (AVX-512: tl.max over 16 rows lost 3; llvm/llvm-project#209159). Selects vectorize everywhere."""
     vec = t.startswith("<")
     elem = t.split(" x ")[1].rstrip(">") if vec else t
+    if elem in ("half", "bfloat"):
+        # in float, exactly (the result is one of the operands): LLVM 22's x86 lowering of these compares,
+        # selects and bit operations on 16-bit float vectors hit an assertion in instruction selection
+        # (SelectionDAG: "Shift operators return type must be the same as their first arg")
+        wide = t.replace(elem, "float")
+        wa, wb = fn.inst(f"fpext {t} {a} to {wide}"), fn.inst(f"fpext {t} {b} to {wide}")
+        return fn.inst(f"fptrunc {wide} {num_min_max(fn, is_max, wide, wa, wb)} to {t}")
     it = t.replace(elem, _INT_OF[elem]) if vec else _INT_OF[t]
     ct = t.replace(elem, "i1") if vec else "i1"
     c = fn.inst(f"fcmp {'ogt' if is_max else 'olt'} {t} {a}, {b}")
