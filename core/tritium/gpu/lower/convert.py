@@ -8,6 +8,8 @@ by one vector so that column-wise accesses spread over the banks.
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 from ...llvmir.types import BYTES
 from .. import layout as L
 from ..target import guarded, pack, unpack
@@ -116,19 +118,25 @@ def write_shared(ctx: Context, t: Tensor, base: str, strides: list[int], vec: in
     guarded(fn, pred, emit)
 
 
+def distinct_groups(lay: L.Layout, vec: int, regs: list[str]) -> Iterator[int]:
+    """The first register of each group of ``vec`` registers holding elements no earlier group holds, for the
+    caller to fill ``regs[g:g + vec]``; a group holding the same elements as an earlier one (a layout may hold
+    an element in several threads' or registers' slots) gets a copy of that group's registers instead."""
+    first_of: dict[tuple, int] = {}
+    for g in range(0, lay.num_regs, vec):
+        s = first_of.setdefault(lay.reg_coords(g), g)
+        if s == g:
+            yield g
+        else:
+            regs[g:g + vec] = regs[s:s + vec]
+
+
 def read_shared(ctx: Context, lay: L.Layout, base: str, strides: list[int], vec: int, st: str, ty: str) -> list[str]:
     fn = ctx.fn
     eb = BYTES[st]
     sp = ctx.target.shared_ptr
     regs: list[str] = [""] * lay.num_regs
-    first_of: dict[tuple, int] = {}
-    for g in range(0, lay.num_regs, vec):
-        first = lay.reg_coords(g)
-        if first in first_of:
-            src = first_of[first]
-            regs[g:g + vec] = regs[src:src + vec]
-            continue
-        first_of[first] = g
+    for g in distinct_groups(lay, vec, regs):
         off = smem_offset(ctx, lay, g, strides)
         p = ctx.smem_ptr(base, off if off == "0" else (str(int(off) * eb) if off.isdigit() else
                                                          fn.inst(f"mul i32 {off}, {eb}")))

@@ -13,7 +13,7 @@ from .. import layout as L
 from ..assign import tensor_shape
 from ...llvmir.types import BYTES, const
 from ..target import guarded
-from .convert import _aligned_vec, from_storage, read_shared, smem_plan, storage_type, to_storage, write_shared
+from .convert import _aligned_vec, distinct_groups, from_storage, read_shared, smem_plan, storage_type, to_storage, write_shared
 from .blockptr import load_block_ptr, store_block_ptr
 from .context import Context
 from .operands import has_uses, mem_value, reg_value, split_operands, str_attr
@@ -66,14 +66,7 @@ def op_load(ctx: Context, op: Any) -> None:
     other = ctx.tensor_in(other_v, lay) if other_v is not None else None
     vec = access_vector(ctx, ptr_v, mask_v, lay, eb)
     regs: list[str] = [""] * lay.num_regs
-    first_of: dict[tuple, int] = {}
-    for g in range(0, lay.num_regs, vec):
-        c = lay.reg_coords(g)
-        if c in first_of:
-            s = first_of[c]
-            regs[g:g + vec] = regs[s:s + vec]
-            continue
-        first_of[c] = g
+    for g in distinct_groups(lay, vec, regs):
         pred = mask.regs[g] if mask is not None else None
         oth = [mem_value(ctx, other.regs[g + i], rty) for i in range(vec)] if other is not None else None
         vals = ctx.target.load(fn, ctx.module, ptr.regs[g], mem_t, vec, vec * eb, pred, oth, cache, evict,

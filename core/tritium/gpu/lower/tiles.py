@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import layout as L
 from ..target import guarded, pack, unpack
 from .context import Context
-from .convert import _aligned_vec, from_storage, to_storage
+from .convert import _aligned_vec, distinct_groups, from_storage, to_storage
 from .shared import SharedTile, SmemLayout
 from .values import Tensor
 
@@ -49,14 +49,7 @@ def read_tile(ctx: Context, tile: SharedTile, lay: L.Layout, ty: str) -> Tensor:
     vec = tile_vec(ctx, lay, tile.smem)
     st = tile.ty
     regs: list[str] = [""] * lay.num_regs
-    first_of: dict[tuple, int] = {}
-    for g in range(0, lay.num_regs, vec):
-        c = lay.reg_coords(g)
-        if c in first_of:
-            s = first_of[c]
-            regs[g:g + vec] = regs[s:s + vec]
-            continue
-        first_of[c] = g
+    for g in distinct_groups(lay, vec, regs):
         p = tile_ptr(ctx, tile, lay, g)
         vt = st if vec == 1 else f"<{vec} x {st}>"
         v = fn.inst(f"load {vt}, {ctx.target.shared_ptr} {p}, align {tile.smem.eb * vec}")
