@@ -190,7 +190,13 @@ class NvidiaTarget(TargetHooks):
                 return self._intr1(fn, module, "llvm.nvvm.sqrt.approx.f", args[0])
             if name == "math.rsqrt":
                 return self._intr1(fn, module, "llvm.nvvm.rsqrt.approx.f", args[0])
-            # fp32 `/` stays IEEE (div.rn, LLVM's fdiv): Triton uses div.full (2 ulp); results here match numpy
+            if name == "arith.divf":
+                # Triton's `/` on fp32 is div.full.f32 (full range, 2 ulp), not IEEE division: tl.math.div_rn
+                # (tt.precise_divf) is the correctly rounded one. ptxas turns div.full into a reciprocal and a
+                # multiply, sharing the reciprocal across divisions by one value (attention's epilogue: 64
+                # div.rn subroutine calls per thread became 2 MUFU.RCP and FMULs)
+                module.intrinsic("llvm.nvvm.div.full", "float", ["float", "float"], "nounwind readnone")
+                return fn.inst(f"call float @llvm.nvvm.div.full(float {args[0]}, float {args[1]})")
             if name in LIBDEVICE_F32:
                 return self._libdevice(fn, module, "__nv_" + LIBDEVICE_F32[name], args, ty)
         if ty == "double" and name in LIBDEVICE_F64:
