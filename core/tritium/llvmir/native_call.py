@@ -1,0 +1,223 @@
+"""Calling a C function pointer from Python at the cost of a builtin call.
+
+``native_function(address, ("u64", "u32", ...), "i32")`` returns a real builtin (``builtin_function_or_method``)
+that converts its integer arguments, calls the C function at ``address`` and returns its result as an int.
+ctypes spends several microseconds per call on its generic argument handling and a Cython wrapper still builds
+Python objects around every handle; a hot loop that launches tiny kernels pays that on every launch.
+
+The builtin is a few dozen instructions of LLVM IR with CPython's METH_FASTCALL signature
+``PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t nargs)``, JIT-compiled in process with
+llvmlite (no C compiler at install or run time) and wrapped with one ``PyCFunction_NewEx`` call. Every address
+it uses (the target, the CPython API functions, exception types, message strings) is an integer constant in
+the code, so the object has no relocations and no symbol the JIT linker must resolve: it links the same under
+any code model, however far the JIT's memory lies from libpython.
+
+Errors raise, never crash: a wrong argument count raises TypeError, a non-integer TypeError, a value out of its
+C type's range OverflowError (CPython's own conversions; ``__index__`` is honoured), before the target runs.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+from typing import Any, Callable, Sequence
+
+#: argument kinds: C integer types (pointers and handles are ``u64``), by (bits, signed)
+ARG_KINDS = {"u64": (64, False), "i64": (64, True), "u32": (32, False), "i32": (32, True)}
+#: result kinds: ``void`` returns None
+RESULT_KINDS = ("u64", "i64", "u32", "i32", "void")
+
+_METH_FASTCALL = 0x0080
+
+
+class NativeCallUnavailable(RuntimeError):
+    """This interpreter or platform cannot host a JIT-compiled builtin; the message says why."""
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
+                ("ml_doc", ctypes.c_char_p)]
+
+
+_lock = threading.Lock()
+_engine: Any = None
+_built: dict[tuple, Callable[..., Any]] = {}
+#: what the builtins point at must live as long as the process: method definitions, names, messages, modules
+_keep: list[Any] = []
+
+
+def _renew_lock() -> None:
+    # a thread of the parent may have held it at fork(); the child has only the forking thread
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_lock)
+
+
+def check_available() -> None:
+    """Raise NativeCallUnavailable unless this process can host native builtins."""
+    if sys.implementation.name != "cpython":
+        raise NativeCallUnavailable(f"needs CPython's C API; this is {sys.implementation.name}")
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        raise NativeCallUnavailable("needs a 64-bit process")
+    if not hasattr(ctypes, "pythonapi"):
+        raise NativeCallUnavailable("ctypes.pythonapi is missing")
+    try:
+        import llvmlite.binding  # noqa: F401
+    except ImportError as exc:
+        raise NativeCallUnavailable(f"llvmlite cannot be imported: {exc}") from exc
+
+
+def native_function(address: int, args: Sequence[str], result: str = "i64", *, name: str = "native_call",
+                    release_gil: bool = True) -> Callable[..., Any]:
+    """A builtin ``f(a0, a1, ...)`` that calls the C function at ``address`` with the arguments converted to
+    the C integer types ``args`` names (see ARG_KINDS) and returns its ``result`` as an int (None for void).
+    ``release_gil`` lets other Python threads run while the C function runs (it must then not touch Python
+    objects). Built once per signature and address; raises NativeCallUnavailable where it cannot be."""
+    kinds = tuple(args)
+    for k in kinds:
+        if k not in ARG_KINDS:
+            raise ValueError(f"argument kind {k!r} is not one of {sorted(ARG_KINDS)}")
+    if result not in RESULT_KINDS:
+        raise ValueError(f"result kind {result!r} is not one of {RESULT_KINDS}")
+    if not isinstance(address, int) or not 0 < address < 1 << 64:
+        raise ValueError(f"address must be a non-null 64-bit integer, got {address!r}")
+    if not name.isidentifier():
+        raise ValueError(f"name must be an identifier, got {name!r}")
+    key = (address, kinds, result, release_gil, name)
+    fn = _built.get(key)
+    if fn is not None:
+        return fn
+    check_available()
+    with _lock:
+        fn = _built.get(key)
+        if fn is None:
+            fn = _built[key] = _build(address, kinds, result, release_gil, name)
+    return fn
+
+
+# -- building ---------------------------------------------------------------------------------------------
+
+def _api(name: str) -> int:
+    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value or 0
+
+
+def _c_string(text: str) -> int:
+    buf = ctypes.create_string_buffer(text.encode())
+    _keep.append(buf)
+    return ctypes.addressof(buf)
+
+
+def _fn(address: int) -> str:
+    return f"inttoptr (i64 {address} to ptr)"
+
+
+def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str, name: str) -> str:
+    n = len(kinds)
+    api = {k: _fn(_api(k)) for k in ("PyNumber_Index", "PyLong_AsLongLong", "PyLong_AsUnsignedLongLong", "Py_DecRef",
+                                     "PyErr_Occurred", "PyErr_Format", "PyEval_SaveThread", "PyEval_RestoreThread",
+                                     "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "Py_IncRef")}
+    count_msg = _c_string(f"{name}() takes exactly {n} argument{'' if n == 1 else 's'} (%zd given)")
+    range_msg = _c_string(f"{name}(): argument %zd does not fit in its C type (%s)")
+    kind_names = {k: _c_string(k) for k in set(kinds)}
+    lines = [f"define ptr @{symbol}(ptr %self, ptr %args, i64 %nargs) {{",
+             "entry:",
+             f"  %count_ok = icmp eq i64 %nargs, {n}",
+             "  br i1 %count_ok, label %arg0, label %bad_count",
+             "bad_count:",
+             f"  call ptr (ptr, ptr, ...) {api['PyErr_Format']}(ptr {_fn(id(TypeError))}, "
+             f"ptr {_fn(count_msg)}, i64 %nargs)",
+             "  ret ptr null",
+             "fail:",
+             "  ret ptr null"]
+    values = []
+    for i, kind in enumerate(kinds):
+        bits, signed = ARG_KINDS[kind]
+        conv = api["PyLong_AsLongLong" if signed else "PyLong_AsUnsignedLongLong"]
+        nxt = f"arg{i + 1}" if i + 1 < n else "call"
+        lines += [f"arg{i}:",
+                  f"  %p{i} = getelementptr inbounds ptr, ptr %args, i64 {i}",
+                  f"  %o{i} = load ptr, ptr %p{i}",
+                  # __index__ as CPython's own int(); for an int it only takes a reference
+                  f"  %x{i} = call ptr {api['PyNumber_Index']}(ptr %o{i})",
+                  f"  %nx{i} = icmp eq ptr %x{i}, null",
+                  f"  br i1 %nx{i}, label %fail, label %conv{i}",
+                  f"conv{i}:",
+                  f"  %v{i} = call i64 {conv}(ptr %x{i})",
+                  f"  call void {api['Py_DecRef']}(ptr %x{i})",
+                  f"  %m{i} = icmp eq i64 %v{i}, -1",
+                  f"  br i1 %m{i}, label %err{i}, label %range{i}",
+                  f"err{i}:",  # -1 is also a value: only a pending exception says it failed
+                  f"  %e{i} = call ptr {api['PyErr_Occurred']}()",
+                  f"  %ne{i} = icmp ne ptr %e{i}, null",
+                  f"  br i1 %ne{i}, label %fail, label %range{i}",
+                  f"range{i}:"]
+        if bits == 64:
+            lines.append(f"  br label %{nxt}")
+            values.append(f"i64 %v{i}")
+            continue
+        if signed:
+            lines += [f"  %s{i} = add i64 %v{i}, 2147483648", f"  %out{i} = icmp ugt i64 %s{i}, 4294967295"]
+        else:
+            lines.append(f"  %out{i} = icmp ugt i64 %v{i}, 4294967295")
+        lines += [f"  %t{i} = trunc i64 %v{i} to i32",
+                  f"  br i1 %out{i}, label %overflow{i}, label %{nxt}",
+                  f"overflow{i}:",
+                  f"  call ptr (ptr, ptr, ...) {api['PyErr_Format']}(ptr {_fn(id(OverflowError))}, "
+                  f"ptr {_fn(range_msg)}, i64 {i}, ptr {_fn(kind_names[kind])})",
+                  "  br label %fail"]
+        values.append(f"i32 %t{i}")
+    ret_ty = {"void": "void", "i32": "i32", "u32": "i32"}.get(result, "i64")
+    call = f"call {ret_ty} {_fn(address)}({', '.join(values)})"
+    lines.append("call:")
+    if release_gil:
+        lines.append(f"  %ts = call ptr {api['PyEval_SaveThread']}()")
+    lines.append(f"  %r = {call}" if ret_ty != "void" else f"  {call}")
+    if release_gil:
+        lines.append(f"  call void {api['PyEval_RestoreThread']}(ptr %ts)")
+    if result == "void":
+        lines += [f"  call void {api['Py_IncRef']}(ptr {_fn(id(None))})", f"  ret ptr {_fn(id(None))}"]
+    else:
+        if result == "i32":
+            lines.append("  %w = sext i32 %r to i64")
+        elif result == "u32":
+            lines.append("  %w = zext i32 %r to i64")
+        boxed = api["PyLong_FromLongLong" if result in ("i32", "i64") else "PyLong_FromUnsignedLongLong"]
+        lines += [f"  %b = call ptr {boxed}(i64 {'%w' if result in ('i32', 'u32') else '%r'})", "  ret ptr %b"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _engine_for_host() -> Any:
+    global _engine
+    if _engine is None:
+        import llvmlite.binding as llvm
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        # the engine owns (and frees with itself) the machine it is given: a fresh one, never a shared one
+        machine = llvm.Target.from_default_triple().create_target_machine(opt=2)
+        _engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+    return _engine
+
+
+def _build(address: int, kinds: tuple, result: str, release_gil: bool, name: str) -> Callable[..., Any]:
+    import llvmlite.binding as llvm
+    engine = _engine_for_host()
+    symbol = f"{name}_{len(_keep)}"  # unique in the engine: every build adds a module to the same one
+    text = _ir(address, kinds, result, release_gil, symbol, name)
+    module = llvm.parse_assembly(text)
+    module.verify()
+    engine.add_module(module)
+    engine.finalize_object()
+    code = engine.get_function_address(symbol)
+    if not code:
+        raise NativeCallUnavailable(f"the JIT did not produce {symbol}")
+    method = _MethodDef(name.encode(), code, _METH_FASTCALL, None)
+    _keep.extend((module, method))
+    new = ctypes.pythonapi.PyCFunction_NewEx
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    return new(ctypes.addressof(method), None, None)
