@@ -1,8 +1,13 @@
 """A C header and launcher for a precompiled CPU kernel (``tritium compile --emit-c``), for C and C++ hosts.
 
-The host links three files, and needs no tritium, Python or LLVM: ``NAME.o`` (the object the ``obj`` stage made),
-``NAME.c`` (the launcher below) and includes ``NAME.h``. ``cc main.c NAME.c NAME.o -lpthread -lm``. The launcher
+The host links three files, and needs no tritium, Python or LLVM: ``NAME.o`` (the kernel's optimized LLVM IR, the
+``llir`` stage, emitted position-independent), ``NAME.c`` (the launcher below) and includes ``NAME.h``.
+``cc main.c NAME.c NAME.o -lpthread -lm``, or a shared library: ``cc -shared -fPIC NAME.c NAME.o``. The launcher
 packs the arguments into the 8-byte slots ``<symbol>_launch`` reads (the driver's ABI, ``CPUDriver.aot_abi``).
+
+The ``obj`` stage's object is no use here: it is made for MCJIT, in x86-64's large code model with absolute
+relocations (compiler.host_target says why), and linked into a shared library or a PIE it would need text
+relocations, which ``-z text``, lld and hardened toolchains refuse.
 """
 from __future__ import annotations
 
@@ -33,8 +38,19 @@ def _store(slot: int, p: dict, llvm_type: str) -> str:
     return f"    {{ {wide} v = ({wide}){name}; memcpy(&slots[{slot}], &v, sizeof v); }}"
 
 
-def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:
-    """Suffix -> contents of the files to write as ``stem + suffix``."""
+def linkable_object(llir: str, md: dict) -> bytes:
+    """The kernel's code as an object for a system linker: position-independent, for the CPU it was compiled for."""
+    import llvmlite.binding as llvm
+    from tritium import llvm_debug
+    from .compiler import host_target
+    from .knobs import cpu as cpu_knobs
+    tm = host_target(md["cpu_name"], md["cpu_features"], cpu_knobs.opt_level, md["cpu_triple"], linked=True)
+    with llvm_debug.llvm_options(md["name"]):
+        return tm.emit_object(llvm.parse_assembly(llir))
+
+
+def c_launcher(header: dict, llir: str, stem: str) -> dict[str, bytes]:
+    """Suffix -> contents of the files to write as ``stem + suffix``; ``llir``: the kernel's ``llir`` stage."""
     md = header["metadata"]
     name, sym = header["kernel"], md["symbol"]
     params = [p for p in header["params"] if p["type"] != "constexpr"]
@@ -113,4 +129,4 @@ extern void {sym}_launch(void *args, int32_t n0, int32_t n1, int32_t n2, int32_t
 }}
 
 {assert_fn}"""
-    return {".h": h.encode(), ".c": c.encode(), ".o": bytes(binary)}
+    return {".h": h.encode(), ".c": c.encode(), ".o": linkable_object(llir, md)}

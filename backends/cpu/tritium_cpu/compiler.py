@@ -43,7 +43,9 @@ class CPUOptions:
 
 
 @functools.lru_cache(maxsize=None)
-def host_target(cpu: str, features: str, opt: int, triple: str = "") -> Any:
+def host_target(cpu: str, features: str, opt: int, triple: str = "", linked: bool = False) -> Any:
+    """The machine that emits objects: for MCJIT (the ``obj`` stage), or ``linked`` by a system linker into a
+    user's program or shared library (``tritium compile --emit-c``)."""
     import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
@@ -51,8 +53,11 @@ def host_target(cpu: str, features: str, opt: int, triple: str = "") -> Any:
     # x86-64 objects are loaded by MCJIT, which maps code and constants separately: once large tensors fragment
     # the address space they can land over 2 GiB apart, beyond the small code model's 32-bit PC-relative reach
     # (LLVM then aborts the process). The large model addresses them with 64-bit absolutes, as numba's JIT
-    # does; under it only static relocations resolve right in MCJIT (PIC's GOTOFF64 comes out wrong).
-    large = (triple or llvm.get_default_triple()).startswith("x86_64")
+    # does; under it only static relocations resolve right in MCJIT: with large PIC (GOTPC64/GOTOFF64) the first
+    # object an engine loads runs right and the next ones read garbage constants (LLVM 22's RuntimeDyld).
+    # A linked object is the opposite case: the linker keeps an image's sections together, and absolute
+    # relocations in code would need text relocations, which `-z text`, lld and hardened toolchains refuse.
+    large = not linked and (triple or llvm.get_default_triple()).startswith("x86_64")
     return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="static" if large else "pic",
                                         codemodel="large" if large else "default")
 

@@ -25,11 +25,14 @@ class CPUDriver(DriverBase):
     def __init__(self) -> None:
         self._target: Any = None
 
+    #: the stage ``c_launcher`` is given: it emits a linkable object from the IR (the ``obj`` stage is for MCJIT)
+    c_launcher_stage = "llir"
+
     @staticmethod
-    def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:
+    def c_launcher(header: dict, llir: str, stem: str) -> dict[str, bytes]:
         """``tritium compile --emit-c``: a C header, launcher and the object, for C and C++ hosts."""
         from .aot_c import c_launcher
-        return c_launcher(header, binary, stem)
+        return c_launcher(header, llir, stem)
 
     def check_binary(self, metadata: dict) -> None:
         """Refuse an object this host cannot execute: another architecture, or instruction sets it lacks."""

@@ -191,7 +191,9 @@ def compile_artifact(fn: Any, params: list[dict], target: Any, options: dict, gr
     aot_format.write(out, header, binary)
     if emit_c:
         base = out[:-len(aot_format.SUFFIX)] if out.endswith(aot_format.SUFFIX) else out
-        for suffix, data in c_launcher(header, binary, Path(base).name).items():
+        # a backend may build its C host's files from another stage than the artifact's binary
+        stage = getattr(drv_cls, "c_launcher_stage", backend.binary_ext)
+        for suffix, data in c_launcher(header, kernel.asm[stage], Path(base).name).items():
             Path(base + suffix).write_bytes(data)
     return header
 
