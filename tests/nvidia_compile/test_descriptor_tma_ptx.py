@@ -36,14 +36,24 @@ def _compile(fn, sig, consts, arch=90, stages=3, attrs=None):
                                options={"num_warps": 8, "num_stages": stages})
 
 
+@pytest.mark.parametrize("host_maps", [True, False])
 @pytest.mark.parametrize("stages", [2, 3, 4])
-def test_descriptor_loads_are_bulk_tensor_copies(isolated_tritium, stages):
-    k = _compile(_mm, SIG, {"BM": 128, "BN": 128, "BK": 64}, stages=stages)
+def test_descriptor_loads_are_bulk_tensor_copies(isolated_tritium, stages, host_maps):
+    from tritium_nvidia.knobs import nvidia
+    with nvidia.scope():
+        nvidia.tma_host_maps = host_maps       # off: host descriptors' maps built on the device, as before
+        k = _compile(_mm, SIG, {"BM": 128, "BN": 128, "BK": 64}, stages=stages)
     ptx = k.asm["ptx"]
-    assert ptx.count("tensormap.cp_fenceproxy.global.shared::cta") == 2          # one map per descriptor
-    assert "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32" in ptx     # 128-byte rows: 128B swizzle
-    assert re.search(r"swizzle_mode\.shared::cta\.b1024\.b32 \[%r\d+\], 3;", ptx)
-    assert re.search(r"box_dim\.shared::cta\.b1024\.b32 \[%r\d+\], 0, 64;", ptx)
+    if host_maps:
+        # host descriptors: maps encoded at launch, in two 128-byte grid-constant parameters (test_tma_params_ptx)
+        assert "tensormap" not in ptx and len(k.metadata_dict["tensor_map_params"]) == 2
+        assert not k.metadata_dict["tensor_map_globals"]
+    else:
+        assert ptx.count("tensormap.cp_fenceproxy.global.shared::cta") == 2          # one map per descriptor
+        assert "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32" in ptx     # 128-byte rows: 128B swizzle
+        assert re.search(r"swizzle_mode\.shared::cta\.b1024\.b32 \[%r\d+\], 3;", ptx)
+        assert re.search(r"box_dim\.shared::cta\.b1024\.b32 \[%r\d+\], 0, 64;", ptx)
+        assert k.metadata_dict["tensor_map_globals"] and "tensor_map_params" not in k.metadata_dict
     # S - 1 stages before the loop, one in it; two descriptors each
     assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64") == stages
     assert re.search(r"expect_tx\.shared::cta\.b64 _, \[%r\d+\], %r\d+;", ptx)
@@ -114,8 +124,9 @@ def test_descriptor_store_is_bulk_copies(isolated_tritium):
            "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
            "WARP_SPECIALIZE": "constexpr"}
     consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
-    ptx = _compile(ex.matmul_persistent, sig, consts).asm["ptx"]
-    assert ptx.count("tensormap.cp_fenceproxy") == 3
+    k = _compile(ex.matmul_persistent, sig, consts)
+    ptx = k.asm["ptx"]
+    assert "tensormap.cp_fenceproxy" not in ptx and len(k.metadata_dict["tensor_map_params"]) == 3
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
     assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
     assert "st.global" not in ptx

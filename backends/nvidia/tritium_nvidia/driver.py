@@ -141,15 +141,24 @@ class ArgumentBuffer:
     (pointing into it). One ``struct.pack_into`` converts and stores all arguments: a ctypes object per
     argument cost ~0.3 us each per launch."""
 
-    def __init__(self, types: list[str]) -> None:
+    def __init__(self, types: list[str], tensor_maps: Optional[list] = None, kernel: Any = None) -> None:
         codes = [_PACK_CODES.get(t, "Q") for t in types]
         self.packer = struct.Struct("@" + "".join(codes))
         self.converted_packer = struct.Struct("@" + "".join(_CONVERTED_CODES.get(t, "Q") for t in types))
-        self.buffer = ctypes.create_string_buffer(max(8, self.packer.size))
+        # host-encoded tensor maps follow the scalar parameters, 128 bytes each (tensor_maps.py)
+        n_maps = len(tensor_maps or ())
+        self.buffer = ctypes.create_string_buffer(max(8, self.packer.size + 192 * n_maps))
         base = ctypes.addressof(self.buffer)
         ends = [struct.calcsize("@" + "".join(codes[:i + 1])) for i in range(len(codes))]
         self.offsets = [end - struct.calcsize(code) for end, code in zip(ends, codes)]
-        self.params = (ctypes.c_void_p * max(1, len(types)))(*[base + o for o in self.offsets])
+        self.maps: Any = None
+        map_offsets: list[int] = []
+        if n_maps:
+            from .tensor_maps import TensorMapParams, layout
+            map_offsets = layout(self.packer.size, base, n_maps)[1]
+            self.maps = TensorMapParams(list(tensor_maps or ()), memoryview(self.buffer).cast("B"), map_offsets,
+                                        kernel)
+        self.params = (ctypes.c_void_p * max(1, len(types) + n_maps))(*[base + o for o in self.offsets + map_offsets])
         self.params_addr = ctypes.addressof(self.params)
         self.count = len(types)
         self.setters = [_setter(t) for t in types]
@@ -163,9 +172,12 @@ class ArgumentBuffer:
             if not self.pack_directly:
                 raise struct.error
             self.packer.pack_into(self.buffer, 0, *args)
-            return True
         except (struct.error, OverflowError):
-            return self.pack_converted(args)
+            if not self.pack_converted(args):
+                return False
+        if self.maps is not None:
+            self.maps.write(args)   # raises TensorMapError, naming the kernel and the argument
+        return True
 
     def pack_converted(self, args: tuple) -> bool:
         """The slow path: values struct refuses as they are (bf16, ints that wrap around as C's conversions do,
@@ -192,7 +204,7 @@ class CudaLauncher:
         self.num_warps = int(md["num_warps"])
         self.block = self.num_warps * 32
         self.shared = int(md.get("shared", 0))
-        self.arguments = ArgumentBuffer(self.types)
+        self.arguments = ArgumentBuffer(self.types, md.get("tensor_map_params"), kernel)
         self.params_addr = self.arguments.params_addr
         self.functions: dict[int, Any] = {}
         self.modules: dict[int, Any] = {}

@@ -25,6 +25,10 @@ class nvidia_knobs(KnobGroup):
     tma = BoolKnob("TRITIUM_NVIDIA_TMA", default=True, doc="On sm_90, copy the blocks of pipelined tensor-descriptor "
                    "loads with TMA (a tensor map built on the device per descriptor whose fields are the same in "
                    "every program); off: 16-byte cp.async copies, as on sm_80")
+    tma_host_maps = BoolKnob("TRITIUM_NVIDIA_TMA_HOST_MAPS", default=True, doc="With TMA on: a host "
+                             "TensorDescriptor's tensor map is encoded by the launcher and passed as a 128-byte "
+                             "kernel parameter (as Triton does); off: built on the device by each program, in a "
+                             "module global that launches on different streams must take turns for")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
 

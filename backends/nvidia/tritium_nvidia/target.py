@@ -65,6 +65,7 @@ class NvidiaTarget(TargetHooks):
     # -- the kernel ----------------------------------------------------------------------------------------
     def kernel_function(self, module: Module, name: str, params: list[str], num_warps: int) -> tuple[Function, list[str]]:
         self._module = module
+        self._param_maps: list[dict] = []
         # PTX has no predicate parameters: booleans travel as bytes
         kparams = ["i8" if t == "i1" else t for t in params]
         fn = Function(name, "void", [(t, f"%arg{i}") for i, t in enumerate(kparams)], attrs="#0", cc="ptx_kernel")
@@ -325,6 +326,16 @@ class NvidiaTarget(TargetHooks):
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int) -> str:
         from .tma import build_tensor_map
         return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle)
+
+    def param_tensor_map(self, fn: Function, args: list[int], box: list[int], eb: int, swizzle: int) -> Optional[str]:
+        from .knobs import nvidia
+        if not nvidia.tma_host_maps:
+            return None
+        from .tma import param_tensor_map
+        return param_tensor_map(fn, self._param_maps, args, box, eb, swizzle)
+
+    def kernel_metadata(self) -> dict:
+        return {"tensor_map_params": list(self._param_maps)} if getattr(self, "_param_maps", None) else {}
 
     def bulk_barrier_init(self, fn: Function, bar: str) -> None:
         from .tma import mbarrier_init, mbarrier_init_fence

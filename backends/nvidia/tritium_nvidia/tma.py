@@ -1,7 +1,9 @@
 """Hopper's tensor memory accelerator (TMA) for tensor descriptors: the tensor map a descriptor load copies
 through, mbarriers that count the bytes landed, and the bulk tensor copies themselves (PTX 8.3+, sm_90a).
 
-The tensor map is built on the device, in a 128-byte global of the module, from the descriptor's base,
+A host ``TensorDescriptor``'s tensor map is encoded by the launcher (tensor_maps.py) and passed as a 128-byte
+``__grid_constant__`` parameter (:func:`param_tensor_map`), as Triton passes it. Any other descriptor's map
+is built on the device, in a 128-byte global of the module, from the descriptor's base,
 shape and strides: warp 0 zero-fills a shared template, thread 0 sets its fields with ``tensormap.replace``,
 and the warp copies it to global memory with a release fence of the tensormap proxy; warp 0 (whose thread 0
 issues every copy) then acquires it. Only descriptors whose fields are the same in every program of a launch
@@ -86,6 +88,29 @@ def build_tensor_map(target: Any, fn: Function, module: Module, template: str, b
 
     guarded(fn, warp0, fill)
     return gaddr
+
+
+#: the launcher's CUtensorMapDataType by element size, as the maps built on the device use (_ELEMTYPE)
+PARAM_ELEMTYPE = {1: "UINT8", 2: "UINT16", 4: "UINT32", 8: "UINT64"}
+
+
+def param_tensor_map(fn: Function, maps: list[dict], args: list[int], box: list[int], eb: int, swizzle: int) -> str:
+    """The generic address (i64) of a 128-byte ``__grid_constant__`` parameter holding the tensor map the
+    launcher encodes from the kernel arguments ``args`` (base, dims outermost first, outer strides in elements);
+    ``maps`` collects what the launcher needs (the kernel's ``tensor_map_params`` metadata), one parameter per
+    distinct map. The copy instructions read the map where it is, in parameter space: no fence is needed, and
+    concurrent launches each have their own."""
+    spec = {"args": list(args), "box": list(box), "elem_bytes": eb, "elem_type": PARAM_ELEMTYPE[eb],
+            "swizzle": swizzle}
+    for i, m in enumerate(maps):
+        if m == spec:
+            return fn.pinst(f"ptrtoint ptr %tmap{i} to i64")
+    name = f"%tmap{len(maps)}"
+    maps.append(spec)
+    # byval + nvvm.grid_constant: NVPTX declares `.param .align 64 .b8 [128]` and takes its address with
+    # cvta.param instead of copying it to local memory
+    fn.params.append(('ptr byval([128 x i8]) align 64 "nvvm.grid_constant"', name))
+    return fn.pinst(f"ptrtoint ptr {name} to i64")
 
 
 def mbarrier_init(fn: Function, bar: str, count: int = 1) -> None:

@@ -56,4 +56,5 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
             "has_assert": lowering.has_assert,
             "assert_messages": list(lowering.assert_messages),
             "regs_estimate": estimate_registers(lowering, func)}
+    meta.update(target.kernel_metadata())
     return out.text(), meta

@@ -2,8 +2,9 @@
 
 A descriptor qualifies when its base, shape and strides are the same in every program of a launch (kernel
 arguments, constants and arithmetic on them: the host ``TensorDescriptor`` is rebuilt that way), it has two
-dimensions and zero padding, and a descriptor load or store uses it. Its tensor map is then written where the
-descriptor is made, once per program; pipelined loads of it (pipeline.py) become bulk copies of boxes into
+dimensions and zero padding, and a descriptor load or store uses it. A host ``TensorDescriptor``'s tensor map
+is encoded by the launcher and arrives as a kernel parameter (``target.param_tensor_map``); any other's is
+written where the descriptor is made, once per program; pipelined loads of it (pipeline.py) become bulk copies of boxes into
 the stage, whose layout is :class:`~.shared.SmemLayout` with the last dimension contiguous: rows of at most
 128 bytes ("panels"), 16-byte chunks swizzled by row, which is what the copy engine's 32/64/128-byte swizzle
 modes write when the stage starts 1024-byte aligned. Out-of-bounds elements (either dimension, negative
@@ -84,6 +85,28 @@ def launch_uniform(v: Any, depth: int = 0) -> bool:
     return all(launch_uniform(x, depth + 1) for x in o.operands)
 
 
+def _argument_number(v: Any) -> Optional[int]:
+    if isinstance(v, ir.BlockArgument):
+        parent = v.owner.owner
+        if parent is not None and parent.operation.name == "func.func":
+            return v.arg_number
+    return None
+
+
+def host_descriptor_args(op: Any) -> Optional[list[int]]:
+    """The kernel-argument numbers of the base, shape and outer strides of a host ``TensorDescriptor``, when
+    ``op`` rebuilds one (compiler/kernel_args.py passes them as consecutive arguments, the last stride the
+    constant 1), else None. The launcher has those values at hand, so it can encode the descriptor's map."""
+    parts = split_operands(op, ["base", "shape", "strides"])
+    nums = [_argument_number(v) for v in parts["base"] + parts["shape"] + parts["strides"][:-1]]
+    if not nums or None in nums or nums != list(range(nums[0], nums[0] + len(nums))):
+        return None
+    last = owner_op(parts["strides"][-1])
+    if last is None or last.name != "arith.constant" or ir.IntegerAttr(last.attributes["value"]).value != 1:
+        return None
+    return nums  # type: ignore[return-value]
+
+
 def _read_by_loads(v: Any) -> bool:
     return any(u.owner.name in ("tt.descriptor_load", "tt.descriptor_store") for u in v.uses)
 
@@ -125,10 +148,15 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     for d in dims:
         gt = fn.inst(f"icmp sgt i32 {d}, 0")
         ok = gt if ok == "true" else fn.inst(f"and i1 {ok}, {gt}")
-    template = ctx.scratch(128, 128)
-    addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, [stride], [panel, box_rows], eb,
-                                       _swizzle(panel * eb))
-    ctx.scratch_read_done()
+    # a host descriptor's map comes encoded with the launch (one per launch: no per-program cost, and no
+    # memory that concurrent launches share); others are built by each program
+    host = host_descriptor_args(op)
+    addr = ctx.target.param_tensor_map(fn, host, [panel, box_rows], eb, _swizzle(panel * eb)) if host else None
+    if addr is None:
+        template = ctx.scratch(128, 128)
+        addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, [stride], [panel, box_rows], eb,
+                                           _swizzle(panel * eb))
+        ctx.scratch_read_done()
     return BulkMap(addr, ok, rows, cols, eb, panel, box_rows)
 
 

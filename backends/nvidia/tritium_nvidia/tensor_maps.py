@@ -1,0 +1,139 @@
+"""Tensor maps of host ``TensorDescriptor`` arguments, encoded by the launcher (``cuTensorMapEncodeTiled``) and
+passed as 128-byte ``__grid_constant__`` kernel parameters, as Triton 3.6 passes them.
+
+The compiler records, per map, which kernel arguments hold the descriptor's base, shape and outer strides, and
+the box, element size and swizzle it chose (the kernel's ``tensor_map_params`` metadata; tma.param_tensor_map).
+Each launch reads those arguments, and the encoded bytes are cached by them: a repeated launch costs a dict
+lookup. A descriptor with an empty dimension gets zeros (the kernel never issues copies through it: its
+``ok`` predicate, descriptor_bulk.py).
+"""
+from __future__ import annotations
+
+import ctypes
+import operator
+import re
+from typing import Any, Optional
+
+#: cached maps per parameter before the cache is dropped (a kernel launched over ever new buffers)
+_CACHE_LIMIT = 1024
+_RANK = re.compile(r"tensordesc<[^\[]*\[([^\]]*)\]")
+
+
+class TensorMapError(ValueError):
+    """The copy engine cannot describe a descriptor argument (misaligned base, strides, sizes)."""
+
+
+def flat_arg_names(signature: Any) -> list[str]:
+    """The name of each run-time kernel argument as the launcher receives them: a descriptor's base, shape and
+    outer strides, a tuple's elements in order (structured.py's flattening)."""
+    out: list[str] = []
+
+    def walk(name: str, sig: Any) -> None:
+        if isinstance(sig, tuple):
+            for j, s in enumerate(sig):
+                walk(f"{name}[{j}]", s)
+        elif sig == "constexpr":
+            return
+        elif isinstance(sig, str) and sig.startswith("tensordesc"):
+            m = _RANK.match(sig.replace(" ", ""))
+            nd = len([x for x in m.group(1).split(",") if x]) if m else 2
+            out.append(f"{name}.base")
+            out.extend(f"{name}.shape[{i}]" for i in range(nd))
+            out.extend(f"{name}.strides[{i}]" for i in range(nd - 1))
+        else:
+            out.append(name)
+
+    for name, sig in (signature or {}).items():
+        walk(name, sig)
+    return out
+
+
+def _descriptor_name(flat: list[str], index: int) -> str:
+    name = flat[index] if index < len(flat) else f"#{index}"
+    return name[:-5] if name.endswith(".base") else name
+
+
+class TensorMapParams:
+    """The tensor-map parameters of one kernel: where each sits in the argument buffer, and its encoder."""
+
+    def __init__(self, specs: list[dict], view: Any, offsets: list[int], kernel: Any) -> None:
+        self.specs = specs
+        self.view = view            # memoryview of the argument buffer (bytes)
+        self.offsets = offsets      # each map's 64-byte aligned offset in it
+        self.pickers = [operator.itemgetter(*s["args"]) for s in specs]
+        self.caches: list[dict] = [{} for _ in specs]
+        self.kernel = kernel
+
+    def write(self, args: tuple) -> None:
+        """Put each map of this launch's arguments in its slot (raises TensorMapError)."""
+        for pick, cache, off, i in zip(self.pickers, self.caches, self.offsets, range(len(self.specs))):
+            key = pick(args)
+            raw = cache.get(key)
+            if raw is None:
+                raw = self.encode(i, key)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[key] = raw
+            self.view[off:off + 128] = raw
+
+    def encode(self, i: int, values: tuple) -> bytes:
+        spec = self.specs[i]
+        rank = len(spec["box"])
+        base, dims, strides = int(values[0]), [int(v) for v in values[1:1 + rank]], [int(v) for v in values[1 + rank:]]
+        if min(dims) <= 0:
+            return bytes(128)
+        eb = spec["elem_bytes"]
+        stride_bytes = [s * eb for s in strides]
+        problem = None
+        if base % 16:
+            problem = f"its base address {base:#x} is not a multiple of 16 bytes"
+        elif any(s % 16 or s <= 0 for s in stride_bytes):
+            problem = (f"its strides {strides + [1]} ({eb}-byte elements) have outer strides that are not positive "
+                       "multiples of 16 bytes")
+        elif any(d >= 2**32 for d in dims) or any(s >= 2**40 for s in stride_bytes):
+            problem = f"its shape {dims} or strides {strides + [1]} exceed the copy engine's limits"
+        if problem is None:
+            raw, problem = _encode(spec, base, dims, stride_bytes)
+            if raw is not None:
+                return raw
+        k = getattr(self.kernel, "name", "?")
+        names = flat_arg_names(getattr(getattr(self.kernel, "src", None), "signature", None))
+        arg = _descriptor_name(names, spec["args"][0])
+        raise TensorMapError(
+            f"kernel `{k}`: cannot encode the tensor map of descriptor argument `{arg}` (shape {dims}, strides "
+            f"{strides + [1]}, block {list(reversed(spec['box']))}): {problem}. Pass a descriptor whose base is "
+            "16-byte aligned and whose strides other than the last are multiples of 16 bytes (e.g. a contiguous "
+            "tensor with rows padded to 16 bytes), or set TRITIUM_NVIDIA_TMA_HOST_MAPS=0 to build the map on the "
+            "device")
+
+
+def _encode(spec: dict, base: int, dims: list[int], stride_bytes: list[int]) -> tuple[Optional[bytes], str]:
+    """(the 128 bytes of the map, "") or (None, the driver's complaint). ``dims`` outermost first."""
+    from cuda.bindings import driver as cu
+
+    from . import cuda
+    cuda.init()
+    rank = len(spec["box"])
+    u64, u32 = cu.cuuint64_t, cu.cuuint32_t
+    err, tmap = cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{spec['elem_type']}"), rank, base,
+        [u64(d) for d in reversed(dims)], [u64(s) for s in reversed(stride_bytes)],
+        [u32(b) for b in spec["box"]], [u32(1)] * rank, cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        cu.CUtensorMapSwizzle(spec["swizzle"]), cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        name, desc = cuda.error_text(err)
+        return None, f"cuTensorMapEncodeTiled refused it ({name}: {desc})"
+    return ctypes.string_at(tmap.getPtr(), 128), ""
+
+
+def layout(types_size: int, base_addr: int, count: int) -> tuple[int, list[int]]:
+    """(bytes the argument buffer needs, the offset of each map) for ``count`` maps after ``types_size`` bytes
+    of scalar parameters, each map 64-byte aligned in host memory as a ``CUtensorMap`` is."""
+    offsets = []
+    end = types_size
+    for _ in range(count):
+        start = end + (-(base_addr + end)) % 64
+        offsets.append(start)
+        end = start + 128
+    return end, offsets
