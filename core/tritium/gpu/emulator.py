@@ -265,8 +265,15 @@ def new_host_machine() -> Any:
     # instructions (AVX512-BF16, AVX-NE-CONVERT): they flush subnormals to zero, where GPUs and Triton round them
     # exactly; without them LLVM calls __truncsfbf2, defined above with exact rounding.
     features = llvm.get_host_cpu_features().flatten() + ",-avx512bf16,-avxneconvert"
+    # MCJIT maps an object's code and constants separately: once large arrays fragment the address space they can
+    # land over 2 GiB apart, past the small code model's 32-bit PC-relative reach, and LLVM's loader aborts the
+    # process. On x86-64 the large model reaches them with 64-bit absolutes, as static relocations: the objects
+    # are never given to a system linker, and large PIC's GOT relocations are what MCJIT got wrong in the CPU
+    # backend's engine (right for the first object it loaded, garbage constants for the next).
+    large = llvm.get_default_triple().startswith("x86_64")
     return llvm.Target.from_default_triple().create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=features, opt=1, reloc="pic", codemodel="default")
+        cpu=llvm.get_host_cpu_name(), features=features, opt=1, reloc="static" if large else "pic",
+        codemodel="large" if large else "default")
 
 
 @functools.lru_cache(maxsize=None)
