@@ -154,6 +154,45 @@ def launch(func: Any, grid: tuple[int, int, int], block: int, shared: int, strea
 
 SUCCESS = cu.CUresult.CUDA_SUCCESS
 
+#: cuLaunchKernel(f, grid x/y/z, block x/y/z, shared bytes, stream, kernelParams, extra) as C integer kinds
+LAUNCH_KINDS = ("u64", "u32", "u32", "u32", "u32", "u32", "u32", "u32", "u64", "u64", "u64")
+
+
+def launch_kernel_address() -> tuple[int, str]:
+    """The address of libcuda's cuLaunchKernel and where it was found. First the pointer cuda-bindings itself
+    calls (its table honours CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM, so both paths launch on the same
+    default stream), then the driver's own answer for the legacy default stream, which is also what
+    cuda-bindings uses unless that variable is set."""
+    reasons = []
+    try:
+        from cuda.bindings._internal import driver as internal  # private: its absence is only a reason
+        address = int(internal._inspect_function_pointer("__cuLaunchKernel") or 0)
+        if address:
+            return address, "cuda-bindings' function table"
+        reasons.append("cuda-bindings' table has no cuLaunchKernel")
+    except Exception as exc:  # noqa: BLE001 - any failure here only means: ask the driver
+        reasons.append(f"cuda-bindings' table: {type(exc).__name__}: {exc}")
+    try:
+        init()
+        version = check(cu.cuDriverGetVersion(), "cuDriverGetVersion")
+        flags = cu.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_LEGACY_STREAM
+        result = cu.cuGetProcAddress(b"cuLaunchKernel", version, flags)
+        err, address = result[0], int(result[1] or 0)
+        if err == SUCCESS and address:
+            return address, "cuGetProcAddress"
+        reasons.append(f"cuGetProcAddress: {error_text(err)[0]}")
+    except Exception as exc:  # noqa: BLE001
+        reasons.append(f"cuGetProcAddress: {type(exc).__name__}: {exc}")
+    raise CudaError("cannot find cuLaunchKernel's address (" + "; ".join(reasons) + ")")
+
+
+def native_launch() -> tuple[Any, str]:
+    """A builtin ``f(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> CUresult (an int)``
+    calling the driver directly, and where its target came from; raises where it cannot be built."""
+    from tritium.llvmir.native_call import native_function
+    address, source = launch_kernel_address()
+    return native_function(address, LAUNCH_KINDS, "i32", name="cuLaunchKernel"), source
+
 
 def jit_link(ptx: str, kernel: str) -> bytes:
     """PTX -> cubin with the driver's JIT compiler, for the current context's device."""

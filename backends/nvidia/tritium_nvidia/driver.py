@@ -69,17 +69,62 @@ def _find_torch_c() -> Any:
     return _torch_c
 
 
-def _launch_call(*args: Any) -> Any:
-    """cuda-bindings' cuLaunchKernel, bound on first launch (the driver API is imported only when needed). Its
-    Cython wrapper beat libcuda's entry point called through ctypes (bench/launch_breakdown.py)."""
-    global _cu_launch, _CU_SUCCESS
+def _choose_launch(*args: Any) -> int:
+    """The launch call until the first launch, which chooses it once per process: the native builtin
+    (cuda.native_launch: crossing into C through cuda-bindings' wrapper cost ~4 us of a ~10 us cached launch,
+    bench/launch_breakdown.py), or that wrapper where the builtin cannot be built or TRITIUM_NVIDIA_NATIVE_LAUNCH=0.
+    Chosen under the compile lock, which a fork waits for (runtime/forksafe.py)."""
+    global _launch, _launch_is_native
+    from tritium.runtime.forksafe import compile_lock
+    with compile_lock:
+        if _launch is _choose_launch:
+            _launch, _launch_is_native = _launch_call()
+    return _launch(*args)
+
+
+def _bindings_launch() -> Callable[..., int]:
     from . import cuda
-    _cu_launch, _CU_SUCCESS = cuda.cu.cuLaunchKernel, cuda.SUCCESS
-    return _cu_launch(*args)
+    launch = cuda.cu.cuLaunchKernel
+
+    def call(*args: Any) -> int:
+        return launch(*args)[0]
+    return call
 
 
-_cu_launch: Callable[..., Any] = _launch_call
-_CU_SUCCESS: Any = 0
+def _launch_call() -> tuple[Callable[..., int], bool]:
+    if not nv_knobs.native_launch:
+        _say("kernels launch through cuda-bindings' cuLaunchKernel (TRITIUM_NVIDIA_NATIVE_LAUNCH=0)")
+        return _bindings_launch(), False
+    from . import cuda
+    try:
+        native, source = cuda.native_launch()
+    except Exception as exc:  # noqa: BLE001 - whatever stops the builtin, the wrapper still launches
+        _say(f"kernels launch through cuda-bindings' cuLaunchKernel: the native call cannot be built: "
+             f"{type(exc).__name__}: {exc}")
+        return _bindings_launch(), False
+    _say(f"kernels launch through a native builtin calling cuLaunchKernel (its address from {source})")
+    return native, True
+
+
+def _confirm_failure(err: int, call: tuple) -> int:
+    """A launch the native call says failed is made again through cuda-bindings (a failed launch queued
+    nothing). Where that one succeeds the native call is wrong for this driver: it is dropped for the process."""
+    global _launch, _launch_is_native
+    again = _bindings_launch()(*call)
+    if again == 0:
+        _say(f"the native cuLaunchKernel returned {err} where cuda-bindings' succeeded: launching through "
+             "cuda-bindings from now on")
+        _launch, _launch_is_native = _bindings_launch(), False
+    return again
+
+
+def _say(message: str) -> None:
+    if nv_knobs.launch_debug:
+        print(f"tritium-nvidia: {message}", file=sys.stderr, flush=True)
+
+
+_launch: Callable[..., int] = _choose_launch
+_launch_is_native = False
 
 
 def _half_bits(v: Any) -> int:
@@ -207,6 +252,7 @@ class CudaLauncher:
         self.arguments = ArgumentBuffer(self.types, md.get("tensor_map_params"), kernel)
         self.params_addr = self.arguments.params_addr
         self.functions: dict[int, Any] = {}
+        self.handles: dict[int, int] = {}   # the functions' CUfunction handles as ints, what the launch call takes
         self.modules: dict[int, Any] = {}
         self.assert_state: dict[int, int] = {}
         self.has_assert = bool(md.get("has_assert"))
@@ -275,17 +321,24 @@ class CudaLauncher:
             stream = torch_c._cuda_getCurrentRawStream(device)
         else:
             device, stream = self.driver.get_current_device(), 0
-        func = self.functions.get(device)
-        if func is None:
-            func = self.load(device)
+        handle = self.handles.get(device)
+        if handle is None:
+            func = self.functions.get(device)
+            handle = self.handles[device] = int(func if func is not None else self.load(device))
+        call = (handle, grid[0], grid[1], grid[2], self.block, 1, 1, self.shared, stream, self.params_addr, 0)
         with self.lock:
             if self.orders_streams:
                 self._order_after_previous_launch(device, stream)
             if not self.arguments.pack(args):
                 self._arg_error(args, self.arguments.error)
-            err = _cu_launch(func, grid[0], grid[1], grid[2], self.block, 1, 1, self.shared, stream,
-                             self.params_addr, 0)[0]
-        if err != _CU_SUCCESS:
+            try:
+                err = _launch(*call)
+            except (TypeError, OverflowError) as exc:
+                raise ValueError(f"kernel `{self.name}`: grid {grid} must be integers, x < 2**31 and y, z <= 65535 "
+                                 f"programs ({exc})") from None
+            if err and _launch_is_native:
+                err = _confirm_failure(err, call)
+        if err:
             self._launch_error(err, grid)
         _last_launched.append(self.name)
         if len(_last_launched) > 16:

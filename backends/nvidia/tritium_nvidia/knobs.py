@@ -8,7 +8,7 @@ from tritium.knobs import BoolKnob, KnobGroup, StrKnob
 class nvidia_knobs(KnobGroup):
     group_name = "nvidia"
     # reports and run-time checks: they never change the generated code
-    not_in_cache_key = ("dump_nvptx", "dump_ptxas", "launch_blocking")
+    not_in_cache_key = ("dump_nvptx", "dump_ptxas", "launch_blocking", "native_launch", "launch_debug")
     ptxas_path = StrKnob("TRITON_PTXAS_PATH", doc="ptxas to use; default: the PATH, then the nvidia-cuda-nvcc "
                          "wheel, then the driver's JIT")
     ptxas_options = StrKnob("PTXAS_OPTIONS", doc="Extra ptxas options, space separated (e.g. -O1 -lineinfo)")
@@ -31,6 +31,11 @@ class nvidia_knobs(KnobGroup):
                              "module global that launches on different streams must take turns for")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
+    native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "
+                             "builtin JIT-compiled at the first launch (tritium.llvmir.native_call), read then; off: "
+                             "through cuda-bindings' wrapper, a few microseconds more per launch")
+    launch_debug = BoolKnob("TRITIUM_NVIDIA_LAUNCH_DEBUG", doc="Say on stderr which call launches kernels, and why "
+                            "the native one is not used where it is not")
 
 
 nvidia = nvidia_knobs()

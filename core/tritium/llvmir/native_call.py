@@ -214,7 +214,7 @@ def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str,
 def _ob_type_offset() -> Any:
     """Where an object's type pointer lies in its header (8 in CPython's usual builds; more with reference
     tracing or free threading), found by looking at objects of known types; None if no candidate fits all."""
-    probes = (1 << 40, 3, 2.5, [], "s", None)
+    probes: tuple[object, ...] = (1 << 40, 3, 2.5, [], "s", None)
     for offset in (8, 24, 16, 32):
         if all(ctypes.c_void_p.from_address(id(p) + offset).value == id(type(p)) for p in probes):
             return offset
