@@ -227,8 +227,9 @@ def _engine_for_host() -> Any:
         import llvmlite.binding as llvm
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        # the engine owns (and frees with itself) the machine it is given: a fresh one, never a shared one
-        machine = llvm.Target.from_default_triple().create_target_machine(opt=2)
+        # the engine owns (and frees with itself) the machine it is given: a fresh one, never a shared one.
+        # opt=0: the code is a chain of calls, as fast per call at -O0 and built 3x sooner (~10 ms on this host)
+        machine = llvm.Target.from_default_triple().create_target_machine(opt=0)
         _engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
     return _engine
 
