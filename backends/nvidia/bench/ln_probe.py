@@ -1,7 +1,8 @@
 """Layer norm (examples/04) under tritium compiler variants and Triton 3.6, one process, CUDA-event medians.
 Variants undo this session's compiler changes (PERF.md, "Layer norm at 4 warps"): ``nodedup`` computes masks per
-element again, ``noregroup`` skips the SLP regrouping pass (now off by default: the other variants turn it
-on), ``base`` both. Usage: ln_probe.py [variant ...]"""
+element again, ``noregroup`` skips the SLP regrouping pass, ``final`` leaves the choice to the default
+(``TRITIUM_NVIDIA_REGROUP=auto``: regrouped only where ptxas then needs fewer registers), the others regroup always,
+``base`` neither dedups nor regroups. Usage: ln_probe.py [variant ...]"""
 import importlib.util
 import os
 import sys
@@ -25,8 +26,9 @@ def patched(name):
     saved = (basic.constant_groups, compiler.regroup, nvidia.regroup)
     if name in ("base", "nodedup"):
         basic.constant_groups = lambda ctx, res, lay: list(range(lay.num_regs))
-    # regrouping is off by default (TRITIUM_NVIDIA_REGROUP): the variants that keep it turn it on
-    nvidia.regroup = name not in ("base", "noregroup")
+    # TRITIUM_NVIDIA_REGROUP: 1 always regroups, 0 never; the default ("auto", kept by "final") regroups only
+    # where ptxas then needs fewer registers
+    nvidia.regroup = "0" if name in ("base", "noregroup") else "auto" if name == "final" else "1"
     return saved
 
 

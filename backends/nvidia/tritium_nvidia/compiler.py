@@ -21,6 +21,7 @@ from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 from . import tma, toolchain
 from .knobs import nvidia as nv_knobs
 from .plugin import CAPABILITIES
+from .regroup import fewer_registers, regroup
 from .target import TRIPLE, NvidiaTarget
 
 MIN_CAPABILITY = 80
@@ -75,34 +76,29 @@ def target_machine(capability: int, isa: int) -> Any:
         cpu=toolchain.arch_name(capability), features=f"+ptx{isa}", opt=3)
 
 
-@functools.lru_cache(maxsize=None)
-def _regroup_machine() -> Any:
+@functools.lru_cache(maxsize=8)
+def _emit_ptx(tm: Any, text: str, kernel: str) -> str:
+    """LLVM IR text -> PTX; memoized because the llir stage's order trial (regroup.py) emits what make_ptx emits."""
     import llvmlite.binding as llvm
-    try:
-        return llvm.Target.from_triple(REGROUP_TRIPLE).create_target_machine(cpu="x86-64", opt=3)
-    except RuntimeError:
-        return None
+    mod = llvm.parse_assembly(text)
+    with llvm_debug.llvm_options(kernel):
+        return tm.emit_assembly(mod)
 
 
-#: whose cost model the regrouping pass's SLP vectorizer uses (128-bit vectors; only the IR is affected)
-REGROUP_TRIPLE = "x86_64-unknown-linux-gnu"
+@functools.lru_cache(maxsize=8)
+def _assemble(ptx: str, capability: int, kernel: str, extra: tuple, ptxas: Optional[str], ptxas_options: Optional[str]
+              ) -> tuple[bytes, toolchain.PtxasReport]:
+    # ptxas and its options are part of the key only so that a change of either assembles again
+    return toolchain.assemble(ptx, capability, kernel, list(extra))
 
 
-def regroup(mod: Any) -> None:
-    """A second O3 run with the SLP vectorizer, under a generic 128-bit vector cost model, as Triton optimizes
-    its LLVM IR (without a target machine, SLP on). NVPTX's own cost model vectorizes nothing for f32, so the
-    lowering's op-by-op order stays: all 32 subtractions of a tile, then all 32 multiplies, ... Bundling
-    per-element chains into vectors (split back into scalars by the NVPTX code generator) makes the PTX
-    element-major, and ptxas then needs fewer registers and keeps more loads in flight (layer norm at 4 warps:
-    64 -> 56 registers, 8 -> 9 programs per multiprocessor; PERF.md). Without that target, nothing is done."""
-    import llvmlite.binding as llvm
-    machine = _regroup_machine()
-    if machine is None:
-        return
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(machine, pto)
-    pb.getModulePassManager().run(mod, pb)
+def _ptxas_extra(options: CUDAOptions) -> tuple:
+    # the cubin's line table comes from the PTX's .loc directives (none when line info is disabled;
+    # -suppress-debug-info then keeps ptxas from making any), as Triton passes them
+    extra = ["-lineinfo", "-suppress-debug-info"] if knobs.compilation.disable_line_info else ["-lineinfo"]
+    if not options.enable_fp_fusion:    # ptxas would otherwise fuse a mul and an add the IR kept apart
+        extra.append("--fmad=false")
+    return tuple(extra)
 
 
 class CUDABackend(BaseBackend):
@@ -187,15 +183,25 @@ class CUDABackend(BaseBackend):
             pb = llvm.create_pass_builder(tm, pto)
             with llvm_debug.llvm_options(metadata["name"]):
                 llvm_debug.run_module_passes(pb, mod, metadata["name"])
-            if nv_knobs.regroup:
+            mode = nv_knobs.regroup
+            if mode == "1":
                 regroup(mod)
+            elif mode == "auto" and toolchain.find_ptxas() is not None:
+                name = metadata["name"]
+                text, kept = fewer_registers(
+                    str(mod), lambda t: _emit_ptx(tm, t, name),
+                    lambda p: self._assemble(p, name, options)[1])
+                if kept is not None:
+                    metadata["ptx_order"] = kept
+                return text
         return str(mod)
 
+    def _assemble(self, ptx: str, kernel: str, options: CUDAOptions) -> tuple[bytes, toolchain.PtxasReport]:
+        return _assemble(ptx, self.capability, kernel, _ptxas_extra(options), toolchain.find_ptxas(),
+                         nv_knobs.ptxas_options)
+
     def make_ptx(self, src: str, metadata: dict, options: CUDAOptions, tm: Any, isa: int) -> str:
-        import llvmlite.binding as llvm
-        mod = llvm.parse_assembly(src)
-        with llvm_debug.llvm_options(metadata["name"]):
-            ptx = tm.emit_assembly(mod)
+        ptx = _emit_ptx(tm, src, metadata["name"])
         metadata["ptx_version"] = isa
         metadata["arch"] = toolchain.arch_name(self.capability)
         if nv_knobs.dump_nvptx:
@@ -203,12 +209,7 @@ class CUDABackend(BaseBackend):
         return ptx
 
     def make_cubin(self, ptx: str, metadata: dict, options: CUDAOptions) -> bytes:
-        # the cubin's line table comes from the PTX's .loc directives (none when line info is disabled;
-        # -suppress-debug-info then keeps ptxas from making any), as Triton passes them
-        extra = ["-lineinfo", "-suppress-debug-info"] if knobs.compilation.disable_line_info else ["-lineinfo"]
-        if not options.enable_fp_fusion:    # ptxas would otherwise fuse a mul and an add the IR kept apart
-            extra.append("--fmad=false")
-        cubin, report = toolchain.assemble(ptx, self.capability, metadata["name"], extra)
+        cubin, report = self._assemble(ptx, metadata["name"], options)
         metadata["tensor_map_globals"] = tma.GLOBAL_PREFIX in ptx
         metadata["n_regs"] = report.registers
         metadata["n_spills"] = report.spill_bytes

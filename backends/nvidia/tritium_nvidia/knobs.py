@@ -19,9 +19,11 @@ class nvidia_knobs(KnobGroup):
                           "spills, shared memory) of every kernel")
     override_arch = StrKnob("TRITON_OVERRIDE_ARCH", doc="Compile for this architecture (sm90, sm80...) instead "
                             "of the current device's")
-    regroup = BoolKnob("TRITIUM_NVIDIA_REGROUP", doc="Reorder the optimized LLVM IR element by element before "
-                       "PTX (SLP under a 128-bit cost model; PERF.md): fewer registers for some kernels (layer "
-                       "norm at 4 warps), more for others (persistent softmax), so off by default")
+    regroup = StrKnob("TRITIUM_NVIDIA_REGROUP", default="auto", choices=("auto", "1", "0"), doc="Order of the "
+                      "PTX: 1 reorders the optimized LLVM IR element by element (SLP under a 128-bit cost model; "
+                      "PERF.md), 0 keeps the lowering's op-major order, auto (default) assembles both for kernels "
+                      "without tensor cores and keeps the element-major one only where ptxas then needs fewer "
+                      "registers (layer norm at 4 warps: 62 -> 56; the persistent softmax would go 60 -> 64)")
     tma = BoolKnob("TRITIUM_NVIDIA_TMA", default=True, doc="On sm_90, copy the blocks of pipelined tensor-descriptor "
                    "loads with TMA (a tensor map built on the device per descriptor whose fields are the same in "
                    "every program); off: 16-byte cp.async copies, as on sm_80")
