@@ -138,8 +138,8 @@ def test_tma_knob_off_same_result(cuda):
 
 @pytest.mark.parametrize("per_program", [False, True])
 def test_tma_device_made_descriptors(cuda, per_program):
-    """Made in the kernel from its arguments: TMA. From the program id: the portable copies (each program's
-    map would differ), with the same result."""
+    """Made in the kernel from its arguments: TMA, the maps encoded by the launcher (test_tma_params.py). From
+    the program id: the portable copies (each program's map would differ), with the same result."""
     torch = _torch()
     _sm90(cuda)
     M, N, K, BM, BN, BK = 192, 96, 40 * 32 + 16, 64, 32, 32   # K a multiple of 16: specialized aligned
@@ -148,8 +148,8 @@ def test_tma_device_made_descriptors(cuda, per_program):
     c = torch.full((M, N), float("nan"), device="cuda")
     k = _mm_device_desc[(triton.cdiv(M, BM), triton.cdiv(N, BN))](a, b, c, M, N, K, PER_PROGRAM=per_program, BM=BM,
                                                                  BN=BN, BK=BK, num_warps=4, num_stages=3)
-    ptx = k.asm["ptx"]
-    assert ptx.count("tensormap.cp_fenceproxy") == (1 if per_program else 2)
+    assert len(k.metadata_dict["tensor_map_params"]) == (1 if per_program else 2)
+    assert _uses_tma(k) and ("cp.async.cg.shared.global" in k.asm["ptx"]) == per_program
     torch.testing.assert_close(c.double(), a.double() @ b.double().T, rtol=2e-2, atol=5e-2)
 
 

@@ -85,17 +85,35 @@ def test_host_maps_are_parameters_and_streams_are_not_ordered(cuda):
         _check(torch, outs, inputs)
 
 
-def test_two_branches_of_one_cuda_graph(cuda):
-    """Two launches with different descriptors as parallel branches of a captured graph, replayed several times.
-    With the maps built on the device (TRITIUM_NVIDIA_TMA_HOST_MAPS=0) both branches rewrite one module global
-    while the other reads it through its copies."""
+@triton.jit
+def _mm_own(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
+    _mm(a_desc, b_desc, c_ptr, M, N, K, BM, BN, BK)
+
+
+def _launch(kind, grid, a, b, out):
+    if kind == "host":
+        return _mm[grid](a, b, out, M, N, K, **META)
+    return _mm_own[grid](a.base, b.base, out, M, N, K, **META)
+
+
+@pytest.mark.parametrize("kind", ["host", "own"])
+def test_two_branches_of_one_cuda_graph(cuda, kind):
+    """Two launches with different descriptors as parallel branches of a captured graph, replayed several times,
+    host descriptors and a kernel's own descriptors of its arguments. With the maps built on the device
+    (TRITIUM_NVIDIA_TMA_HOST_MAPS=0) both branches rewrite one module global while the other reads it through
+    its copies, and no launcher can order a graph's branches."""
     torch = _setup(cuda)
     inputs = _inputs(torch, 2)
     outs = [torch.full((M, N), float("nan"), device="cuda") for _ in inputs]
     grid = (M // BM, N // BN)
     for (a, b, _), out in zip(inputs, outs):      # compile and load outside the capture
-        _mm[grid](a, b, out, M, N, K, **META)
+        k = _launch(kind, grid, a, b, out)
     torch.cuda.synchronize()
+    _check(torch, outs, inputs)
+    from tritium_nvidia.knobs import nvidia
+    assert bool(k.metadata_dict.get("tensor_map_params")) == nvidia.tma_host_maps
     graph = torch.cuda.CUDAGraph()
     branches = [torch.cuda.Stream(), torch.cuda.Stream()]
     with torch.cuda.graph(graph):
@@ -104,7 +122,7 @@ def test_two_branches_of_one_cuda_graph(cuda):
             s.wait_stream(main)
         for s, (a, b, _), out in zip(branches, inputs, outs):
             with torch.cuda.stream(s):
-                _mm[grid](a, b, out, M, N, K, **META)
+                _launch(kind, grid, a, b, out)
         for s in branches:
             main.wait_stream(s)
     for _ in range(5):
@@ -122,14 +140,16 @@ def test_encoded_maps_are_cached_by_fields(cuda):
     grid = (M // BM, N // BN)
     k = _mm[grid](a, b, out, M, N, K, **META)
     caches = k.launcher.arguments.maps.caches
-    assert [len(c) for c in caches] == [1, 1]
+    key_a, key_b = (a.base.data_ptr(), M, K, K), (b.base.data_ptr(), N, K, K)
+    assert key_a in caches[0] and key_b in caches[1]
+    sizes = [len(c) for c in caches]
     # a new descriptor object over the same tensor: the same fields, no new encoding
     _mm[grid](TensorDescriptor.from_tensor(a.base, [BM, BK]), b, out, M, N, K, **META)
-    assert [len(c) for c in caches] == [1, 1]
-    # another tensor for A: one more map for A's parameter only
+    assert [len(c) for c in caches] == sizes
+    # another tensor for A: a map for A's parameter only
     a2 = a.base.clone()
     _mm[grid](TensorDescriptor.from_tensor(a2, [BM, BK]), b, out, M, N, K, **META)
-    assert [len(c) for c in caches] == [2, 1]
+    assert (a2.data_ptr(), M, K, K) in caches[0] and len(caches[1]) == sizes[1]
     torch.cuda.synchronize()
     torch.testing.assert_close(out.double(), want, rtol=2e-3, atol=5e-2)
 

@@ -85,19 +85,53 @@ def test_map_metadata_records_the_compilers_choice(isolated_tritium, dtype, bk, 
     assert len(_map_params(k.asm["ptx"])) == 2 and "tensormap.replace" not in k.asm["ptx"]
 
 
+_OWN_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+            "PER_PROGRAM": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+_ALIGNED = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 5)}
+
+
 @needs_ptxas
-def test_kernels_own_descriptors_keep_device_maps(isolated_tritium):
-    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
-           "PER_PROGRAM": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
-    aligned = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 5)}
-    k = _compile(_mm_device_desc, sig, {"BM": 64, "BN": 64, "BK": 64, "PER_PROGRAM": False}, attrs=aligned)
-    assert k.asm["ptx"].count("tensormap.cp_fenceproxy") == 2 and not _map_params(k.asm["ptx"])
-    assert k.metadata_dict["tensor_map_globals"] and "tensor_map_params" not in k.metadata_dict
+def test_kernels_own_descriptors_of_arguments_are_params(isolated_tritium):
+    """``tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], ...)``: every field is a kernel argument (K's stride
+    through its sign extension), so the launcher encodes it too."""
+    k = _compile(_mm_device_desc, _OWN_SIG, {"BM": 64, "BN": 64, "BK": 64, "PER_PROGRAM": False}, attrs=_ALIGNED)
+    ptx = k.asm["ptx"]
+    assert "tensormap" not in ptx and len(_map_params(ptx)) == 2
+    assert [m["args"] for m in k.metadata_dict["tensor_map_params"]] == [[0, 3, 5, 5], [1, 4, 5, 5]]
+    assert not k.metadata_dict["tensor_map_globals"]
+    # A's base from the program id: no TMA for it (cp.async), B's map a parameter
+    k = _compile(_mm_device_desc, _OWN_SIG, {"BM": 64, "BN": 64, "BK": 64, "PER_PROGRAM": True}, attrs=_ALIGNED)
+    assert [m["args"] for m in k.metadata_dict["tensor_map_params"]] == [[1, 4, 5, 5]]
+    assert "cp.async.cg.shared.global" in k.asm["ptx"] and "tensormap" not in k.asm["ptx"]
+
+
+@triton.jit
+def _own(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A: a constant row length; B: a shape computed in the kernel (its map is built on the device)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, 256], [256, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [tl.maximum(N, 1), K], [K, 1], [BN, BK])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, 256, BK):
+        acc = tl.dot(a_desc.load([tl.program_id(0) * BM, k]), b_desc.load([tl.program_id(1) * BN, k]).T, acc)
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+@needs_ptxas
+def test_constant_fields_and_computed_fields(isolated_tritium):
+    sig = {k: v for k, v in _OWN_SIG.items() if k != "PER_PROGRAM"}
+    k = _compile(_own, sig, {"BM": 64, "BN": 64, "BK": 64}, attrs=_ALIGNED)
+    ptx = k.asm["ptx"]
+    md = k.metadata_dict
+    assert [m["args"] for m in md["tensor_map_params"]] == [[0, 3, ["const", 256], ["const", 256]]]
+    assert len(_map_params(ptx)) == 1 and ptx.count("tensormap.cp_fenceproxy") == 1
+    assert md["tensor_map_globals"]        # B's map is a module global: launches on two streams stay ordered
 
 
 @triton.jit
 def _mixed(a_desc, b_ptr, c_ptr, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [tl.maximum(N, 1), K], [K, 1], [BN, BK])
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
         acc = tl.dot(a_desc.load([tl.program_id(0) * BM, k]), b_desc.load([tl.program_id(1) * BN, k]).T, acc)
@@ -115,7 +149,7 @@ def test_mixed_kernel_keeps_stream_ordering(isolated_tritium):
     ptx = k.asm["ptx"]
     assert len(_map_params(ptx)) == 1 and ptx.count("tensormap.cp_fenceproxy") == 1
     md = k.metadata_dict
-    assert len(md["tensor_map_params"]) == 1 and md["tensor_map_globals"]
+    assert [m["args"] for m in md["tensor_map_params"]] == [[0, 1, 2, 3]] and md["tensor_map_globals"]
 
 
 @needs_ptxas
@@ -190,3 +224,19 @@ def test_flat_argument_names():
                             "B": "constexpr"})
     assert names == ["x.base", "x.shape[0]", "x.shape[1]", "x.shape[2]", "x.strides[0]", "x.strides[1]", "t[0]",
                      "t[2]", "n"]
+
+
+def test_constant_fields_come_from_the_kernel():
+    """A kernel's own descriptor with a compiled-in row length: the constants join the launch's values."""
+    from tritium_nvidia.driver import ArgumentBuffer
+    from tritium_nvidia.tensor_maps import TensorMapError
+    kernel = SimpleNamespace(name="_own", src=SimpleNamespace(signature={"a_ptr": "*fp16", "M": "i32"}))
+    spec = dict(_SPEC, args=[0, 1, ["const", 256], ["const", 256]])
+    buf = ArgumentBuffer(["ptr addrspace(1)", "i32"], [spec], kernel)
+    assert buf.pack((0x7000_0000, 0))
+    assert list(buf.maps.caches[0]) == [(0x7000_0000, 0, 256, 256)]
+    bad = ArgumentBuffer(["ptr addrspace(1)", "i32"], [dict(spec, args=[0, 1, ["const", 256], ["const", 20]])],
+                         kernel)
+    with pytest.raises(TensorMapError, match=r"kernel `_own`: .*descriptor made from argument `a_ptr`.*not "
+                                             r"positive multiples of 16 bytes"):
+        bad.pack((0x7000_0000, 64))

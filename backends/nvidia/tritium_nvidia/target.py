@@ -327,7 +327,7 @@ class NvidiaTarget(TargetHooks):
         from .tma import build_tensor_map
         return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle)
 
-    def param_tensor_map(self, fn: Function, args: list[int], box: list[int], eb: int, swizzle: int) -> Optional[str]:
+    def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int) -> Optional[str]:
         from .knobs import nvidia
         if not nvidia.tma_host_maps:
             return None

@@ -1,7 +1,9 @@
-"""Tensor maps of host ``TensorDescriptor`` arguments, encoded by the launcher (``cuTensorMapEncodeTiled``) and
-passed as 128-byte ``__grid_constant__`` kernel parameters, as Triton 3.6 passes them.
+"""Tensor maps of descriptors made of kernel arguments (every host ``TensorDescriptor``), encoded by the launcher
+(``cuTensorMapEncodeTiled``) and passed as 128-byte ``__grid_constant__`` kernel parameters, as Triton 3.6
+passes a host descriptor's.
 
-The compiler records, per map, which kernel arguments hold the descriptor's base, shape and outer strides, and
+The compiler records, per map, which kernel arguments (or constants) are the descriptor's base, shape and outer
+strides (a host descriptor's flattened fields, or a kernel's own descriptor of its arguments), and
 the box, element size and swizzle it chose (the kernel's ``tensor_map_params`` metadata; tma.param_tensor_map).
 Each launch reads those arguments, and the encoded bytes are cached by them: a repeated launch costs a dict
 lookup. A descriptor with an empty dimension gets zeros (the kernel never issues copies through it: its
@@ -48,9 +50,19 @@ def flat_arg_names(signature: Any) -> list[str]:
     return out
 
 
+def _picker(fields: list) -> Any:
+    """A function from a launch's arguments to the values of a map's fields (argument numbers, or
+    ["const", value] for what the kernel compiled in)."""
+    if all(isinstance(f, int) for f in fields):
+        return operator.itemgetter(*fields)
+    return lambda args: tuple(args[f] if isinstance(f, int) else f[1] for f in fields)
+
+
 def _descriptor_name(flat: list[str], index: int) -> str:
     name = flat[index] if index < len(flat) else f"#{index}"
-    return name[:-5] if name.endswith(".base") else name
+    if name.endswith(".base"):
+        return f"descriptor argument `{name[:-5]}`"
+    return f"descriptor made from argument `{name}`"
 
 
 class TensorMapParams:
@@ -60,7 +72,7 @@ class TensorMapParams:
         self.specs = specs
         self.view = view            # memoryview of the argument buffer (bytes)
         self.offsets = offsets      # each map's 64-byte aligned offset in it
-        self.pickers = [operator.itemgetter(*s["args"]) for s in specs]
+        self.pickers = [_picker(s["args"]) for s in specs]
         self.caches: list[dict] = [{} for _ in specs]
         self.kernel = kernel
 
@@ -100,7 +112,7 @@ class TensorMapParams:
         names = flat_arg_names(getattr(getattr(self.kernel, "src", None), "signature", None))
         arg = _descriptor_name(names, spec["args"][0])
         raise TensorMapError(
-            f"kernel `{k}`: cannot encode the tensor map of descriptor argument `{arg}` (shape {dims}, strides "
+            f"kernel `{k}`: cannot encode the tensor map of the {arg} (shape {dims}, strides "
             f"{strides + [1]}, block {list(reversed(spec['box']))}): {problem}. Pass a descriptor whose base is "
             "16-byte aligned and whose strides other than the last are multiples of 16 bytes (e.g. a contiguous "
             "tensor with rows padded to 16 bytes), or set TRITIUM_NVIDIA_TMA_HOST_MAPS=0 to build the map on the "

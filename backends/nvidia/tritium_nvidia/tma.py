@@ -1,9 +1,10 @@
 """Hopper's tensor memory accelerator (TMA) for tensor descriptors: the tensor map a descriptor load copies
 through, mbarriers that count the bytes landed, and the bulk tensor copies themselves (PTX 8.3+, sm_90a).
 
-A host ``TensorDescriptor``'s tensor map is encoded by the launcher (tensor_maps.py) and passed as a 128-byte
-``__grid_constant__`` parameter (:func:`param_tensor_map`), as Triton passes it. Any other descriptor's map
-is built on the device, in a 128-byte global of the module, from the descriptor's base,
+The tensor map of a descriptor made of kernel arguments and constants (every host ``TensorDescriptor``) is
+encoded by the launcher (tensor_maps.py) and passed as a 128-byte ``__grid_constant__`` parameter
+(:func:`param_tensor_map`), as Triton passes a host descriptor's. Any other descriptor's map is built on the
+device, in a 128-byte global of the module, from the descriptor's base,
 shape and strides: warp 0 zero-fills a shared template, thread 0 sets its fields with ``tensormap.replace``,
 and the warp copies it to global memory with a release fence of the tensormap proxy; warp 0 (whose thread 0
 issues every copy) then acquires it. Only descriptors whose fields are the same in every program of a launch
@@ -94,9 +95,10 @@ def build_tensor_map(target: Any, fn: Function, module: Module, template: str, b
 PARAM_ELEMTYPE = {1: "UINT8", 2: "UINT16", 4: "UINT32", 8: "UINT64"}
 
 
-def param_tensor_map(fn: Function, maps: list[dict], args: list[int], box: list[int], eb: int, swizzle: int) -> str:
+def param_tensor_map(fn: Function, maps: list[dict], args: list, box: list[int], eb: int, swizzle: int) -> str:
     """The generic address (i64) of a 128-byte ``__grid_constant__`` parameter holding the tensor map the
-    launcher encodes from the kernel arguments ``args`` (base, dims outermost first, outer strides in elements);
+    launcher encodes from ``args`` (base, dims outermost first, outer strides in elements: kernel-argument
+    numbers or ["const", value]);
     ``maps`` collects what the launcher needs (the kernel's ``tensor_map_params`` metadata), one parameter per
     distinct map. The copy instructions read the map where it is, in parameter space: no fence is needed, and
     concurrent launches each have their own."""

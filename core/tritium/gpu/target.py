@@ -243,10 +243,10 @@ class TargetHooks:
         i64; box innermost first) written by this program; ``template``: 128 free shared bytes."""
         raise NotImplementedError
 
-    def param_tensor_map(self, fn: Function, args: list[int], box: list[int], eb: int, swizzle: int) -> Optional[str]:
-        """The address (i64) of a tensor map that the launcher encodes from the kernel's arguments ``args``
-        (numbers of the base, the dims outermost first and the outer strides in elements) and passes as a
-        parameter of the kernel; None where the target cannot (the program then builds it:
+    def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int) -> Optional[str]:
+        """The address (i64) of a tensor map that the launcher encodes from ``args`` (the base, the dims outermost
+        first and the outer strides in elements, each a kernel-argument number or ["const", value]) and passes as
+        a parameter of the kernel; None where the target cannot (the program then builds it:
         :meth:`build_tensor_map`)."""
         return None
 

@@ -2,9 +2,11 @@
 
 A descriptor qualifies when its base, shape and strides are the same in every program of a launch (kernel
 arguments, constants and arithmetic on them: the host ``TensorDescriptor`` is rebuilt that way), it has two
-dimensions and zero padding, and a descriptor load or store uses it. A host ``TensorDescriptor``'s tensor map
-is encoded by the launcher and arrives as a kernel parameter (``target.param_tensor_map``); any other's is
-written where the descriptor is made, once per program; pipelined loads of it (pipeline.py) become bulk copies of boxes into
+dimensions and zero padding, and a descriptor load or store uses it. When its base, shape and strides are
+kernel arguments or constants (every host ``TensorDescriptor``, and a kernel's own descriptor of its
+arguments) the launcher encodes its tensor map and passes it as a kernel parameter
+(``target.param_tensor_map``); any other's is written where the descriptor is made, once per program.
+Pipelined loads of it (pipeline.py) become bulk copies of boxes into
 the stage, whose layout is :class:`~.shared.SmemLayout` with the last dimension contiguous: rows of at most
 128 bytes ("panels"), 16-byte chunks swizzled by row, which is what the copy engine's 32/64/128-byte swizzle
 modes write when the stage starts 1024-byte aligned. Out-of-bounds elements (either dimension, negative
@@ -93,18 +95,38 @@ def _argument_number(v: Any) -> Optional[int]:
     return None
 
 
-def host_descriptor_args(op: Any) -> Optional[list[int]]:
-    """The kernel-argument numbers of the base, shape and outer strides of a host ``TensorDescriptor``, when
-    ``op`` rebuilds one (compiler/kernel_args.py passes them as consecutive arguments, the last stride the
-    constant 1), else None. The launcher has those values at hand, so it can encode the descriptor's map."""
+def _argument_or_constant(v: Any) -> Any:
+    """The kernel-argument number ``v`` is (seen through a sign extension), ["const", value] for an integer
+    constant, else None."""
+    n = _argument_number(v)
+    if n is not None:
+        return n
+    o = owner_op(v)
+    if o is None:
+        return None
+    if o.name == "arith.extsi":
+        return _argument_number(o.operands[0])
+    if o.name == "arith.constant":
+        try:
+            return ["const", ir.IntegerAttr(o.attributes["value"]).value]
+        except (ValueError, TypeError):
+            return None
+    return None
+
+
+def launch_argument_fields(op: Any) -> Optional[list]:
+    """Where the base, shape and outer strides of the descriptor ``op`` makes come from, when each is a kernel
+    argument (its number) or a constant (["const", value]) and the last stride is the constant 1; else None.
+    A host ``TensorDescriptor`` is such a descriptor (compiler/kernel_args.py rebuilds it from consecutive
+    arguments), and so is a kernel's own descriptor of its arguments: the launcher has those values at hand
+    and can encode the map itself."""
     parts = split_operands(op, ["base", "shape", "strides"])
-    nums = [_argument_number(v) for v in parts["base"] + parts["shape"] + parts["strides"][:-1]]
-    if not nums or None in nums or nums != list(range(nums[0], nums[0] + len(nums))):
+    fields = [_argument_or_constant(v) for v in parts["base"] + parts["shape"] + parts["strides"][:-1]]
+    if not fields or not isinstance(fields[0], int) or any(f is None for f in fields):
         return None
-    last = owner_op(parts["strides"][-1])
-    if last is None or last.name != "arith.constant" or ir.IntegerAttr(last.attributes["value"]).value != 1:
+    if _argument_or_constant(parts["strides"][-1]) != ["const", 1]:
         return None
-    return nums  # type: ignore[return-value]
+    return fields
 
 
 def _read_by_loads(v: Any) -> bool:
@@ -148,9 +170,9 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     for d in dims:
         gt = fn.inst(f"icmp sgt i32 {d}, 0")
         ok = gt if ok == "true" else fn.inst(f"and i1 {ok}, {gt}")
-    # a host descriptor's map comes encoded with the launch (one per launch: no per-program cost, and no
-    # memory that concurrent launches share); others are built by each program
-    host = host_descriptor_args(op)
+    # a map of kernel arguments comes encoded with the launch (one per launch: no per-program cost, and no
+    # memory that concurrent launches share); others (fields computed in the kernel) are built by each program
+    host = launch_argument_fields(op)
     addr = ctx.target.param_tensor_map(fn, host, [panel, box_rows], eb, _swizzle(panel * eb)) if host else None
     if addr is None:
         template = ctx.scratch(128, 128)
