@@ -1,5 +1,6 @@
-"""Where the host time of a cached launch goes, on a GPU: the driver call alone (through cuda-bindings and
-through ctypes), tritium's whole cached launch and Triton's, in one process, then a profile of tritium's.
+"""Where the host time of a cached launch goes, on a GPU: the driver call alone (through cuda-bindings, through
+ctypes and through tritium's native builtin), tritium's whole cached launch with the launcher calling the driver
+each way (TRITIUM_NVIDIA_NATIVE_LAUNCH) and Triton's, in one process, then a profile of tritium's.
 
 Run on a machine with an NVIDIA GPU: python backends/nvidia/bench/launch_breakdown.py
 """
@@ -60,8 +61,25 @@ def main() -> None:
     h = int(func)
     rows.append(("cuLaunchKernel via ctypes (libcuda)", per_call_us(
         lambda: direct(h, 1, 1, 1, 32, 1, 1, 0, stream, params, None))))
-    rows.append(("tritium launcher object only", per_call_us(lambda: launcher((1, 1, 1), (out.data_ptr(), 3)))))
-    rows.append(("tritium kernel[(1,)](out, 3)", per_call_us(lambda: store_one[(1, )](out, 3))))
+    from tritium_nvidia import cuda as nv_cuda
+    from tritium_nvidia import driver as nv_driver
+    from tritium_nvidia.knobs import nvidia as nv_knobs
+    try:
+        native, source = nv_cuda.native_launch()
+        rows.append(("cuLaunchKernel via the native builtin", per_call_us(
+            lambda: native(h, 1, 1, 1, 32, 1, 1, 0, stream, params, 0))))
+        print(f"native builtin: cuLaunchKernel's address from {source}")
+    except Exception as exc:  # noqa: BLE001 - the table says what could be measured
+        print(f"native builtin unavailable: {type(exc).__name__}: {exc}")
+    for native_launch in (False, True):  # the launcher's launch call chosen again with the knob each way
+        nv_knobs.native_launch = native_launch
+        nv_driver._launch = nv_driver._choose_launch
+        store_one[(1, )](out, 3)
+        torch.cuda.synchronize()
+        how = "native" if nv_driver._launch_is_native else "cuda-bindings"
+        rows.append((f"tritium launcher object only ({how})",
+                     per_call_us(lambda: launcher((1, 1, 1), (out.data_ptr(), 3)))))
+        rows.append((f"tritium kernel[(1,)](out, 3) ({how})", per_call_us(lambda: store_one[(1, )](out, 3))))
     try:
         import triton
         import triton.language as ttl
