@@ -62,6 +62,9 @@ def test_structured_parameters_compile_to_cubin(nvidia_registry, case, capabilit
     assert isinstance(k.asm["cubin"], bytes) and k.asm["cubin"][:4] == b"\x7fELF"
     ptx = k.asm["ptx"]
     entry = ptx[ptx.index(".entry"):ptx.index(")")]
-    # flattened parameters: two pointers + out + one float + one int; or two (base, 2 shapes, 1 stride)
+    # flattened parameters: two pointers + out + one float + one int; or two (base, 2 shapes, 1 stride), and on
+    # sm_90 each descriptor's tensor map (test_tma_params_ptx.py)
     want = 5 if name == "tuple" else 8
-    assert entry.count(".param") == want + entry.count("_scratch"), entry
+    maps = len(k.metadata_dict.get("tensor_map_params", ()))
+    assert maps == (2 if name == "tensordesc" and capability == 90 else 0)
+    assert entry.count(".param") == want + maps + entry.count("_scratch"), entry
