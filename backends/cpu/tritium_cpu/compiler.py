@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tritium import knobs, llvm_debug
@@ -40,6 +40,11 @@ class CPUOptions:
     # every load, store and atomic checked against its argument's buffer (codegen/oob.py); default: the knob
     # TRITIUM_CPU_BOUNDS_CHECK, which when unset follows debug
     bounds_check: bool = False
+
+
+#: options that change nothing in the code this backend generates
+CODE_BLIND_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+_DEFAULTS = {f.name: f.default for f in fields(CPUOptions)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -144,6 +149,11 @@ class CPUBackend(BaseBackend):
             knob = cpu_knobs.bounds_check
             opts["bounds_check"] = bool(opts.get("debug")) if knob is None else knob
         return CPUOptions(**opts)
+
+    def code_options(self, options: CPUOptions) -> CPUOptions:
+        # GPU launch and tuning parameters: nothing here reads them (the launcher reads num_warps from each
+        # kernel's own metadata), so autotune configs that differ only in them compile once
+        return replace(options, **{name: _DEFAULTS[name] for name in CODE_BLIND_OPTIONS})
 
     def pipeline(self, stage: str, options: Any) -> Any:
         if stage == "ttir":

@@ -90,6 +90,12 @@ class BaseBackend(metaclass=ABCMeta):
     def pack_metadata(self, metadata: Any) -> Any:
         return metadata
 
+    def code_options(self, options: Any) -> Any:
+        """``options`` with every option that this backend's code does not depend on set to one fixed value:
+        kernels whose options give equal results here compile once and share the code (each keeps its own
+        cache entry and metadata; see tritium.compiler.shared_code). Default: every option matters."""
+        return options
+
     def pipeline(self, stage: str, options: Any) -> Any:
         """The pass pipeline of a stage, as data that plugins may edit (see tritium.passes.pipeline)."""
         raise KeyError(stage)

@@ -21,6 +21,7 @@ from ..runtime.driver import driver
 from .errors import CompilationError
 from .ir_loc import check_stage, snapshot_locations
 from .kernel import CompiledKernel
+from .shared_code import code_options, options_as_input, share
 from .stages import StageDict, inspection_hook_key
 from .written import written_args_metadata
 
@@ -158,7 +159,8 @@ def _store_form(artifact: Any) -> Any:
     return str(artifact)
 
 
-def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict] = None) -> "CompiledKernel":
+def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict] = None,
+            _base: bool = False) -> "CompiledKernel":
     """Compile ``src`` (an ASTSource or a path to a stage file) for ``target`` (default: the active driver's)."""
     if target is None:
         target = driver.active.get_current_target()
@@ -181,8 +183,17 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
                 cache.invalidate(key)   # intact but unusable (another writer's format): compile it again
             else:
-                _notify(kernel)
+                if not _base:
+                    _notify(kernel)
                 return kernel
+    canonical = None if _base else code_options(backend, opts)
+    if canonical is not None:
+        # the backend compiles these options to the same code as `canonical`: compile (or find) that once
+        base = compile(src, target=target, options=options_as_input(canonical), _base=True)
+        if base.hash != key:
+            kernel = share(src, key, _options_dict(opts), base, src.name[:150], CompiledKernel, cache)
+            _notify(kernel)
+            return kernel
     stages = build_stages(backend, opts, src.language)
     if src.ext not in stages:
         raise ValueError(f"cannot start compiling at stage {src.ext!r}: this backend's stages are "
@@ -240,7 +251,8 @@ def compile(src: Any, target: Optional[GPUTarget] = None, options: Optional[dict
         dump.put(f"{file_name}.json", files[f"{file_name}.json"])
     cache.put(key, files, metadata)
     kernel = CompiledKernel(src, {k: _store_form(v) for k, v in files.items()}, metadata, key, backend)
-    _notify(kernel)
+    if not _base:
+        _notify(kernel)
     return kernel
 
 

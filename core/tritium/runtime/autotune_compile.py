@@ -34,6 +34,7 @@ from typing import Any, Optional
 from .. import knobs, plugins
 from ..cache import KernelCache
 from ..compiler.compiler import ASTSource, cache_key, compile, make_backend
+from ..compiler.shared_code import code_options
 from ..hookspecs import PluginInfo
 from .driver import driver
 from .launchable import Heuristics, _Launchable
@@ -146,11 +147,16 @@ def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
         key, _, bound, options = binder(*args, **call)
         signature, constexprs, attrs, _ = compile_inputs(fn, key, bound)
         opts = dict(options, **({"debug": True} if debug else {}))
-        expected = cache_key(ASTSource(fn, signature, constexprs, attrs), backend,
-                             backend.parse_options(dict(opts)))
-        if expected in seen or cache.get(expected) is not None:
+        src = ASTSource(fn, signature, constexprs, attrs)
+        parsed = backend.parse_options(dict(opts))
+        expected = cache_key(src, backend, parsed)
+        # configs whose code is the same (they differ in options the backend ignores) compile once: the worker
+        # stores that code, and the timing run makes each config's entry from it without compiling
+        canonical = code_options(backend, parsed)
+        code = expected if canonical is None else cache_key(src, backend, canonical)
+        if code in seen or cache.get(expected) is not None or cache.get(code) is not None:
             continue
-        seen.add(expected)
+        seen.add(code)
         try:
             jobs.append(pickle.dumps((fn.module, fn.__qualname__, fn.cache_key, signature, constexprs, attrs,
                                       opts, target, expected)))
