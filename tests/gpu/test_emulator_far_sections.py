@@ -1,6 +1,7 @@
 """The GPU emulator's kernel objects load wherever the JIT maps their sections: code and constants more than 2 GiB
 apart once large arrays fragment the address space. With the small code model's 32-bit PC-relative references
-LLVM's loader aborted the process (``isInt<32>(RealOffset)``), as the CPU backend's had (tests/cpu/test_far_sections.py)."""
+LLVM's loader aborted the process (``isInt<32>(RealOffset)``), as the CPU backend's had
+(tests/cpu/test_far_sections.py)."""
 import os
 import platform
 import subprocess
