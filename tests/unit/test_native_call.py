@@ -201,6 +201,27 @@ def test_fork_child_calls_and_builds(labs):
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
+def test_caller_takes_the_address_first():
+    call = nc.native_caller(("i64", ), "i64", name="call_i64")
+    assert call(_address(libc.labs), -12) == 12
+    assert call(_address(libc.llabs), -(1 << 40)) == 1 << 40
+    assert nc.native_caller(("i64", ), "i64", name="call_i64") is call
+    with pytest.raises(ValueError, match=r"call_i64\(\): the function's address is null"):
+        call(0, 1)
+    with pytest.raises(TypeError, match=r"takes exactly 2 arguments \(1 given\)"):
+        call(_address(libc.labs))
+
+
+def test_bytes_are_passed_as_their_contents():
+    strlen = nc.native_function(_address(libc.strlen), ("bytes", ), "u64", name="strlen_bytes")
+    assert strlen(b"hello\0world") == 5 and strlen(b"") == 0
+    for wrong in (bytearray(b"x"), "text", 5):
+        with pytest.raises(TypeError):
+            strlen(wrong)
+    call = nc.native_caller(("bytes", "u64"), "u64", name="strnlen_call")
+    assert call(_address(libc.strnlen), b"abcdef", 3) == 3
+
+
 def test_refuses_bad_specifications():
     with pytest.raises(ValueError, match="argument kind"):
         nc.native_function(_address(libc.labs), ("f64", ), "i64")

@@ -23,8 +23,9 @@ import sys
 import threading
 from typing import Any, Callable, Sequence
 
-#: argument kinds: C integer types (pointers and handles are ``u64``), by (bits, signed)
-ARG_KINDS = {"u64": (64, False), "i64": (64, True), "u32": (32, False), "i32": (32, True)}
+#: argument kinds: C integer types (pointers and handles are ``u64``), by (bits, signed); and ``bytes``: a
+#: ``bytes`` object, passed as a pointer to its contents (valid for the call: the caller holds the object)
+ARG_KINDS = {"u64": (64, False), "i64": (64, True), "u32": (32, False), "i32": (32, True), "bytes": (0, False)}
 #: result kinds: ``void`` returns None
 RESULT_KINDS = ("u64", "i64", "u32", "i32", "void")
 
@@ -77,14 +78,26 @@ def native_function(address: int, args: Sequence[str], result: str = "i64", *, n
     the C integer types ``args`` names (see ARG_KINDS) and returns its ``result`` as an int (None for void).
     ``release_gil`` lets other Python threads run while the C function runs (it must then not touch Python
     objects). Built once per signature and address; raises NativeCallUnavailable where it cannot be."""
+    if not isinstance(address, int) or not 0 < address < 1 << 64:
+        raise ValueError(f"address must be a non-null 64-bit integer, got {address!r}")
+    return _get(address, args, result, name, release_gil)
+
+
+def native_caller(args: Sequence[str], result: str = "i64", *, name: str = "native_call",
+                  release_gil: bool = True) -> Callable[..., Any]:
+    """Like ``native_function``, for every C function of one signature: the builtin's first argument is the
+    address of the function to call (a null one raises ValueError; any other must be a function of this
+    signature, as with ctypes), then the arguments. One build serves all of them."""
+    return _get(0, args, result, name, release_gil)
+
+
+def _get(address: int, args: Sequence[str], result: str, name: str, release_gil: bool) -> Callable[..., Any]:
     kinds = tuple(args)
     for k in kinds:
         if k not in ARG_KINDS:
             raise ValueError(f"argument kind {k!r} is not one of {sorted(ARG_KINDS)}")
     if result not in RESULT_KINDS:
         raise ValueError(f"result kind {result!r} is not one of {RESULT_KINDS}")
-    if not isinstance(address, int) or not 0 < address < 1 << 64:
-        raise ValueError(f"address must be a non-null 64-bit integer, got {address!r}")
     if not name.isidentifier():
         raise ValueError(f"name must be an identifier, got {name!r}")
     key = (address, kinds, result, release_gil, name)
@@ -116,13 +129,16 @@ def _fn(address: int) -> str:
 
 
 def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str, name: str) -> str:
+    """The builtin's code; ``address`` 0: the target's address is the first argument."""
+    if not address:
+        kinds = ("u64", ) + kinds
     n = len(kinds)
     # on LP64 the `long` conversions are the fast ones (digit loops; the `long long` ones go through a byte
     # array for values of more than one digit): ~3x cheaper for 64-bit handles and addresses
     lp64 = ctypes.sizeof(ctypes.c_long) == 8
     as_signed, as_unsigned = ("PyLong_AsLong", "PyLong_AsUnsignedLong") if lp64 else \
         ("PyLong_AsLongLong", "PyLong_AsUnsignedLongLong")
-    api = {k: _fn(_api(k)) for k in ("PyNumber_Index", as_signed, as_unsigned, "Py_DecRef",
+    api = {k: _fn(_api(k)) for k in ("PyNumber_Index", as_signed, as_unsigned, "Py_DecRef", "PyBytes_AsString",
                                      "PyErr_Occurred", "PyErr_Format", "PyEval_SaveThread", "PyEval_RestoreThread",
                                      "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "Py_IncRef")}
     type_offset = _ob_type_offset()
@@ -147,6 +163,12 @@ def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str,
         lines += [f"arg{i}:",
                   f"  %p{i} = getelementptr inbounds ptr, ptr %args, i64 {i}",
                   f"  %o{i} = load ptr, ptr %p{i}"]
+        if kind == "bytes":  # NULL with a TypeError set for anything but bytes
+            lines += [f"  %v{i} = call ptr {api['PyBytes_AsString']}(ptr %o{i})",
+                      f"  %nb{i} = icmp eq ptr %v{i}, null",
+                      f"  br i1 %nb{i}, label %fail, label %{nxt}"]
+            values.append(f"ptr %v{i}")
+            continue
         if type_offset is not None:  # an exact int is converted as it is
             lines += [f"  %tp{i} = getelementptr i8, ptr %o{i}, i64 {type_offset}",
                       f"  %ty{i} = load ptr, ptr %tp{i}",
@@ -191,8 +213,21 @@ def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str,
                   "  br label %fail"]
         values.append(f"i32 %t{i}")
     ret_ty = {"void": "void", "i32": "i32", "u32": "i32"}.get(result, "i64")
-    call = f"call {ret_ty} {_fn(address)}({', '.join(values)})"
     lines.append("call:")
+    if address:
+        callee = _fn(address)
+    else:
+        null_msg = _c_string(f"{name}(): the function's address is null")
+        lines += ["  %null = icmp eq i64 %v0, 0",
+                  "  br i1 %null, label %null_address, label %call_target",
+                  "null_address:",
+                  f"  call ptr (ptr, ptr, ...) {api['PyErr_Format']}(ptr {_fn(id(ValueError))}, "
+                  f"ptr {_fn(null_msg)})",
+                  "  ret ptr null",
+                  "call_target:",
+                  "  %target = inttoptr i64 %v0 to ptr"]
+        callee, values = "%target", values[1:]
+    call = f"call {ret_ty} {callee}({', '.join(values)})"
     if release_gil:
         lines.append(f"  %ts = call ptr {api['PyEval_SaveThread']}()")
     lines.append(f"  %r = {call}" if ret_ty != "void" else f"  {call}")
