@@ -201,8 +201,7 @@ class ArgumentBuffer:
         if n_maps:
             from .tensor_maps import TensorMapParams, layout
             map_offsets = layout(self.packer.size, base, n_maps)[1]
-            self.maps = TensorMapParams(list(tensor_maps or ()), memoryview(self.buffer).cast("B"), map_offsets,
-                                        kernel)
+            self.maps = TensorMapParams(list(tensor_maps or ()), self.buffer, map_offsets, kernel)
         self.params = (ctypes.c_void_p * max(1, len(types) + n_maps))(*[base + o for o in self.offsets + map_offsets])
         self.params_addr = ctypes.addressof(self.params)
         self.count = len(types)

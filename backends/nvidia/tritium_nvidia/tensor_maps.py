@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import operator
 import re
+import struct
 from typing import Any, Optional
 
 #: cached maps per parameter before the cache is dropped (a kernel launched over ever new buffers)
@@ -68,17 +69,28 @@ def _descriptor_name(flat: list[str], index: int) -> str:
 class TensorMapParams:
     """The tensor-map parameters of one kernel: where each sits in the argument buffer, and its encoder."""
 
-    def __init__(self, specs: list[dict], view: Any, offsets: list[int], kernel: Any) -> None:
+    def __init__(self, specs: list[dict], buffer: Any, offsets: list[int], kernel: Any) -> None:
         self.specs = specs
-        self.view = view            # memoryview of the argument buffer (bytes)
-        self.offsets = offsets      # each map's 64-byte aligned offset in it
-        self.pickers = [_picker(s["args"]) for s in specs]
+        self.buffer = buffer        # the argument buffer
+        self.offsets = offsets      # each map's 64-byte aligned offset in it, one after the other
+        assert offsets == [offsets[0] + 128 * i for i in range(len(offsets))]
+        self.packer = struct.Struct("128s" * len(specs))
         self.caches: list[dict] = [{} for _ in specs]
+        self.slots = [(i, _picker(s["args"]), cache) for i, (s, cache) in enumerate(zip(specs, self.caches))]
         self.kernel = kernel
+        # the fields of every map at once: a launch with the same descriptors as the previous one leaves the
+        # slots as they are (the common case costs one tuple comparison)
+        fields = [f for s in specs for f in s["args"]]
+        self.pick_all = _picker(fields) if len(fields) > 1 else (lambda args: (args[fields[0]], ))
+        self.last: Any = None
 
     def write(self, args: tuple) -> None:
         """Put each map of this launch's arguments in its slot (raises TensorMapError)."""
-        for pick, cache, off, i in zip(self.pickers, self.caches, self.offsets, range(len(self.specs))):
+        every = self.pick_all(args)
+        if every == self.last:
+            return
+        raws = []
+        for i, pick, cache in self.slots:
             key = pick(args)
             raw = cache.get(key)
             if raw is None:
@@ -86,7 +98,9 @@ class TensorMapParams:
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
                 cache[key] = raw
-            self.view[off:off + 128] = raw
+            raws.append(raw)
+        self.packer.pack_into(self.buffer, self.offsets[0], *raws)
+        self.last = every
 
     def encode(self, i: int, values: tuple) -> bytes:
         spec = self.specs[i]
