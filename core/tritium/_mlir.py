@@ -7,11 +7,19 @@ from __future__ import annotations
 import threading
 
 from mlir import ir, passmanager  # noqa: F401
+from mlir._mlir_libs._mlir import globals as _mlir_globals
 from mlir.dialects import func, irdl  # noqa: F401  (func: the frontend builds func.call/func.func)
 
 from .dialect.ops import irdl_source
 
 _local = threading.local()
+
+# For every op it wraps, the bindings import the Python module of the op's dialect (``mlir.dialects.<name>``) and
+# remember only a success: each ``tt`` op touched from Python searched sys.path again, about 1 ms, which was most
+# of the compile time of a kernel with thousands of ops. Our dialects' modules live under a prefix of our own.
+_BINDINGS = "tritium.dialect.bindings"
+if _BINDINGS not in _mlir_globals.dialect_search_modules:
+    _mlir_globals.append_dialect_search_prefix(_BINDINGS)
 
 
 def tile_context() -> ir.Context:
