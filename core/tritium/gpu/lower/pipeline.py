@@ -35,7 +35,7 @@ from .operands import split_operands
 from .phis import carried, fill_phis, make_phis
 from .reduce import _Overlay
 from .scalar import EXPENSIVE, is_scalar_op
-from .shared import SharedTile, smem_layout_for
+from .shared import SharedTile, SmemLayout, smem_layout_for
 from .tiles import tile_ptr, tile_vec
 from .values import Scalar, Tensor, owner_op
 
@@ -66,6 +66,36 @@ def _dot_operand_uses(res: Any) -> bool:
         elif o.name != "tt.dot" or u.operand_number not in (0, 1):
             return False
     return True
+
+
+def _operand_contiguous(ctx: Context, res: Any) -> Optional[int]:
+    """The dimension of ``res`` that every dot reading it (directly or through a 2-D transpose) needs contiguous in
+    shared memory, when the target needs one (ctx.target.dot_operand_contiguous), else None."""
+    from ..._mlir import ir
+    want = set()
+    for u in res.uses:
+        o = u.owner
+        if o.name == "tt.trans":
+            inner = _operand_contiguous(ctx, o.results[0])
+            if inner is None:
+                return None
+            want.add(1 - inner)
+        elif o.name == "tt.dot" and "ttg.dot" in o.attributes:
+            want.add(ctx.target.dot_operand_contiguous(ir.StringAttr(o.attributes["ttg.dot"]).value, u.operand_number))
+        else:
+            return None
+    return want.pop() if len(want) == 1 and None not in want else None
+
+
+def _stage_layout(ctx: Context, res: Any, lay: Any, st: str) -> SmemLayout:
+    """A stage runs along the dimension its registers run along (16-byte copies), unless its dots can read it only
+    along the other (a tf32 B stored (K, N) on wgmma): it is then staged their way, one 4-byte copy per element,
+    as Triton does, rather than rewritten by the dot in every iteration (which also kept the dot from overlapping
+    the next iteration)."""
+    smem = smem_layout_for(lay, st)
+    # element by element means one copy per element: 8- and 16-bit ones would be too narrow to run asynchronously
+    want = _operand_contiguous(ctx, res) if lay.rank == 2 and smem.eb >= 4 else None
+    return smem if want is None or want == smem.fast else SmemLayout(lay.shape, want, smem.eb)
 
 
 def _zero_padded_descriptor(v: Any) -> bool:
@@ -308,7 +338,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         else:
             mem_t, _ = ctx.pointee(parts["ptr"][0].type)
             st = storage_type(ctx, mem_t)
-        smem = m.smem if m is not None else smem_layout_for(lay, st)
+        smem = m.smem if m is not None else smem_layout_for(lay, st) if "desc" in parts else \
+            _stage_layout(ctx, o.results[0], lay, st)
         stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
         k, base = ctx.shared_buffer(S * stage_bytes, 1024)
         buffers.append(k)
