@@ -77,7 +77,7 @@ def test_cuda90_artifact_is_built_without_a_gpu(tmp_path):
     out = _compile(tmp_path, "cuda:90")
     header, cubin = aot_format.read(str(out))
     assert header["target"] == ["cuda", 90, 32] and header["binary_stage"] == "cubin"
-    assert header["backend"]["name"] == "nvidia" and header["backend"]["abi"] == 1
+    assert header["backend"]["name"] == "nvidia" and header["backend"]["abi"] == 2
     assert header["metadata"]["arg_types"] == ["ptr addrspace(1)"] * 3 + ["float", "i32"]
     # a CUDA ELF: the ELF magic, machine EM_CUDA, sm_90 in the flags (bits 8-15 in the current ABI, bits 0-7
     # in the older one), the kernel's entry among its symbols

@@ -427,8 +427,9 @@ class CudaDriver(DriverBase):
     _active: Optional[bool] = None
     #: what CudaLauncher expects of a cubin and its metadata (tritium.load_compiled refuses other versions): the
     #: kernel's entry named as the kernel, parameters by ``arg_types``, ``num_warps * 32`` threads, ``shared``
-    #: dynamic bytes, the ``<name>_assert_state`` global. Bump when any of these changes.
-    aot_abi = 1
+    #: dynamic bytes, the ``<name>_assert_state`` global. Bump when any of these changes. 2: after the parameters
+    #: of ``arg_types``, one 128-byte tensor map per ``tensor_map_params`` entry (tensor_maps.py)
+    aot_abi = 2
 
     @staticmethod
     def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:
