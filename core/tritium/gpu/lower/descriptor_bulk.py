@@ -87,25 +87,25 @@ def launch_uniform(v: Any, depth: int = 0) -> bool:
     return all(launch_uniform(x, depth + 1) for x in o.operands)
 
 
-def _argument_number(v: Any) -> Optional[int]:
+def _argument_number(v: Any, kernel: Any) -> Optional[int]:
     if isinstance(v, ir.BlockArgument):
         parent = v.owner.owner
-        if parent is not None and parent.operation.name == "func.func":
+        if parent is not None and parent.operation == kernel.operation:
             return v.arg_number
     return None
 
 
-def _argument_or_constant(v: Any) -> Any:
+def _argument_or_constant(v: Any, kernel: Any) -> Any:
     """The kernel-argument number ``v`` is (seen through a sign extension), ["const", value] for an integer
     constant, else None."""
-    n = _argument_number(v)
+    n = _argument_number(v, kernel)
     if n is not None:
         return n
     o = owner_op(v)
     if o is None:
         return None
     if o.name == "arith.extsi":
-        return _argument_number(o.operands[0])
+        return _argument_number(o.operands[0], kernel)
     if o.name == "arith.constant":
         try:
             return ["const", ir.IntegerAttr(o.attributes["value"]).value]
@@ -114,17 +114,17 @@ def _argument_or_constant(v: Any) -> Any:
     return None
 
 
-def launch_argument_fields(op: Any) -> Optional[list]:
-    """Where the base, shape and outer strides of the descriptor ``op`` makes come from, when each is a kernel
-    argument (its number) or a constant (["const", value]) and the last stride is the constant 1; else None.
+def launch_argument_fields(op: Any, kernel: Any) -> Optional[list]:
+    """Where the base, shape and outer strides of the descriptor ``op`` makes come from, when each is an
+    argument of ``kernel`` (its number) or a constant (["const", value]) and the last stride is the constant 1; else None.
     A host ``TensorDescriptor`` is such a descriptor (compiler/kernel_args.py rebuilds it from consecutive
     arguments), and so is a kernel's own descriptor of its arguments: the launcher has those values at hand
     and can encode the map itself."""
     parts = split_operands(op, ["base", "shape", "strides"])
-    fields = [_argument_or_constant(v) for v in parts["base"] + parts["shape"] + parts["strides"][:-1]]
+    fields = [_argument_or_constant(v, kernel) for v in parts["base"] + parts["shape"] + parts["strides"][:-1]]
     if not fields or not isinstance(fields[0], int) or any(f is None for f in fields):
         return None
-    if _argument_or_constant(parts["strides"][-1]) != ["const", 1]:
+    if _argument_or_constant(parts["strides"][-1], kernel) != ["const", 1]:
         return None
     return fields
 
@@ -172,7 +172,7 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
         ok = gt if ok == "true" else fn.inst(f"and i1 {ok}, {gt}")
     # a map of kernel arguments comes encoded with the launch (one per launch: no per-program cost, and no
     # memory that concurrent launches share); others (fields computed in the kernel) are built by each program
-    host = launch_argument_fields(op)
+    host = launch_argument_fields(op, ctx.func)
     addr = ctx.target.param_tensor_map(fn, host, [panel, box_rows], eb, _swizzle(panel * eb)) if host else None
     if addr is None:
         template = ctx.scratch(128, 128)
