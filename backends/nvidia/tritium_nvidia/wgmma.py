@@ -29,7 +29,7 @@ from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.convert import storage_type
 from tritium.gpu.lower.shared import SharedTile, SmemLayout, smem_layout_for
 from tritium.gpu.lower.tiles import write_tile
-from tritium.gpu.lower.values import Tensor, owner_op
+from tritium.gpu.lower.values import Tensor
 
 from .fragment import C_LANE, lo_kind
 
@@ -251,15 +251,10 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
             for i, x in zip(idx, cur):
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
-    # A dot with A in registers may stay in flight when its accumulator is computed in the iteration (attention's
-    # P @ V on acc * alpha, as in Triton): the next iteration waits before it writes those registers again. Not
-    # in a chain (acc = dot(a, b, acc)): there the next iteration packs its A while the dot may run, and ptxas
-    # then serialized every wgmma of the attention backward (C7515)
-    chained = owner_op(op.operands[2]) is None
-    if op.results[0] not in lo.deferred_dots or scratch_used or (a_live and chained):
+    if op.results[0] not in lo.deferred_dots or scratch_used or a_live:
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
-        # (an operand in scratch memory is dead once this returns, so a dot reading one is never left in flight;
-        # A's registers are inputs of the wait so that nothing reuses them before it)
+        # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
+        # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)
         out = wait_group(fn, 0, out, a_live, acc_ty)
         # done here: the loop need not wait for it later (a wait_group 1 with nothing in flight across the
         # back edge made ptxas serialize every wgmma of the kernel, its C7515 note)

@@ -222,35 +222,16 @@ def pipeline_plan(ctx: Context, op: Any) -> Optional[PipelinePlan]:
     order = {o.results[0]: k for k, o in enumerate(ops) if o.results}
     slice_ops = sorted(chosen.values(), key=lambda o: order[o.results[0]])
     # a dot whose accumulator is carried (acc = dot(a, b, acc) and nothing else reads it) may finish in the
-    # next iteration, on targets whose tensor cores run asynchronously; so may one whose accumulator is computed
-    # from the carried value (attention's acc * alpha): the body then waits for it where it is first read
+    # next iteration, on targets whose tensor cores run asynchronously
     deferred = {}
-    body_results = {r for o in ops for r in o.results}
     for o in ops:
-        if o.name != "tt.dot":
-            continue
-        uses = list(o.results[0].uses)
-        if len(uses) != 1 or uses[0].owner.name != "scf.yield":
-            continue
-        j = uses[0].operand_number
-        if o.operands[2] == iters[j]:
-            if len(list(o.operands[2].uses)) == 1:
+        if o.name == "tt.dot" and o.operands[2] in iters:
+            j = iters.index(o.operands[2])
+            uses = list(o.results[0].uses)
+            if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j \
+                    and len(list(o.operands[2].uses)) == 1:
                 deferred[o.results[0]] = j
-        elif all(u.owner.name != "scf.yield" and all(r in body_results for r in u.owner.results)
-                 and u.owner.results for u in iters[j].uses):
-            deferred[o.results[0]] = j
     return PipelinePlan(stages, loads, slice_ops, sorted(used), deferred)
-
-def wait_carried_before(ctx: Context, o: Any, unwaited: dict) -> None:
-    """Before ``o`` reads a carried accumulator whose dot may still run (other than as the accumulator of the
-    next dot in its chain), wait for the dots: the registers are ready only then."""
-    for k, v in enumerate(o.operands):
-        if v not in unwaited or (o.name == "tt.dot" and k == 2 and len(list(v.uses)) == 1):
-            continue
-        t = ctx.values[v]
-        ctx.values[v] = Tensor(t.layout, ctx.target.async_dot_wait(ctx.fn, 0, t.regs, t.ty), t.ty)
-        del unwaited[v]
-
 
 # -- evaluating the address arithmetic for another iteration --------------------------------------------
 def eval_slice(ctx: Context, op: Any, plan: PipelinePlan, iv: str, state: dict[int, Any], depth: int) -> tuple:
@@ -404,10 +385,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ctx.values[o.results[0]] = SharedTile(base, proto.smem, proto.ty)
         skip.add(o.results[0])
     ops = block_ops(block)
-    unwaited = {args[1 + j]: j for j in plan.deferred.values()} if deferring else {}
     for o in ops[:-1]:
-        if unwaited:
-            wait_carried_before(ctx, o, unwaited)
         if o.results and o.results[0] in skip:
             r = o.results[0]
             if not _dot_operand_uses(r) and not staged_row_vector(ctx, r):
