@@ -10,6 +10,7 @@ import types
 from typing import Any, Optional
 
 from ..language import core as tl
+from ..language.aggregate import BoundJITMethod, compile_time_kwargs, is_aggregate_method
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.device_function import DeviceFunction
 from ..language.elementwise import condition
@@ -66,6 +67,11 @@ class CallVisitor:
                 raise self.gen.error(node, unused)
         if isinstance(fn, DeviceFunction):
             return self.gen.call_jit_function(fn, args, kwargs, node)
+        if isinstance(fn, BoundJITMethod):  # instance.method() of an aggregate's @jit method
+            return self.gen.call_jit_function(fn.__func__, [fn.__self__] + args, kwargs, node)
+        if is_aggregate_method(fn):
+            # an aggregate's plain method runs now, on the values as they are (Triton passes _semantic to it)
+            return wrap_python(fn(*args, **kwargs, **compile_time_kwargs(fn, self.gen.semantic, self.gen)))
         func = getattr(fn, "__func__", fn)
         if tl.is_builtin(func):
             extra = {"_semantic": self.gen.semantic}

@@ -12,6 +12,7 @@ from typing import Any, Iterator, Optional, Sequence
 from .._mlir import func as func_d
 from .._mlir import ir
 from ..language import core as tl
+from ..language.aggregate import clone
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
 from ..language.device_function import DeviceFunction
@@ -52,7 +53,10 @@ def _spec_key(spec: Any) -> Any:
     if kind == "T":
         return ("T", spec[2])
     if kind == "tuple":
-        return (kind, tuple(_spec_key(s) for s in spec[1]))
+        # the kind of tuple too: an aggregate's class (its methods differ), a namedtuple's field names
+        ty = spec[2]
+        return (kind, tuple(_spec_key(s) for s in spec[1]), getattr(ty, "base_cls", None),
+                tuple(getattr(ty, "fields", None) or ()))
     if kind == "D":
         return (kind, tuple(_spec_key(s) for s in spec[1]), spec[3])
     v = tl._unwrap(spec[1])
@@ -81,7 +85,8 @@ def _inline_call(gen: Generator, fn: DeviceFunction, bound: inspect.BoundArgumen
     sub = gen.spawn(fn, "")
     sub.inline_calls = True
     for name, v in bound.arguments.items():
-        sub.lscope[name] = v if isinstance(v, (tensor, tuple_value, constexpr)) else constexpr(tl._unwrap(v))
+        # the callee gets its own aggregates, as a called function does (changing one leaves the caller's)
+        sub.lscope[name] = clone(v) if isinstance(v, (tensor, tuple_value, constexpr)) else constexpr(tl._unwrap(v))
     try:
         sub.visit_compound(fn.parse().body[0].body)
     except ReturnSignal:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..language.core import constexpr, tensor, tuple_value
-from ..language.dtypes import tuple_type
 from ..language.descriptor import tensor_descriptor, tensor_descriptor_base
 
 
@@ -68,9 +67,7 @@ class Carried:
     def rebuild(self, handles: Sequence[Any]) -> Any:
         """The value these parts stand for, with ``handles`` (results or block arguments) as its IR values."""
         if self.children is not None:
-            values = rebuild_all(self.children, handles)
-            fields = getattr(self.template.type, "fields", None)
-            return tuple_value(values, tuple_type([v.type for v in values], fields))
+            return self.template.with_values(rebuild_all(self.children, handles))
         if isinstance(self.template, constexpr):
             return self.template
         parts = [tensor(h, p.type) for h, p in zip(handles, self.parts)]
@@ -103,7 +100,9 @@ def carry(v: Any, scalar: Callable[[Any], tensor]) -> Carried:
     """``v`` as an scf op carries it; ``scalar`` turns a tensor or compile-time number into a tensor (and
     refuses anything else with the user's error)."""
     if isinstance(v, tuple_value):
-        children = [Carried([], x) if isinstance(x, constexpr) and not isinstance(x.value, (int, float, bool))
+        # an aggregate's constexpr fields are part of its type: they stay compile-time values, never tensors
+        keep = getattr(v, "__triton_aggregate__", False)
+        children = [Carried([], x) if isinstance(x, constexpr) and (keep or not isinstance(x.value, (int, float, bool)))
                     else carry(x, scalar) for x in v.values]
         return Carried([p for c in children for p in c.parts], v, children=children)
     if isinstance(v, tensor_descriptor_base):

@@ -17,6 +17,7 @@ from .. import knobs
 from .._mlir import func as func_d
 from .._mlir import ir
 from ..language import core as tl
+from ..language.aggregate import is_aggregate
 from ..language.core import CompileTimeError, constexpr, tensor, tuple_value
 from ..language.device_function import DeviceFunction
 from . import calls
@@ -229,6 +230,9 @@ class CodeGenerator(ast.NodeVisitor):
                 self.builder.name_value(value.handle, target.id)
             return
         if isinstance(target, (ast.Tuple, ast.List)):
+            if is_aggregate(value):
+                raise self.error(target, f"cannot unpack an aggregate ({type(value).__name__}); read its fields by "
+                                         "name")
             vals = value.values if isinstance(value, tuple_value) else (
                 list(value.value) if isinstance(value, constexpr) else list(value))
             if len(vals) != len(target.elts):
@@ -239,6 +243,11 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(target, ast.Subscript):
             raise self.error(target, "tensors are immutable in kernels: build a new one (e.g. with tl.where) "
                                      "instead of assigning to an element")
+        if isinstance(target, ast.Attribute):
+            # Triton's words first; an aggregate changes through a method that runs at compile time
+            raise self.error(target, f"Attribute assignment is not supported in triton (`{ast.unparse(target)} = "
+                                     "...`): build a new aggregate, or change it in a method of its class that is "
+                                     "not @jit (it runs while compiling and may set fields)")
         raise self.error(target, f"cannot assign to {type(target).__name__}")
 
     def assigned_value(self, value: Any) -> Any:
@@ -281,15 +290,15 @@ class CodeGenerator(ast.NodeVisitor):
         vals: list[Any]
         if value is None:
             vals = []
-        elif isinstance(value, tuple_value):
+        elif isinstance(value, tuple_value) and not is_aggregate(value):
             vals = list(value.values)
         else:
             vals = [value]
         vals = [self.semantic.to_tensor(v) if isinstance(v, constexpr) and isinstance(v.value, (int, float, bool))
                 else v for v in vals]
         self.ret_values = vals
-        self.ret_is_tuple = isinstance(value, tuple_value)
-        self.ret_fields = getattr(value.type, "fields", None) if isinstance(value, tuple_value) else None
+        self.ret_is_tuple = isinstance(value, tuple_value) and not is_aggregate(value)
+        self.ret_fields = getattr(value.type, "fields", None) if self.ret_is_tuple else None
         self.returned = True
         raise ReturnSignal()
 

@@ -11,6 +11,7 @@ import warnings
 from typing import Any, Callable, Optional, Sequence
 
 from ..language import core as tl
+from ..language.aggregate import changed_in_place, clone
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.descriptor import tensor_descriptor_base
 from .carried import Carried, carry, flat, rebuild_all
@@ -82,7 +83,9 @@ class ControlFlow:
         When the block returned, ``self._block_returns`` holds what it returned (a list of values)."""
         gen = self.gen
         saved_scope, saved_defs, saved_ret, saved_values = gen.lscope, gen.local_defs, gen.returned, gen.ret_values
-        gen.lscope, gen.local_defs = dict(scope), {}
+        # aggregates are copied: a method that changes one in place changes the block's copy, which the branch or
+        # loop then carries out like an assigned name (Triton clones the scope likewise)
+        gen.lscope, gen.local_defs = {n: clone(v) for n, v in scope.items()}, {}
         gen.ret_values = None
         returned = False
         try:
@@ -90,6 +93,9 @@ class ControlFlow:
         except ReturnSignal:
             returned = True
         returned = returned or gen.returned
+        for n, v in scope.items():
+            if n not in gen.local_defs and n in gen.lscope and changed_in_place(v, gen.lscope[n]):
+                gen.local_defs[n] = gen.lscope[n]
         self._block_returns = list(gen.ret_values or []) if returned else None
         try:
             return gen.lscope, gen.local_defs, returned

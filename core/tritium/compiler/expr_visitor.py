@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import knobs
 from ..language import core as tl
+from ..language.aggregate import aggregate_value, is_aggregate
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.device_function import DeviceFunction
 from .call_visitor import STATIC_BUILTINS
@@ -114,6 +115,12 @@ class ExpressionVisitor:
         idx = self.gen.visit(node.slice)
         if isinstance(value, tensor):
             return self.gen.semantic.subscript(value, idx)
+        if is_aggregate(value):
+            getitem = getattr(value, "__getitem__")
+            if getattr(getitem, "__func__", None) is aggregate_value.__getitem__:
+                raise self.gen.error(node, f"{type(value).__name__} is not subscriptable: define __getitem__ on the "
+                                           "aggregate class, or read its fields by name")
+            return self.gen.call(getitem, [idx], {}, node)
         if isinstance(value, tuple_value):
             i = tl._unwrap(idx)
             if isinstance(i, tensor):

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import knobs
 from ..language import core as tl
+from ..language.aggregate import clone
 from ..language.core import CompileTimeError, _ambient_semantic
 from ..language.dtypes import str_to_ty, tuple_type
 from ..runtime.safety import UnsafeArgumentError, check_array, is_read_only
@@ -150,6 +151,8 @@ class Launch:
             raise Divergence(np.arange(self.progs.size))
         self.stack.append(fn)
         self.calls.append(key)
+        # as compiled, the callee gets its own aggregates: changing one there leaves the caller's as it was
+        args, kwargs = [clone(a) for a in args], {k: clone(v) for k, v in kwargs.items()}
         try:
             return returned(callee.pyfn(*args, **kwargs))
         finally:
@@ -399,7 +402,9 @@ def _call_key(values: Any) -> Any:
     for v in values:
         if isinstance(v, tl.tensor):
             out.append(("T", str(v.type)))
-        elif isinstance(v, (tl.tuple_value, list, tuple)):
+        elif isinstance(v, tl.tuple_value):   # an aggregate's fields too, and its class
+            out.append(("()", _call_key(v.values), getattr(v.type, "base_cls", None)))
+        elif isinstance(v, (list, tuple)):
             out.append(("()", _call_key(list(v))))
         else:
             value = tl._unwrap(v)

@@ -114,6 +114,10 @@ class _Rewriter(ast.NodeTransformer):
         if any(isinstance(t, ast.Subscript) for t in node.targets):
             return self._unsupported(node, "tensors are immutable in kernels: build a new one (e.g. with tl.where) "
                                            "instead of assigning to an element")
+        if any(isinstance(t, ast.Attribute) for target in node.targets for t in ast.walk(target)):
+            # as compiled (CodeGenerator.assign_target): an aggregate changes only through its plain methods
+            return self._unsupported(node, "Attribute assignment is not supported in triton: build a new aggregate, "
+                                           "or change it in a method of its class that is not @jit")
         self.generic_visit(node)
         # as compiled (CodeGenerator.assigned_value): a number assigned to a name becomes a scalar tensor
         node.value = ast.copy_location(_call("assign", node.value), node.value)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..compiler.errors import COMPREHENSION_IF, COMPREHENSION_ITEMS
 from ..language import core as tl
+from ..language.aggregate import BoundJITMethod, compile_time_kwargs, is_aggregate_method
 from ..language.core import CompileTimeError, _ambient_semantic, constexpr, tensor, tuple_value
 from ..language.device_function import DeviceFunction
 from ..language.elementwise import condition as _condition
@@ -233,6 +234,12 @@ class Runtime:
             return fn(*args, **kwargs, _semantic=s, _generator=s.launch.generator)
         if isinstance(fn, DeviceFunction):
             return _sem().launch.call_jit(fn, args, kwargs)
+        if isinstance(fn, BoundJITMethod):   # an aggregate's @jit method, as compiled
+            return _sem().launch.call_jit(fn.__func__, (fn.__self__, ) + args, kwargs)
+        if is_aggregate_method(fn):          # an aggregate's plain method: the values as they are, and _semantic
+            s = _sem()
+            out = fn(*args, **kwargs, **compile_time_kwargs(fn, s, s.launch.generator))
+            return tuple_value(list(out)) if type(out) is tuple else out
         if isinstance(fn, tl.dtype):
             if len(args) != 1 or kwargs:
                 raise CompileTimeError(f"{fn}(x) takes one value to convert")

@@ -37,8 +37,24 @@ class ConstexprFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # a method of a class (an aggregate's): bound to the instance, still run at compile time
+        return self if obj is None else BoundConstexprFunction(obj, self)
+
     def __repr__(self) -> str:
         return f"ConstexprFunction({self.__module__}:{self.__qualname__})"
+
+
+class BoundConstexprFunction:
+    """``instance.method`` for a ``@constexpr_function`` method (Triton's name)."""
+    __triton_constexpr_function__ = True
+
+    def __init__(self, instance: Any, fn: ConstexprFunction) -> None:
+        self.__self__ = instance
+        self.__func__ = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__.fn(self.__self__, *args, **kwargs)
 
 
 def constexpr_function(fn: Callable) -> ConstexprFunction:

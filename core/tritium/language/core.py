@@ -92,7 +92,7 @@ def is_builtin(fn: Any) -> bool:
 
 
 def _unwrap_if_constexpr(o: Any) -> Any:
-    if isinstance(o, tuple_value):
+    if isinstance(o, tuple_value) and not getattr(o, "__triton_aggregate__", False):  # an aggregate stays whole
         return tuple_value([_unwrap_if_constexpr(x) for x in o.values], o.type)
     return o.value if isinstance(o, constexpr) else o
 
@@ -387,15 +387,26 @@ class tensor(base_value):
 class tuple_value(base_value):
     """A tuple of values inside a kernel (``tl.tuple``)."""
 
+    def __new__(cls, args: Sequence[Any] = (), type: Any = None) -> Any:
+        base_cls = getattr(type, "base_cls", None)
+        if cls is tuple_value and base_cls is not None:
+            # rebuilt from its type (a call's arguments and results, loop-carried values): an aggregate again
+            return base_cls._from_values(list(args))
+        return super().__new__(cls)
+
     def __init__(self, args: Sequence[Any], type: Any = None) -> None:
         self.values = [a if isinstance(a, base_value) or not _is_const_like(a) else constexpr(a) for a in args]
         self.type = type or tuple_type([getattr(v, "type", None) for v in self.values])
 
-    def mapped(self, fn: Callable[[Any], Any]) -> "tuple_value":
-        """``fn`` applied to each element; a namedtuple keeps its field names."""
-        t = tuple_value([fn(v) for v in self.values])
+    def with_values(self, values: Sequence[Any]) -> "tuple_value":
+        """A tuple of the same kind (a namedtuple's field names, an aggregate's class) holding ``values``."""
+        t = tuple_value(values)
         t.type = tuple_type([getattr(v, "type", None) for v in t.values], getattr(self.type, "fields", None))
         return t
+
+    def mapped(self, fn: Callable[[Any], Any]) -> "tuple_value":
+        """``fn`` applied to each element; a namedtuple keeps its field names."""
+        return self.with_values([fn(v) for v in self.values])
 
     def __getitem__(self, idx: Any) -> Any:
         idx = _unwrap(idx)
@@ -456,6 +467,7 @@ def _is_const_like(a: Any) -> bool:
 
 
 from .constexpr_function import ConstexprFunction, constexpr_function  # noqa: E402,F401
+from .aggregate import _aggregate, aggregate_type  # noqa: E402,F401  (Triton's tl.core._aggregate)
 
 
 def is_constexpr_function(fn: Any) -> bool:
