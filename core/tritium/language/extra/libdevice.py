@@ -226,7 +226,7 @@ _MATH_FLOAT = {
     "isnan": "math.isnan", "isinf": "math.isinf", "finitef": "math.isfinite", "isfinited": "math.isfinite",
     "fast_sinf": "math.sin", "fast_cosf": "math.cos", "fast_log2f": "math.log2", "fast_logf": "math.log",
     "fast_expf": "math.exp", "fast_tanf": "math.tan", "fast_log10f": "math.log10", "fast_dividef": "arith.divf",
-    "sqrt_rn": "math.sqrt", "div_rn": "arith.divf", "add_rn": "arith.addf", "sub_rn": "arith.subf",
+    "sqrt_rn": "math.sqrt", "div_rn": "tt.precise_divf", "add_rn": "arith.addf", "sub_rn": "arith.subf",
     "mul_rn": "arith.mulf", "fma_rn": "math.fma", "fast_powf": "math.powf",
 }
 # ... and on integer arguments
