@@ -213,5 +213,29 @@ def default_alloc_fn(size: int, align: int, stream: Any) -> Any:
 
 
 def _fresh_knobs_impl(skipped_attr: Any = None) -> Any:
-    raise NotImplementedError("Triton's fresh_knobs fixture resets Triton's knob classes; tritium's knobs are "
-                              "scoped with tritium.knobs.<group>.scope() instead")
+    """Triton's ``fresh_knobs`` fixture: (fresh, reset). ``fresh()`` puts every knob group (but those named in
+    ``skipped_attr``) back to its defaults, with the knobs' environment variables unset, and returns the knobs
+    module; ``reset()`` restores the values and the environment as they were."""
+    import contextlib
+
+    from tritium import knobs
+    skipped = set(skipped_attr or ())
+    stack = contextlib.ExitStack()
+    env = pytest.MonkeyPatch()
+
+    def fresh() -> Any:
+        stack.enter_context(knobs.scope())
+        for name, group in knobs.groups().items():
+            if name in skipped:
+                continue
+            for knob in type(group).descriptors().values():
+                for var in knob.env:
+                    env.delenv(var, raising=False)
+            group.reset()
+        return knobs
+
+    def reset() -> None:
+        env.undo()
+        stack.close()
+
+    return fresh, reset
