@@ -22,6 +22,28 @@ _LAUNCH = ctypes.CFUNCTYPE(None)
 #: struct format of one 8-byte argument slot, by the LLVM type the kernel reads from it
 _SLOT_FORMATS = {"ptr": "Q", "float": "f4x", "double": "d", "half": "e6x"}
 _MASK64 = (1 << 64) - 1
+_NEVER_ADDR = ctypes.addressof(interrupt.NEVER)
+_native: Any = None
+_native_tried = False
+
+
+#: launches through ctypes before a launcher switches to the native call: a process that launches little never
+#: pays for building it (5-15 ms), one that launches a kernel often saves ~0.25 us a launch from then on
+NATIVE_AFTER = 1000
+
+
+def native_launch() -> Any:
+    """One builtin calling any kernel's launch function (its address first), cheaper than ctypes' generic call
+    (tritium.llvmir.native_call). None where it cannot be built (ctypes is used then)."""
+    global _native, _native_tried
+    if not _native_tried:
+        from tritium.llvmir.native_call import NativeCallUnavailable, native_caller
+        try:
+            _native = native_caller(("bytes", "i32", "i32", "i32", "i32", "u64"), "void", name="launch")
+        except NativeCallUnavailable:
+            _native = None
+        _native_tried = True
+    return _native
 
 
 def cpu_count() -> int:
@@ -50,6 +72,9 @@ class CPULauncher:
         self.engine = engine  # keeps the code alive
         self.fn = _LAUNCH(address)
         self.fn.argtypes = None
+        self.address = address
+        self.native = _native if cpu_knobs.native_launch else None   # at once where another launcher built it
+        self.until_native = NATIVE_AFTER if cpu_knobs.native_launch else 0   # 0: never
         self.types = list(md.get("arg_types", []))
         self.arg_names = arg_names
         fmt = "".join(_SLOT_FORMATS.get(t, "q") if t != "bfloat" else "H6x" for t in self.types)
@@ -90,9 +115,15 @@ class CPULauncher:
             packed = self.pack(*args)
             if may_block and interrupt.on_main_thread() and cpu_knobs.interruptible:
                 interrupt.wait_interruptibly(self.fn, (packed, n0, n1, n2, nthreads))
+            elif self.native is not None:   # short, or no signal can come
+                self.native(self.address, packed, n0, n1, n2, nthreads, _NEVER_ADDR)
             else:
-                self.fn(packed, n0, n1, n2, nthreads, interrupt.NEVER_PTR)   # short, or no signal can come
-        except (struct.error, ctypes.ArgumentError, TypeError):
+                self.fn(packed, n0, n1, n2, nthreads, interrupt.NEVER_PTR)
+                left = self.until_native - 1   # the thread that counts down to 0 switches (any race only delays)
+                self.until_native = left
+                if left == 0:
+                    self.native = native_launch()
+        except (struct.error, ctypes.ArgumentError, TypeError, OverflowError):
             self._checked_call(grid, args, nthreads)
         if self.nomem is not None and self.nomem.value:
             self.nomem.value = 0
