@@ -189,7 +189,8 @@ def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str,
                   f"  call void {api['Py_DecRef']}(ptr %x{i})",
                   f"  br label %check{i}",
                   f"check{i}:",
-                  f"  %v{i} = phi i64 [%vs{i}, %conv{i}]" + (f", [%vf{i}, %fast{i}]" if type_offset is not None else ""),
+                  f"  %v{i} = phi i64 [%vs{i}, %conv{i}]"
+                  + (f", [%vf{i}, %fast{i}]" if type_offset is not None else ""),
                   f"  %m{i} = icmp eq i64 %v{i}, -1",
                   f"  br i1 %m{i}, label %err{i}, label %range{i}",
                   f"err{i}:",  # -1 is also a value: only a pending exception says it failed
