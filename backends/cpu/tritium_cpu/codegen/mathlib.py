@@ -4,7 +4,9 @@ Kernels apply these functions inside loops that LLVM's loop vectorizer has to tu
 to libm (``expf``) stops that, so every float32 function and every conversion here is written out in IR,
 branch-free (``select`` instead of control flow; only intrinsics that have vector forms: ``llvm.fma``,
 ``llvm.rint``, ``llvm.fabs``, ``llvm.copysign``, ``llvm.sqrt``), with ``internal``
-linkage and ``alwaysinline`` so that each call dissolves into the loop body before vectorization.
+linkage and ``alwaysinline`` so that each call dissolves into the loop body before vectorization. The one
+exception: sinf/cosf branch to a ``noinline`` function for |x| >= 2^21, which has masked vector variants
+(``vector-function-abi-variant``) that the vectorizer calls instead, kept alive until then by ``llvm.used``.
 
 The float64 functions call libm (through LLVM intrinsics where one exists, otherwise a declaration of
 the libm symbol): they are not performance critical and libm is accurate. Their code therefore refers to
@@ -29,8 +31,8 @@ in tests/cpu/test_mathlib.py check samples of the same):
 =========================  ==============================================================================
 expf, exp2f                <= 0.79 ulp; overflow to inf, underflow through the denormals to 0
 logf, log2f                <= 0.68 / 0.80 ulp; denormal inputs; log(0) = -inf, log(x<0) = nan
-sinf, cosf                 <= 0.93 ulp for |x| < 2^21, absolute error <= 1e-6 for |x| < 2^23; beyond that
-                           the result is some value in [-1, 1] (no Payne-Hanek reduction); inf -> nan
+sinf, cosf                 <= 0.93 ulp for |x| < 2^21; every finite |x| >= 2^21 within 0.5 + 2^-9 ulp (the
+                           Payne-Hanek reduction of mathlib_trig.py, rounded once; 0.5 measured); inf, nan -> nan
 erff                       absolute error <= 7.1e-8 (1.2 ulp)
 tanhf                      <= 1.35 ulp (relative error <= 1.5e-7)
 rsqrtf                     1/sqrt(x): sqrt and division each correctly rounded
@@ -71,6 +73,8 @@ from functools import partialmethod
 from typing import Callable, Iterable, Union
 
 from tritium.llvmir.fp8 import FORMATS, Fp8Format
+
+from . import mathlib_trig as _trig
 
 __all__ = ["C_SYMBOLS", "function_names", "library_ir", "signature"]
 
@@ -115,6 +119,7 @@ class _Builder:
         self.lines: list[str] = []
         self.calls: set[str] = set()     # library functions this body calls
         self._n = 0
+        self.block = "entry"              # the block being written (for phi operands)
 
     # -- plumbing ----------------------------------------------------------------------------------
     def _emit(self, ty: str, text: str) -> _V:
@@ -146,6 +151,7 @@ class _Builder:
     fdiv = partialmethod(_bin, "fdiv")
     add = partialmethod(_bin, "add")
     sub = partialmethod(_bin, "sub")
+    mul = partialmethod(_bin, "mul")
     and_ = partialmethod(_bin, "and")
     or_ = partialmethod(_bin, "or")
     xor = partialmethod(_bin, "xor")
@@ -202,12 +208,28 @@ class _Builder:
     trunc = partialmethod(cast, "trunc")
 
     # -- calls -------------------------------------------------------------------------------------
-    def call(self, name: str, *args: _V) -> _V:
-        """Call another function of this library (which is then emitted too)."""
+    def call(self, name: str, *args: _V, attrs: str = "") -> _V:
+        """Call another function of this library (which is then emitted too); ``attrs``: call-site
+        attributes."""
         self.calls.add(name)
         ret = _FUNCS[name].ret
         arglist = ", ".join(f"{a.ty} {a.ref}" for a in args)
-        return self._emit(ret, f"call {ret} @{name}({arglist})")
+        return self._emit(ret, f"call {ret} @{name}({arglist}){' ' + attrs if attrs else ''}")
+
+    # -- control flow (the float32 functions stay branch-free; see mathlib_trig for the one exception) --
+    def label(self, name: str) -> None:
+        self.lines.append(f"{name}:")
+        self.block = name
+
+    def br(self, target: str) -> None:
+        self.lines.append(f"  br label %{target}")
+
+    def cond_br(self, c: _V, if_true: str, if_false: str) -> None:
+        self.lines.append(f"  br i1 {c.ref}, label %{if_true}, label %{if_false}")
+
+    def phi(self, *incoming: tuple[_V, str]) -> _V:
+        ty = incoming[0][0].ty
+        return self._emit(ty, f"phi {ty} " + ", ".join(f"[{v.ref}, %{blk}]" for v, blk in incoming))
 
     def call_extern(self, name: str, ret: str, *args: _V) -> _V:
         arglist = ", ".join(f"{a.ty} {a.ref}" for a in args)
@@ -225,22 +247,26 @@ class _Fn:
     args: tuple[str, ...]
     body: Callable[..., _V]
     externs: tuple[str, ...] = ()   # full `declare` lines of libm symbols it calls
+    inline: bool = True
+    # IR text emitted along with the function (its vector variants) and the names in it to keep alive
+    extra: Callable[[], tuple[str, tuple[str, ...]]] | None = None
 
     @property
     def attrs(self) -> str:
         # a function calling out to libm must not promise memory(none): libm may set errno
         if self.externs:
             return "alwaysinline nounwind"
-        return "alwaysinline nounwind willreturn nofree nosync memory(none)"
+        return f"{'alwaysinline' if self.inline else 'noinline'} nounwind willreturn nofree nosync memory(none)"
 
 
 _FUNCS: dict[str, _Fn] = {}
 
 
-def _define(name: str, ret: str, args: tuple[str, ...], externs: tuple[str, ...] = ()):
+def _define(name: str, ret: str, args: tuple[str, ...], externs: tuple[str, ...] = (), inline: bool = True,
+            extra: Callable[[], tuple[str, tuple[str, ...]]] | None = None):
     def register(body: Callable[..., _V]) -> Callable[..., _V]:
         assert name.startswith("tritium_") and name not in _FUNCS
-        _FUNCS[name] = _Fn(name, ret, args, body, externs)
+        _FUNCS[name] = _Fn(name, ret, args, body, externs, inline, extra)
         return body
     return register
 
@@ -276,15 +302,21 @@ def library_ir(names: Iterable[str]) -> str:
                        f"known: {', '.join(function_names())}")
     done: dict[str, str] = {}
     externs: dict[str, None] = {}
+    keep: list[str] = []
     while pending:
         name = pending.pop(0)
         if name in done:
             continue
         text, calls = _render(_FUNCS[name])
+        if _FUNCS[name].extra:
+            more, names = _FUNCS[name].extra()
+            text += "\n\n" + more
+            keep += names
         done[name] = text
         externs.update(dict.fromkeys(_FUNCS[name].externs))
         pending += sorted(c for c in calls if c not in done)
-    return "\n\n".join([*externs, *done.values()]) + ("\n" if done else "")
+    used = [_trig.keep_alive(keep)] if keep else []
+    return "\n\n".join([*externs, *used, *done.values()]) + ("\n" if done else "")
 
 
 def _hex(*xs: str) -> tuple[float, ...]:
@@ -443,7 +475,9 @@ def _log2f(b: _Builder, x: _V) -> _V:
 # x = k*pi/2 + r with |r| <= ~pi/4 and pi/2 in three float32 parts (Cody-Waite). With fma the first step
 # is exact, the second is done without loss, the third only adds a tiny correction c, and sin/cos(r + c)
 # are evaluated as sin/cos(r) plus c times the derivative. That keeps the result within ~1 ulp for |x| up
-# to 2^21 and stays in float32 for full vector width (float64 would halve it for the whole loop).
+# to 2^21 and stays in float32 for full vector width (float64 would halve it for the whole loop). From 2^21
+# on, mathlib_trig's exact reduction takes over, called only for the elements (vector lanes) that need it:
+# the one branch in these functions.
 # ----------------------------------------------------------------------------------------------------
 
 _TWO_OVER_PI = float.fromhex("0x1.45f306p-1")
@@ -473,12 +507,8 @@ def _sincos_abs(b: _Builder, x: _V, quadrant_offset: int) -> _V:
     p_err = b.fma(k, _PIO2_2, b.fneg(p))
     r, r_err = _two_sum(b, r1, b.fneg(p))
     c = b.fma(nk, _PIO2_3, b.fsub(r_err, p_err))    # the reduced argument is r + c, |c| << |r|
-    # Far past 2^21 the reduction loses its meaning and r can be huge (r*r would overflow to inf and the
-    # polynomials give nan); such x get r = 0, which at least keeps the result finite. The ordered
-    # compare leaves the nan from x = inf alone.
-    wild = b.fcmp("ogt", b.fabs(r), 2.0)
-    r = b.select(wild, 0.0, r)
-    c = b.select(wild, 0.0, c)
+    # (past 2^21 r loses its meaning; those x take the exact reduction below instead, so nothing here guards
+    # against a huge r. x = inf or nan gives nan through r.)
     z = b.fmul(r, r)
     # sin(r + c) = sin(r) + c*cos(r), with cos(r) ~ 1 - z/2 plenty for a correction this small
     sin_tail = b.fma(b.fmul(r, z), b.horner(z, _SIN_S), b.fmul(c, b.fma(z, -0.5, 1.0)))
@@ -496,10 +526,37 @@ def _sincos_abs(b: _Builder, x: _V, quadrant_offset: int) -> _V:
     kc = b.select(b.fcmp("olt", k, 2.0 ** 25), k, 2.0 ** 25)
     q = b.add(b.fptosi(kc, "i32"), quadrant_offset)
     v = b.select(b.icmp("ne", b.and_(q, 1), 0), cos, sin)
-    v = b.select(b.icmp("ne", b.and_(q, 2), 0), b.fneg(v), v)
-    # r up to 2 lies outside the polynomials' range; keep such results in [-1, 1] at least
-    v = b.select(b.fcmp("ogt", v, 1.0), 1.0, v)
-    return b.select(b.fcmp("olt", v, -1.0), -1.0, v)
+    return b.select(b.icmp("ne", b.and_(q, 2), 0), b.fneg(v), v)
+
+
+def _large_arguments(b: _Builder, x: _V, fast: _V, slow_fn: str) -> _V:
+    """``fast`` where |x| < 2^21 (or x is inf or nan), else ``slow_fn(x)``: the exact reduction of
+    mathlib_trig, called only when some lane needs it. The result is complete (signed) on both sides, so
+    that only it lives across the call in a vectorized loop (a call clobbers every vector register)."""
+    bits = b.and_(b.bitcast(x, "i32"), 0x7FFFFFFF)
+    big = b.icmp("ult", b.sub(bits, _trig.THRESHOLD_BITS), _trig.INF_BITS - _trig.THRESHOLD_BITS)
+    entry = b.block
+    b.cond_br(big, "big", "done")
+    b.label("big")
+    slow = b.call(slow_fn, x, attrs=_trig.variants_attribute(slow_fn))
+    b.br("done")
+    b.label("done")
+    return b.phi((fast, entry), (slow, "big"))
+
+
+def _big_variants(name: str) -> Callable[[], tuple[str, tuple[str, ...]]]:
+    return lambda: (_trig.variants_ir(name), tuple(_trig.variant_name(name, vf) for vf in _trig.VFS))
+
+
+@_define("tritium_sinf_big", "float", ("float",), inline=False, extra=_big_variants("tritium_sinf_big"))
+def _sinf_big(b: _Builder, x: _V) -> _V:
+    y = _trig.sincos_big(b, b.fabs(x), 0)
+    return b.bitcast(b.xor(b.bitcast(y, "i32"), b.and_(b.bitcast(x, "i32"), 0x80000000)), "float")
+
+
+@_define("tritium_cosf_big", "float", ("float",), inline=False, extra=_big_variants("tritium_cosf_big"))
+def _cosf_big(b: _Builder, x: _V) -> _V:
+    return _trig.sincos_big(b, b.fabs(x), 1)
 
 
 @_define("tritium_sinf", "float", ("float",))
@@ -507,12 +564,12 @@ def _sinf(b: _Builder, x: _V) -> _V:
     y = _sincos_abs(b, x, 0)
     # sin is odd: computing sin(|x|) and flipping the sign bit also gets sin(-0) = -0 right
     sign = b.and_(b.bitcast(x, "i32"), 0x80000000)
-    return b.bitcast(b.xor(b.bitcast(y, "i32"), sign), "float")
+    return _large_arguments(b, x, b.bitcast(b.xor(b.bitcast(y, "i32"), sign), "float"), "tritium_sinf_big")
 
 
 @_define("tritium_cosf", "float", ("float",))
 def _cosf(b: _Builder, x: _V) -> _V:
-    return _sincos_abs(b, x, 1)
+    return _large_arguments(b, x, _sincos_abs(b, x, 1), "tritium_cosf_big")
 
 
 # ----------------------------------------------------------------------------------------------------
