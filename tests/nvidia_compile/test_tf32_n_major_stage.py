@@ -61,6 +61,19 @@ def test_tf32_n_major_b_is_staged_k_major(isolated_tritium):
     assert k.metadata_dict["n_spills"] == 0
 
 
+def test_tf32_n_major_b_copies_hit_distinct_banks(isolated_tritium):
+    """Each 4-byte copy of a warp writes 32 elements of the K-major stage (128-byte rows n, 16-byte chunk
+    k/4 ^ n%8, word k%4). With the coalesced layout (Triton's: 4 consecutive n per thread, 32 lanes along n) a warp's
+    elements share one k and n%8 takes two values: two banks, 16-way conflicts. B's load instead has one element per
+    thread and copy, 8 lanes along n (a 32-byte sector each row) by 4 along k: 8 chunks x 4 words, 32 banks."""
+    ttgir = _matmul("fp32", n_major_b=True).asm["ttgir"]
+    loads = re.findall(r'"tt\.load".*?blocked\{spt=\[(\d+),(\d+)\],tpw=\[(\d+),(\d+)\]', ttgir)
+    assert len(loads) == 2, loads
+    a, b = ({"spt": (int(x[0]), int(x[1])), "tpw": (int(x[2]), int(x[3]))} for x in loads)
+    assert a == {"spt": (1, 4), "tpw": (4, 8)}, a       # A: 16-byte copies along K, as before
+    assert b == {"spt": (1, 1), "tpw": (4, 8)}, b
+
+
 def test_k_major_b_and_16_bit_b_keep_16_byte_copies(isolated_tritium):
     for dtype, n_major in (("fp32", False), ("fp16", True)):
         ptx = _matmul(dtype, n_major_b=n_major).asm["ptx"]

@@ -97,6 +97,14 @@ class NvidiaPolicy(LayoutPolicy):
         super().__init__(num_warps, warp_size)
         self.capability = capability
         self.options = options
+        # loops with dots are software-pipelined (cp.async stages) from sm_80 on when num_stages allows
+        self.pipelines = (getattr(options, "num_stages", 1) or 1) >= 2
+
+    def dot_operand_contiguous(self, kind: str, operand: int) -> Optional[int]:
+        # wgmma transposes only 16-bit operands in shared memory: tf32 and 8-bit ones must be K-major
+        if kind.startswith("wgmma.") and kind not in ("wgmma.f16", "wgmma.bf16"):
+            return 1 - operand
+        return None
 
     def dot_plan(self, op: Any, a_type: Any, b_type: Any, c_type: Any) -> DotPlan:
         from tritium._mlir import ir

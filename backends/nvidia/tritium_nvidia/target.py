@@ -299,12 +299,6 @@ class NvidiaTarget(TargetHooks):
         from .ldmatrix import read_operand
         return read_operand(lowering, tile, dst, ty)
 
-    def dot_operand_contiguous(self, kind: str, operand: int) -> Optional[int]:
-        # wgmma transposes only 16-bit operands in shared memory: tf32 and 8-bit ones must be K-major
-        if kind.startswith("wgmma.") and kind not in ("wgmma.f16", "wgmma.bf16"):
-            return 1 - operand
-        return None
-
     def dot_strategy(self, kind: str) -> Optional[Callable[..., Any]]:
         if kind.startswith("wgmma"):
             from .wgmma import lower_wgmma_dot

@@ -13,7 +13,7 @@ and XOR swizzle are the canonical layouts the descriptors name:
 - MN-major (16-bit only, "transposed"): LBO = the stride between 128-byte panels, SBO = 8 rows.
 
 An instruction covers 32 bytes of K (k16 for 16-bit types, k8 for tf32, k32 for 8-bit types). Operands of
-the other types must be K-major (``dot_operand_contiguous``): the pipeline stages a tf32 B of a row-major (K, N)
+the other types must be K-major (``NvidiaPolicy.dot_operand_contiguous``): the pipeline stages a tf32 B of a row-major (K, N)
 matrix K-major, one 4-byte copy per element (as Triton); an 8-bit one, or any operand not staged, is rewritten
 K-major in scratch memory first, which is correct but slower; store B as (N, K) and use ``b.T`` for speed.
 

@@ -148,6 +148,23 @@ def fma_operand(acc: L.Layout, index: int, K: int) -> L.Layout:
     return L.Layout(shape, regs, [proj(b) for b in acc.lane], [proj(b) for b in acc.warp])
 
 
+def operand_contiguous(v: Any, policy: "LayoutPolicy", kind: Callable[[Any], Optional[str]]) -> Optional[int]:
+    """The dimension of 2-D ``v`` that every dot reading it (directly or through a transpose) needs contiguous in
+    shared memory (:meth:`LayoutPolicy.dot_operand_contiguous`; ``kind`` names a dot's plan), else None."""
+    want = set()
+    for u in v.uses:
+        o = u.owner
+        if o.name == "tt.trans":
+            inner = operand_contiguous(o.results[0], policy, kind)
+            want.add(None if inner is None else 1 - inner)
+        elif o.name == "tt.dot" and u.operand_number in (0, 1):
+            k = kind(o)
+            want.add(None if k is None else policy.dot_operand_contiguous(k, u.operand_number))
+        else:
+            return None
+    return want.pop() if len(want) == 1 and None not in want else None
+
+
 class LayoutPolicy:
     """What a target decides during assignment. Backends subclass it (tensor-core dot layouts, vector
     widths); the defaults are portable."""
@@ -163,6 +180,33 @@ class LayoutPolicy:
 
     def default(self, shape: tuple[int, ...]) -> L.Layout:
         return L.default_blocked(shape, self.num_warps, self.warp_size, 1)
+
+    def dot_operand_contiguous(self, kind: str, operand: int) -> Optional[int]:
+        """The dimension along which a dot of this kind (from :meth:`dot_plan`) reads its A (``operand`` 0) or B
+        (1) from shared memory contiguously, where it can read no other: the software pipeline then stages that
+        operand so, element by element if its global layout runs along the other dimension, instead of leaving
+        the dot to rewrite it in every iteration. None: any layout."""
+        return None
+
+    def staged_copy(self, shape: tuple[int, ...], elem_bytes: int, fast: int, want: int) -> Optional[L.Layout]:
+        """The layout of a pipelined load whose stage runs along ``want`` while global memory runs along ``fast``
+        (see :meth:`dot_operand_contiguous`), or None to keep the coalesced one. One element per thread and copy,
+        a warp's lanes 32 bytes (a sector) along ``fast`` by the rest along ``want``: each copy then reads whole
+        sectors and writes 4-byte elements of distinct rows and 16-byte chunks of the swizzled stage, so distinct
+        banks (the coalesced layout's 32 lanes along ``fast`` hit two banks: 16-way conflicts)."""
+        if len(shape) != 2 or elem_bytes != 4:
+            return None
+        lanes_fast = 32 // elem_bytes
+        lanes_want = self.warp_size // lanes_fast
+        if shape[fast] % lanes_fast or shape[want] % lanes_want:
+            return None
+        tpw, wpc = [1, 1], [1, 1]
+        tpw[fast], tpw[want] = lanes_fast, lanes_want
+        wpc[want] = min(self.num_warps, shape[want] // lanes_want)
+        wpc[fast] = self.num_warps // wpc[want]
+        if shape[fast] % (lanes_fast * wpc[fast]):
+            return None
+        return L.blocked(shape, [1, 1], tpw, wpc, [fast, want])
 
     def coalesced(self, shape: tuple[int, ...], elem_bytes: int, info: Any) -> L.Layout:
         rank = len(shape)
@@ -213,6 +257,24 @@ class Assigner:
         info = AxisInfo((1, ) * (rank - 1) + (shape[-1], ), (16, ) * (rank - 1) + (min(div, 16), ), (1, ) * rank)
         return self.policy.coalesced(shape, eb, info)
 
+    def staged_for_dots(self, op: Any, lay: L.Layout) -> L.Layout:
+        """The layout of a load that a software-pipelined loop stages for its dots along the other dimension
+        than global memory runs along (LayoutPolicy.staged_copy), else the coalesced ``lay``."""
+        parent = op.parent
+        while parent is not None and parent.name != "scf.for":
+            parent = parent.parent if parent.name != "func.func" else None
+        if parent is None or lay.rank != 2 or not getattr(self.policy, "pipelines", False):
+            return lay
+        def kind(dot: Any) -> str:
+            a, b, c = list(dot.operands)[:3]
+            return self.policy.dot_plan(dot, a.type, b.type, c.type).kind
+        want = operand_contiguous(op.results[0], self.policy, kind)
+        fast = max(range(2), key=lambda d: (lay.reg_run(d), d))
+        if want is None or want == fast:
+            return lay
+        eb = pointee_bytes(element_type(list(op.operands)[0].type))
+        return self.policy.staged_copy(lay.shape, eb, fast, want) or lay
+
     # -- pass 1: anchors and derived layouts -----------------------------------------------------------
     def forward(self, ops: list[Any]) -> None:
         for op in ops:
@@ -226,6 +288,8 @@ class Assigner:
             if res and tensor_shape(res[0].type) is not None:
                 if tensor_shape(operands[0].type) is None:     # through a block pointer
                     self.put(res[0], self.policy.default(tensor_shape(res[0].type)))
+                elif name == "tt.load":
+                    self.put(res[0], self.staged_for_dots(op, self.coalesced_for(operands[0])))
                 else:
                     self.put(res[0], self.coalesced_for(operands[0]))
             return

@@ -164,13 +164,6 @@ class TargetHooks:
         portable FMA lowering."""
         return None
 
-    def dot_operand_contiguous(self, kind: str, operand: int) -> Optional[int]:
-        """The dimension along which a dot of this kind (from :meth:`policy`) reads its A (``operand`` 0) or B (1)
-        from shared memory contiguously, where it can read no other: the software pipeline then stages that
-        operand so, copying element by element if its global layout runs along the other dimension, instead of
-        leaving the dot to rewrite it in every iteration. None: any layout."""
-        return None
-
     def read_shared_tile(self, lowering: Any, tile: Any, dst: Any, ty: str) -> Any:
         """A target's faster way to load a shared-memory tile into layout ``dst`` (matrix loads), or None."""
         return None

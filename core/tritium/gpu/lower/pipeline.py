@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..._mlir import block_ops
-from ..assign import tensor_shape
+from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
 from .descriptor_bulk import BulkStages
@@ -68,23 +68,9 @@ def _dot_operand_uses(res: Any) -> bool:
     return True
 
 
-def _operand_contiguous(ctx: Context, res: Any) -> Optional[int]:
-    """The dimension of ``res`` that every dot reading it (directly or through a 2-D transpose) needs contiguous in
-    shared memory, when the target needs one (ctx.target.dot_operand_contiguous), else None."""
+def _dot_kind(o: Any) -> Optional[str]:
     from ..._mlir import ir
-    want = set()
-    for u in res.uses:
-        o = u.owner
-        if o.name == "tt.trans":
-            inner = _operand_contiguous(ctx, o.results[0])
-            if inner is None:
-                return None
-            want.add(1 - inner)
-        elif o.name == "tt.dot" and "ttg.dot" in o.attributes:
-            want.add(ctx.target.dot_operand_contiguous(ir.StringAttr(o.attributes["ttg.dot"]).value, u.operand_number))
-        else:
-            return None
-    return want.pop() if len(want) == 1 and None not in want else None
+    return ir.StringAttr(o.attributes["ttg.dot"]).value if "ttg.dot" in o.attributes else None
 
 
 def _stage_layout(ctx: Context, res: Any, lay: Any, st: str) -> SmemLayout:
@@ -94,7 +80,8 @@ def _stage_layout(ctx: Context, res: Any, lay: Any, st: str) -> SmemLayout:
     the next iteration)."""
     smem = smem_layout_for(lay, st)
     # element by element means one copy per element: 8- and 16-bit ones would be too narrow to run asynchronously
-    want = _operand_contiguous(ctx, res) if lay.rank == 2 and smem.eb >= 4 else None
+    want = operand_contiguous(res, ctx.target.policy(ctx.num_warps), _dot_kind) \
+        if lay.rank == 2 and smem.eb >= 4 else None
     return smem if want is None or want == smem.fast else SmemLayout(lay.shape, want, smem.eb)
 
 
