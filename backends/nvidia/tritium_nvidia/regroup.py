@@ -9,7 +9,8 @@ programs of 4 warps per multiprocessor), the persistent softmax 60 op-major and 
 ``regroup`` makes the element-major order: a second O3 run with SLP under a generic x86-64 (128-bit) cost model,
 whose vectors the NVPTX code generator splits back element by element. In ``auto`` mode (the default),
 ``fewer_registers`` assembles both orders and keeps the element-major one only where it lowers the registers a
-program needs (in the 8-register steps the hardware allocates), so no kernel gets more registers than before.
+program needs (in the 8-register steps the hardware allocates), so no kernel gets more registers than before;
+kernels that already fit the most warps a multiprocessor holds are not tried.
 Kernels on tensor cores keep the op-major order without a trial: their accumulators decide their registers, one or
 two programs fill a multiprocessor whatever the order, and ptxas on them costs the most.
 """
@@ -50,6 +51,10 @@ def regroup(mod: Any) -> None:
     pb.getModulePassManager().run(mod, pb)
 
 
+#: registers per thread at which a multiprocessor's 65536 hold its 64 resident warps
+FULL_OCCUPANCY_REGISTERS = 65536 // (64 * 32)
+
+
 def allocated(registers: int) -> int:
     """Registers a thread is given: the hardware allocates them per warp in steps of 256 (8 per thread)."""
     return -(-max(registers, 1) // 8) * 8
@@ -60,23 +65,25 @@ def fewer_registers(text: str, to_ptx: Callable[[str], str],
     """The optimized LLVM IR ``text`` or its element-major form, whichever ptxas allocates fewer registers for (ties
     and spills keep ``text``), and which was kept (``"element-major"``, ``"op-major"``, or None when no trial ran).
     ``to_ptx`` and ``assemble`` are the backend's next two stages (memoized there, so the kept variant is not
-    compiled twice)."""
+    compiled again). A kernel that needs at most 32 registers op-major is not tried: 64 warps per multiprocessor
+    fit then, the most there can be, so fewer registers could not run more programs."""
     import llvmlite.binding as llvm
     if _TENSOR_CORE.search(text) or _regroup_machine() is None:
         return text, None
-    mod = llvm.parse_assembly(text)
-    regroup(mod)
-    other = str(mod)
-    if other == text:
+    ptx = to_ptx(text)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        first = pool.submit(assemble, ptx)      # ptxas runs while LLVM makes the other order (one thread: LLVM's
+        mod = llvm.parse_assembly(text)         # global context is not thread-safe)
+        regroup(mod)
+        other = str(mod)
+        other_ptx = to_ptx(other) if other != text else None
+        base = first.result()
+    if other_ptx is None or allocated(base.registers) <= FULL_OCCUPANCY_REGISTERS:
         return text, None
-    ptx = to_ptx(text), to_ptx(other)     # LLVM's global context is not thread-safe: emit both here
-    with ThreadPoolExecutor(max_workers=1) as pool:   # the two ptxas processes run side by side
-        later = pool.submit(assemble, ptx[1])
-        base = assemble(ptx[0])
-        try:
-            alt = later.result()
-        except PTXASError:      # the order the user did not ask for must not fail a kernel that assembles
-            return text, "op-major"
+    try:
+        alt = assemble(other_ptx)
+    except PTXASError:      # the order the user did not ask for must not fail a kernel that assembles
+        return text, "op-major"
     if alt.spill_bytes <= base.spill_bytes and allocated(alt.registers) < allocated(base.registers):
         return other, "element-major"
     return text, "op-major"
