@@ -106,11 +106,6 @@ def g_unary(g: Gen) -> None:
             g.emit(d.name, shape, "sqrt_rn", "{out} = tl.sqrt_rn({0})", [a.out])
         elif fn in EXACT_MATH:
             g.emit(d.name, shape, fn, f"{{out}} = tl.{fn}({{0}})", [a.out])
-        elif fn in ("sin", "cos"):
-            # arguments past 2^21 need a Payne-Hanek reduction that not every backend has (one backend's mathlib
-            # documents "some value in [-1, 1]" there): kept inside, see tolerance.py
-            g.emit(d.name, shape, fn, f"{{out}} = tl.{fn}(tl.where(tl.abs({{0}}) < 2097152.0, {{0}}, 0.5))",
-                   [a.out], tol=MATH[fn])
         else:
             g.emit(d.name, shape, fn, f"{{out}} = tl.{fn}({{0}})", [a.out], tol=MATH[fn])
         return

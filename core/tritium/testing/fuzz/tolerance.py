@@ -36,11 +36,10 @@ Zero signs Triton leaves open are made definite in the kernel instead of compare
 max/min reductions are followed by ``+ 0.0``, which turns -0.0 into 0.0 and leaves every other value alone, so
 the result stays ``exact`` and may feed later operations.
 
-Kept out of the generated kernels by choice (documented limits, not Triton's semantics): ``tl.sin``/``tl.cos``
-of arguments of magnitude 2^21 or more (a backend's math library without a Payne-Hanek reduction may return
-"some value in [-1, 1]" there, as one documents; GPU vendor libraries reduce exactly), and integers wider than
+Kept out of the generated kernels by choice (a documented limit, not Triton's semantics): integers wider than
 16 bits converted straight to bfloat16 (a backend may round twice, through float32; the interpreter's README
-lists it as a known difference).
+lists it as a known difference). ``tl.sin``/``tl.cos`` take any argument, however large: Triton's result is the
+math library's, right over the whole float range, and ``ulp_trig`` holds there.
 
 Not compared at all, because Triton leaves them undefined, and therefore never generated: out-of-range
 float-to-int casts, integer division or remainder by 0 and signed MIN / -1, shifts by the width or more,
