@@ -28,6 +28,7 @@ from tritium.gpu import layout as L
 from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.convert import storage_type
 from tritium.gpu.lower.shared import SharedTile, SmemLayout, smem_layout_for
+from tritium.gpu.lower.smem_alloc import token
 from tritium.gpu.lower.tiles import write_tile
 from tritium.gpu.lower.values import Tensor
 
@@ -137,6 +138,21 @@ def _pack_a(lo: Context, regs: dict, row: int, col: int, ty: str) -> list[str]:
     return out
 
 
+def _last_later_loop(v: Any, loop: Any) -> Any:
+    """The last scf.for after ``loop`` in ``loop``'s block that reads ``v`` (in its body), or None."""
+    first = loop.operation
+    last = None
+    for u in v.uses:
+        op = u.owner.operation if hasattr(u.owner, "operation") else u.owner
+        while op is not None and op.block != first.block:
+            op = op.parent
+            op = op.operation if op is not None and hasattr(op, "operation") else op
+        if op is not None and op != first and op.name == "scf.for" and first.is_before_in_block(op) \
+                and (last is None or last.is_before_in_block(op)):
+            last = op
+    return last
+
+
 def _loop_invariant_tile(lo: Context, frame: Any, v: Any, t: Tensor, smem: SmemLayout, nbytes: int) -> SharedTile:
     """An operand computed outside the loop (Q of attention): written once, before the loop, to a buffer live
     through the loop, rather than to scratch memory in every iteration."""
@@ -144,8 +160,28 @@ def _loop_invariant_tile(lo: Context, frame: Any, v: Any, t: Tensor, smem: SmemL
     tile = frame.memo.get(key)
     if tile is not None:
         return tile
+    # a loop after an earlier one in the same block reads the tile the earlier one wrote (causal attention's
+    # diagonal loop: Q was written again, its registers kept live through the first loop for that)
+    kept = lo.__dict__.setdefault("_operands_for_later_loops", {})
+    block = frame.op.operation.block
+    got = kept.get((key, block))
+    if got is not None:
+        tile, k, last = got
+        if frame.op.operation == last:
+            frame.buffers.append(k)     # its bytes are free once the last loop reading it is done
+        frame.memo[key] = tile
+        return tile
     fn = lo.fn
-    tile = SharedTile(lo.loop_buffer(frame, nbytes, 1024), smem, storage_type(lo, t.ty))
+    last = _last_later_loop(v, frame.op)
+    if last is not None:
+        # live from this loop to the end of the last loop that reads it (no buffer opened meanwhile takes these
+        # bytes); written once, here
+        k = lo.smem.open(nbytes, 1024, start=frame.start)
+        base = fn.pinst(f"getelementptr i8, {lo.target.shared_ptr} {lo.smem_base}, i32 {token(k)}", "lbuf")
+        tile = SharedTile(base, smem, storage_type(lo, t.ty))
+        kept[(key, block)] = (tile, k, last)
+    else:
+        tile = SharedTile(lo.loop_buffer(frame, nbytes, 1024), smem, storage_type(lo, t.ty))
 
     def write() -> None:
         lo.target.barrier(fn)           # the bytes may have been another buffer's before the loop
