@@ -19,6 +19,7 @@ from ..language.device_function import DeviceFunction
 from .carried import descriptor_padding
 from .errors import CompilationError
 from .frontend import Generator, ReturnSignal
+from .mangle import callee_name
 
 
 def _flatten(v: Any, out: list[tensor]) -> Any:
@@ -151,18 +152,19 @@ def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], k
         else:
             passthrough = (tensor, tuple_value, constexpr, tensor_descriptor_base)
             specs.append(_flatten(v if isinstance(v, passthrough) else constexpr(v), tensors))
-    key = (fn.cache_key, tuple(_spec_key(s) for s in specs))
+    key = (fn.cache_key, fn, tuple(_spec_key(s) for s in specs))   # two functions of one source: two names
     entry = gen.function_cache.get(key)
-    if entry is _GENERATING:
+    if isinstance(entry, _Generating):
         # as in Triton, a function may call itself with another specialization (a shape halved each time:
         # test_frontend.py::test_specialized_recursion); the same one again would never end
         raise refuse_recursion()
     if entry is None:
-        fname = f"{fn.__name__}__{len(gen.function_cache)}"
+        taken = {e[0] for e in gen.function_cache.values()}
+        fname = callee_name(fn, [bound.arguments[n] for n in sig.parameters], taken)
         # parameters are flattened: each tensor becomes one IR argument
         flat_params = list(zip(sig.parameters, specs))
         sub = gen.spawn(fn, fname)
-        gen.function_cache[key] = _GENERATING
+        gen.function_cache[key] = _Generating(fname)
         try:
             with _seen_from(gen, node):
                 entry_spec = _generate_callee(sub, [t.type for t in tensors], flat_params)
@@ -182,7 +184,9 @@ def call_jit_function(gen: Generator, fn: DeviceFunction, args: Sequence[Any], k
 
 
 #: the function_cache entry of a specialization being generated (a call to it now would recurse without end)
-_GENERATING = ("<generating>", None)
+class _Generating(tuple):
+    def __new__(cls, name: str) -> "_Generating":
+        return super().__new__(cls, (name, None))
 
 
 def _tensor_specs(spec: Any) -> list[Any]:
@@ -221,7 +225,7 @@ def _generate_callee(sub: Generator, arg_types: list[Any], params: list[tuple[st
     b = sub.builder
     ir_args = [sub.semantic.ir_type(t) for t in arg_types]
     with b.context, b.loc:
-        with ir.InsertionPoint.at_block_begin(sub.module.body):
+        with ir.InsertionPoint(sub.module.body):   # after its caller, in the order first called (as Triton)
             fop = func_d.FuncOp(sub.func_name, ir.FunctionType.get(ir_args, []), visibility="private")
         entry = fop.add_entry_block()
     handles = list(entry.arguments)
