@@ -50,3 +50,25 @@ def test_no_module_search_per_tile_op(fresh_cache):
     unrolled_sum[(1, )](x, out, N=6)
     expected = sum(x[i * 6 + j] * (i + j) for i in range(6) for j in range(6))
     np.testing.assert_allclose(out[0], expected, rtol=1e-6)
+
+
+@triton.jit
+def unrolled_chain(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, 16)
+    acc = tl.zeros((16, ), dtype=tl.float32)
+    for i in tl.static_range(N):
+        acc = acc * 0.5 + tl.load(x_ptr + offs + i)
+    tl.store(out_ptr + offs, acc)
+
+
+def test_an_unrolled_chain_of_tile_updates_compiles_and_is_right(fresh_cache):
+    # each iteration's `acc` was a lazy expression over the previous one: 300 iterations made one expression 300
+    # levels deep, whose evaluation exceeded Python's recursion limit (and every new level walked the whole chain)
+    n = 300
+    x = np.random.default_rng(0).random(n + 16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    unrolled_chain[(1, )](x, out, N=n)
+    expected = np.zeros(16, np.float32)
+    for i in range(n):
+        expected = expected * np.float32(0.5) + x[i:i + 16]
+    np.testing.assert_allclose(out, expected, rtol=1e-5)

@@ -76,6 +76,10 @@ class Context:
                 v.node.dbg = self.fn.dbg
             n = uses(value)
             v.uses = n
+            if v.node.depth() > MAX_LAZY_DEPTH:
+                # an unrolled loop's chain (acc = acc * a + b, static_range times) would otherwise grow with every
+                # iteration, and evaluating it recurses as deep as it is long
+                self.materialize(v)
             if v.node.has_load() and not isinstance(v.node, Buf):
                 # a load used several times is read again by each use (from cache) rather than copied to a
                 # buffer first, unless computing it is costly; side effects materialize it (flush_pending)
@@ -188,6 +192,10 @@ class Context:
         return fn.inst(f"phi {ty} [{v}, %{end}], [{const(ty, 0)}, %{before}]")
 
 
+#: the deepest lazy expression a tile may be; deeper ones are computed into a buffer where they are made
+MAX_LAZY_DEPTH = 64
+
+
 def _costly(node: Node) -> bool:
     if isinstance(node, Elem):
         return expensive(node.name) or any(_costly(a) for a in node.args) or _depth(node) > 6
@@ -197,5 +205,4 @@ def _costly(node: Node) -> bool:
 
 
 def _depth(node: Node) -> int:
-    kids = node.children()
-    return 1 + max((_depth(k) for k in kids), default=0)
+    return node.depth()

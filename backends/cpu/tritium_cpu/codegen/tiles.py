@@ -33,8 +33,20 @@ class Node:
     def children(self) -> list["Node"]:
         return []
 
+    # children never change once a node is made, so what is known of a subtree is kept: asked of every new node,
+    # these walks were quadratic in the length of an unrolled chain (and recursed as deep as it)
     def has_load(self) -> bool:
-        return any(c.has_load() for c in self.children())
+        known = self.__dict__.get("_has_load")
+        if known is None:
+            known = self._has_load = any(c.has_load() for c in self.children())
+        return known
+
+    def depth(self) -> int:
+        """The longest path of nodes from this one down to a leaf."""
+        known = self.__dict__.get("_depth")
+        if known is None:
+            known = self._depth = 1 + max((c.depth() for c in self.children()), default=0)
+        return known
 
     def reads(self, buf: str) -> bool:
         return any(c.reads(buf) for c in self.children())
