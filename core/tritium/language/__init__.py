@@ -6,6 +6,7 @@ from .core import (  # noqa: F401
     TRITON_MAX_TENSOR_NUMEL, CompileTimeError, base_value, block_type, builtin, const, constexpr,
     constexpr_function, constexpr_type, dtype, is_builtin, pointer_type, tensor, tuple_type, tuple_value)
 from .core import tuple  # noqa: A004,F401
+from .aggregate import _aggregate  # noqa: F401  (Triton's tl.core._aggregate, which tl.core finds here)
 from .dtypes import (  # noqa: F401
     bfloat16, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
     int8, int16, int32, int64, pi32_t, str_to_ty, uint8, uint16, uint32, uint64, void)

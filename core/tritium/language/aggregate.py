@@ -20,7 +20,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from .constexpr_function import ConstexprFunction
-from .core import TRITON_BUILTIN, _ambient_semantic, base_value, constexpr, tuple_value
+from .core import TRITON_BUILTIN, _ambient_semantic, _unwrap, base_value, constexpr, tuple_value
 from .device_function import DeviceFunction
 from .dtypes import dtype, tuple_type
 
@@ -132,7 +132,6 @@ class aggregate_value(tuple_value):
         if init is None:
             init = _default_init(cls)
         if isinstance(init, ConstexprFunction):
-            from .core import _unwrap
             init.fn(inst, *[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
         else:
             init(inst, *args, **compile_time_kwargs(init, _semantic, _generator), **kwargs)

@@ -467,7 +467,6 @@ def _is_const_like(a: Any) -> bool:
 
 
 from .constexpr_function import ConstexprFunction, constexpr_function  # noqa: E402,F401
-from .aggregate import _aggregate, aggregate_type  # noqa: E402,F401  (Triton's tl.core._aggregate)
 
 
 def is_constexpr_function(fn: Any) -> bool:
