@@ -309,3 +309,36 @@ def test_misuse_names_kernel_and_line(interpret, body, line, words):
     assert body.__name__ in text or (body is _jit_method_assigns and "sets_field" in text), text
     assert line in text and "^" in text, text
     assert words in text, text
+
+
+def test_cache_key_covers_fields_and_methods():
+    from tritium.language.aggregate import cache_key
+
+    def make(variant):
+        if variant == 0:
+            @tl.core._aggregate
+            class A:
+                x: tl.tensor
+
+                def f(self, _semantic=None):
+                    return 1
+        elif variant == 1:
+            @tl.core._aggregate
+            class A:
+                x: tl.tensor
+
+                def f(self, _semantic=None):
+                    return 2
+        else:
+            @tl.core._aggregate
+            class A:
+                x: tl.constexpr
+
+                def f(self, _semantic=None):
+                    return 1
+        return A
+
+    keys = [cache_key(make(v), lambda fn: "") for v in (0, 1, 2, 0)]
+    assert keys[0] == keys[3] and len(set(keys[:3])) == 3
+    # a @jit method's own key (its code and what it calls) is part of it
+    assert cache_key(Acc, lambda fn: "a") != cache_key(Acc, lambda fn: "b")

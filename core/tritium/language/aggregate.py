@@ -276,6 +276,26 @@ def _aggregate(cls: type) -> type:
     return new_cls
 
 
+def cache_key(cls: type, jit_key: Any) -> str:
+    """What a kernel that uses aggregate class ``cls`` must be recompiled for: its fields' annotations, the code of
+    its constructor and plain methods, and each ``@jit`` method's own key (``jit_key(fn)``, the runtime's
+    dependency hash). The runtime's dependency hash of a kernel adds this for every aggregate class it names."""
+    import hashlib
+    user = cls._user_cls  # type: ignore[attr-defined]
+    parts = [f"{cls.__module__}.{cls.__qualname__}", repr(dict(user.__dict__.get("__annotations__", {})))]
+    for attr in cls.hash_attrs:  # type: ignore[attr-defined]
+        if attr is None:
+            continue
+        if isinstance(attr, DeviceFunction):
+            parts.append(f"{attr.__name__}:{jit_key(attr)}")
+            continue
+        code = getattr(getattr(attr, "fn", attr), "__code__", None)
+        if code is not None:
+            consts = tuple(c for c in code.co_consts if not inspect.iscode(c))  # a nested code's repr has its address
+            parts.append(f"{code.co_name}:{code.co_code.hex()}:{consts!r}:{code.co_names!r}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
 def clone(v: Any) -> Any:
     """A copy of ``v`` whose aggregates (at any depth) are new objects with the same fields, so that a block of
     code changing them in place leaves the original as it was; other values are shared."""
