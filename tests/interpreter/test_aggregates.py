@@ -226,6 +226,38 @@ def test_loop_carried_reassigned_and_branch(interpret):
     np.testing.assert_allclose(y, x.sum(0) + 300, rtol=1e-5)
 
 
+@tl.core._aggregate
+class Cfg:
+    """Compile-time fields set from plain Python values: a number, a dtype, a tuple."""
+    block: tl.constexpr
+    dt: tl.constexpr
+    shape: tl.tuple
+
+    def __init__(self, block):
+        self.block = block
+        self.dt = tl.float16
+        self.shape = (block, 2)
+
+    @triton.jit
+    def zeros(self):
+        return tl.zeros((self.block, ), self.dt)
+
+
+@MODES
+def test_compile_time_fields_from_python_values(interpret):
+    @triton.jit
+    def k(Y):
+        c = Cfg(8)
+        tl.static_assert(c.shape[1] == 2)
+        z = c.zeros()
+        tl.static_assert(z.dtype == tl.float16)
+        tl.store(Y + tl.arange(0, c.block), z.to(tl.float32) + c.shape[0])
+
+    y = np.zeros(8, np.float32)
+    _launch(k, interpret, y)
+    np.testing.assert_array_equal(y, np.full(8, 8, np.float32))
+
+
 # -- misuse ------------------------------------------------------------------------------------------
 
 @tl.core._aggregate

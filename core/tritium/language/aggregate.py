@@ -22,7 +22,7 @@ from typing import Any, Optional, Sequence
 from .constexpr_function import ConstexprFunction
 from .core import TRITON_BUILTIN, _ambient_semantic, _unwrap, base_value, constexpr, tuple_value
 from .device_function import DeviceFunction
-from .dtypes import dtype, tuple_type
+from .dtypes import constexpr_type, dtype, tuple_type
 
 
 class aggregate_type(tuple_type):
@@ -149,8 +149,9 @@ class aggregate_value(tuple_value):
             raise AttributeError(f"{cls.__name__} has no attribute '{name}'; its fields are "
                                  f"{', '.join(cls._field_names) or 'none'}")
         ann = cls._field_types[name]
-        if ann is constexpr and not isinstance(value, base_value) and _is_compile_time(value):
-            value = constexpr(value)
+        if ann is None or ann is constexpr or ann is tuple_value:
+            # plain Python values where the field takes them: numbers, None, dtypes, strings, tuples of them
+            value = _as_language_value(value)
         if isinstance(ann, type) and not isinstance(value, ann):
             raise TypeError(f"Expected {_ann_name(ann)} for attribute '{name}' of {cls.__name__}, got "
                             f"{_value_name(value)}")
@@ -168,7 +169,7 @@ class aggregate_value(tuple_value):
     @property
     def type(self) -> aggregate_type:  # type: ignore[override]
         cls = type(self)
-        return aggregate_type(cls, [(n, self.__dict__[n].type) for n in cls._field_names])
+        return aggregate_type(cls, [(n, _type_of(self.__dict__[n])) for n in cls._field_names])
 
     def mapped(self, fn: Any) -> "aggregate_value":
         return self   # its fields were checked when assigned: assignment has nothing to convert
@@ -205,8 +206,18 @@ class aggregate_value(tuple_value):
         return f"{type(self).__name__}({fields})"
 
 
-def _is_compile_time(v: Any) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str, dtype))
+def _type_of(v: Any) -> Any:
+    return v.type if isinstance(v, base_value) else constexpr_type(v)   # a field annotated with a Python class
+
+
+def _as_language_value(v: Any) -> Any:
+    if isinstance(v, base_value):
+        return v
+    if type(v) is tuple:
+        return tuple_value([_as_language_value(x) for x in v])
+    if v is None or isinstance(v, (bool, int, float, str, dtype)):
+        return constexpr(v)
+    return v
 
 
 def _ann_name(ann: Any) -> str:
