@@ -65,16 +65,17 @@ def test_results_on_streams_and_threads(launch_path):
 
 
 def test_driver_refusal_names_the_kernel(launch_path):
-    """cuLaunchKernel refuses 1025 threads per program (num_warps=64 is more than the kernel may use): the
-    error comes back through the launch call chosen and names the kernel."""
+    """cuLaunchKernel refuses 2048 threads per program (every device allows 1024): the error comes back
+    through the launch call chosen and names the kernel, and the next launch works."""
     torch = pytest.importorskip("torch")
     from tritium_nvidia import driver
     out = torch.zeros(16, device="cuda", dtype=torch.int32)
-    kernel = _fill.warmup(out, 1, 16, BLOCK=16, grid=(1, ))
+    kernel = _fill.warmup(out, 7, 16, BLOCK=16, grid=(1, ))
     launcher = kernel.launcher
+    launcher((1, 1, 1), (out.data_ptr(), 3, 16))   # loads the module (its checks would refuse 2048 first)
     launcher.block = 2048  # over every device's limit of 1024 threads: the driver refuses the launch
     with pytest.raises((ValueError, driver.OutOfResources, RuntimeError), match="`_fill`"):
-        launcher((1, 1, 1), (out.data_ptr(), 1, 16))
+        launcher((1, 1, 1), (out.data_ptr(), 7, 16))
     launcher.block = kernel.metadata_dict["num_warps"] * 32
     launcher((1, 1, 1), (out.data_ptr(), 5, 16))
     torch.cuda.synchronize()
