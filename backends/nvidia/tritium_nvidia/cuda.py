@@ -25,6 +25,8 @@ class CudaError(RuntimeError):
 
 def error_text(err: Any) -> tuple[str, str]:
     try:
+        if not isinstance(err, cu.CUresult):
+            err = cu.CUresult(err)   # the native launch call returns a plain int
         _, name = cu.cuGetErrorName(err)
         _, desc = cu.cuGetErrorString(err)
         return (name.decode() if name else str(err)), (desc.decode() if desc else "")
