@@ -12,6 +12,8 @@ import sys
 import pytest
 
 import tritium
+import tritium as triton
+import tritium.language as tl
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
 
@@ -55,3 +57,28 @@ def test_causal_forward_writes_q_to_shared_once(isolated_tritium):
     writes = [len(re.findall(r"\bst\.shared\.v4", k.asm["ptx"])) for k in (plain, causal)]
     assert writes[0] > 0 and writes[1] == writes[0], writes
     assert causal.metadata.shared == plain.metadata.shared
+
+
+@triton.jit
+def _nested(A, B, C, n, flag):
+    r = tl.arange(0, 64)
+    a = tl.load(A + r[:, None] * 64 + r[None, :])
+    acc = tl.zeros([64, 64], dtype=tl.float32)
+    if flag > 0:
+        for i in range(0, n):
+            acc = tl.dot(a, tl.load(B + i * 4096 + r[:, None] * 64 + r[None, :]), acc)
+    for j in range(0, n):
+        acc = tl.dot(a, tl.load(B + j * 4096 + r[:, None] * 64 + r[None, :]), acc)
+    tl.store(C + r[:, None] * 64 + r[None, :], acc + a.to(tl.float32))
+
+
+def test_operand_read_by_loops_of_different_blocks(isolated_tritium):
+    # the search for a later loop walked up from a use outside the first loop's block to the module, whose
+    # block the MLIR bindings abort on (the process died)
+    from tritium import plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg):
+        k = tritium.compile(ASTSource(_nested, {"A": "*fp16", "B": "*fp16", "C": "*fp32", "n": "i32", "flag": "i32"},
+                                      {}, {}), target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": 4, "num_stages": 3})
+    assert k.asm["ptx"].count("wgmma.mma_async") == 8

@@ -144,10 +144,13 @@ def _last_later_loop(v: Any, loop: Any) -> Any:
     last = None
     for u in v.uses:
         op = u.owner.operation if hasattr(u.owner, "operation") else u.owner
-        while op is not None and op.block != first.block:
+        # (.block of an op without a parent, the module, aborts the MLIR bindings: stop below it)
+        while op is not None and op.parent is not None and op.block != first.block:
             op = op.parent
             op = op.operation if op is not None and hasattr(op, "operation") else op
-        if op is not None and op != first and op.name == "scf.for" and first.is_before_in_block(op) \
+        if op is None or op.parent is None:
+            continue
+        if op != first and op.name == "scf.for" and first.is_before_in_block(op) \
                 and (last is None or last.is_before_in_block(op)):
             last = op
     return last
