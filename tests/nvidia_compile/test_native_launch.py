@@ -138,3 +138,15 @@ def test_grid_the_driver_cannot_take_names_the_kernel(fresh_choice, monkeypatch,
     with pytest.raises(ValueError, match=r"kernel `k`: grid \(4294967296, 1, 1\) must be integers"):
         launcher((1 << 32, 1, 1), (0x10, 1))
     assert _received[1] == 12345  # refused before the call
+
+
+def test_address_comes_from_cuda_bindings_or_the_driver():
+    """With a driver: cuda-bindings' own pointer (or the driver's answer). Without one (this host): an error
+    that says what each place answered, which the launcher prints under TRITIUM_NVIDIA_LAUNCH_DEBUG."""
+    try:
+        address, source = cuda.launch_kernel_address()
+    except cuda.CudaError as exc:
+        assert "cannot find cuLaunchKernel's address" in str(exc)
+        assert "cuda.bindings._internal.driver" in str(exc) and "cuGetProcAddress" in str(exc)
+    else:
+        assert address > 0 and ("function table" in source or source == "cuGetProcAddress")

@@ -165,15 +165,17 @@ def launch_kernel_address() -> tuple[int, str]:
     calls (its table honours CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM, so both paths launch on the same
     default stream), then the driver's own answer for the legacy default stream, which is also what
     cuda-bindings uses unless that variable is set."""
+    import importlib
     reasons = []
-    try:
-        from cuda.bindings._internal import driver as internal  # private: its absence is only a reason
-        address = int(internal._inspect_function_pointer("__cuLaunchKernel") or 0)
-        if address:
-            return address, "cuda-bindings' function table"
-        reasons.append("cuda-bindings' table has no cuLaunchKernel")
-    except Exception as exc:  # noqa: BLE001 - any failure here only means: ask the driver
-        reasons.append(f"cuda-bindings' table: {type(exc).__name__}: {exc}")
+    # private modules (13.x, then 12.x's name): their absence is only a reason to ask the driver
+    for module in ("cuda.bindings._internal.driver", "cuda.bindings._bindings.cydriver"):
+        try:
+            address = int(importlib.import_module(module)._inspect_function_pointer("__cuLaunchKernel") or 0)
+            if address:
+                return address, f"cuda-bindings' function table ({module})"
+            reasons.append(f"{module} has no cuLaunchKernel")
+        except Exception as exc:  # noqa: BLE001 - any failure here only means: look further
+            reasons.append(f"{module}: {type(exc).__name__}: {exc}")
     try:
         init()
         version = check(cu.cuDriverGetVersion(), "cuDriverGetVersion")
