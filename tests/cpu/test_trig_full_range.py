@@ -11,6 +11,7 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
+from tritium.language.extra import libdevice
 from tritium_cpu import isa
 from tritium_cpu.codegen.mathlib_trig import two_over_pi_bits
 from tritium_cpu.knobs import cpu as cpu_knobs
@@ -32,12 +33,13 @@ def level(name: str):
 
 
 @triton.jit
-def sin_cos(x_ptr, s_ptr, c_ptr, n, BLOCK: tl.constexpr):
+def sin_cos(x_ptr, s_ptr, c_ptr, t_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     x = tl.load(x_ptr + offs, mask=m)
     tl.store(s_ptr + offs, tl.sin(x), mask=m)
     tl.store(c_ptr + offs, tl.math.cos(x), mask=m)
+    tl.store(t_ptr + offs, libdevice.tan(x), mask=m)
 
 
 @triton.jit
@@ -186,20 +188,22 @@ def check(x: np.ndarray, got: np.ndarray, ref_fn, what: str, bound: float) -> No
 def test_sin_cos_every_range(lvl):
     x = inputs()
     n = x.size
-    s, c = np.empty_like(x), np.empty_like(x)
+    s, c, t = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     with level(lvl):
-        sin_cos[(triton.cdiv(n, BLOCK), )](x, s, c, n, BLOCK=BLOCK)
+        sin_cos[(triton.cdiv(n, BLOCK), )](x, s, c, t, n, BLOCK=BLOCK)
     big = np.abs(x) >= 2.0 ** 21
     assert big.sum() > 1000 and (~big).sum() > 1000
     for got, ref_fn, name in ((s, np.sin, "sin"), (c, np.cos, "cos")):
         check(x, got, ref_fn, f"{name} at {lvl}", 1.0)
         # the Payne-Hanek path rounds once a result whose error is below 2^-9 ulp (mathlib.py's table)
         check(x[big], got[big], ref_fn, f"{name} at {lvl}, |x| >= 2^21", 0.5 + 2.0 ** -9)
+    # tan has no reduction of its own (double precision libm, rounded): right over the whole range too
+    check(x, t, np.tan, f"tan at {lvl}", 1.0)
     # signs of zeros, and inf/nan -> nan
     zero = np.array([0.0, -0.0], F32)
-    sz, cz = np.empty_like(zero), np.empty_like(zero)
+    sz, cz, tz = np.empty_like(zero), np.empty_like(zero), np.empty_like(zero)
     with level(lvl):
-        sin_cos[(1, )](zero, sz, cz, 2, BLOCK=BLOCK)
+        sin_cos[(1, )](zero, sz, cz, tz, 2, BLOCK=BLOCK)
     assert sz.view(np.uint32).tolist() == [0, 0x80000000] and cz.tolist() == [1.0, 1.0]
     special = np.isinf(x) | np.isnan(x)
     assert np.isnan(s[special]).all() and np.isnan(c[special]).all()

@@ -5,8 +5,8 @@ to libm (``expf``) stops that, so every float32 function and every conversion he
 branch-free (``select`` instead of control flow; only intrinsics that have vector forms: ``llvm.fma``,
 ``llvm.rint``, ``llvm.fabs``, ``llvm.copysign``, ``llvm.sqrt``), with ``internal``
 linkage and ``alwaysinline`` so that each call dissolves into the loop body before vectorization. The one
-exception: sinf/cosf branch to a ``noinline`` function for |x| >= 2^21, which has masked vector variants
-(``vector-function-abi-variant``) that the vectorizer calls instead, kept alive until then by ``llvm.used``.
+exception: sinf/cosf call a ``noinline`` function for |x| >= 2^21 (mathlib_trig.py), which has vector variants
+(``vector-function-abi-variant``) that the vectorizers call instead, kept alive until then by ``llvm.used``.
 
 The float64 functions call libm (through LLVM intrinsics where one exists, otherwise a declaration of
 the libm symbol): they are not performance critical and libm is accurate. Their code therefore refers to
@@ -476,8 +476,8 @@ def _log2f(b: _Builder, x: _V) -> _V:
 # is exact, the second is done without loss, the third only adds a tiny correction c, and sin/cos(r + c)
 # are evaluated as sin/cos(r) plus c times the derivative. That keeps the result within ~1 ulp for |x| up
 # to 2^21 and stays in float32 for full vector width (float64 would halve it for the whole loop). From 2^21
-# on, mathlib_trig's exact reduction takes over, called only for the elements (vector lanes) that need it:
-# the one branch in these functions.
+# on, mathlib_trig's exact reduction takes over, through a call whose vector forms return at once when no lane
+# needs it.
 # ----------------------------------------------------------------------------------------------------
 
 _TWO_OVER_PI = float.fromhex("0x1.45f306p-1")
@@ -529,34 +529,48 @@ def _sincos_abs(b: _Builder, x: _V, quadrant_offset: int) -> _V:
     return b.select(b.icmp("ne", b.and_(q, 2), 0), b.fneg(v), v)
 
 
-def _large_arguments(b: _Builder, x: _V, fast: _V, slow_fn: str) -> _V:
-    """``fast`` where |x| < 2^21 (or x is inf or nan), else ``slow_fn(x)``: the exact reduction of
-    mathlib_trig, called only when some lane needs it. The result is complete (signed) on both sides, so
-    that only it lives across the call in a vectorized loop (a call clobbers every vector register)."""
+def _is_big(b: _Builder, x: _V) -> _V:
+    """2^21 <= |x| < inf: the arguments the float32 reduction cannot take."""
     bits = b.and_(b.bitcast(x, "i32"), 0x7FFFFFFF)
-    big = b.icmp("ult", b.sub(bits, _trig.THRESHOLD_BITS), _trig.INF_BITS - _trig.THRESHOLD_BITS)
-    entry = b.block
-    b.cond_br(big, "big", "done")
-    b.label("big")
+    return b.icmp("ult", b.sub(bits, _trig.THRESHOLD_BITS), _trig.INF_BITS - _trig.THRESHOLD_BITS)
+
+
+def _large_arguments(b: _Builder, x: _V, fast: _V, slow_fn: str) -> _V:
+    """``fast`` where |x| < 2^21 (or x is inf or nan), else ``slow_fn(x)``: mathlib_trig's exact reduction.
+    The call is unconditional, with no branch around it, so that both vectorizers see a plain call with vector
+    variants: the loop vectorizer's loops and the SLP vectorizer's straight-line code (the codegen writes some
+    rows out lane by lane) both call one variant per vector, which tests the lanes and returns at once when
+    none needs the slow path. Both sides are the complete (signed) result, so that little lives across the call
+    (which clobbers every vector register)."""
     slow = b.call(slow_fn, x, attrs=_trig.variants_attribute(slow_fn))
-    b.br("done")
-    b.label("done")
-    return b.phi((fast, entry), (slow, "big"))
+    return b.select(_is_big(b, x), slow, fast)
 
 
 def _big_variants(name: str) -> Callable[[], tuple[str, tuple[str, ...]]]:
     return lambda: (_trig.variants_ir(name), tuple(_trig.variant_name(name, vf) for vf in _trig.VFS))
 
 
+def _big(b: _Builder, x: _V, offset: int) -> _V:
+    """sin(x) (offset 0) or cos(x) (offset 1) where |x| >= 2^21 and finite, else 0 (after a test and a
+    return: scalar code calls this for every element)."""
+    b.cond_br(_is_big(b, x), "big", "done")
+    b.label("big")
+    y = _trig.sincos_big(b, b.fabs(x), offset)
+    if offset == 0:     # sin is odd
+        y = b.bitcast(b.xor(b.bitcast(y, "i32"), b.and_(b.bitcast(x, "i32"), 0x80000000)), "float")
+    b.br("done")
+    b.label("done")
+    return b.phi((b.const("float", 0.0), "entry"), (y, "big"))
+
+
 @_define("tritium_sinf_big", "float", ("float",), inline=False, extra=_big_variants("tritium_sinf_big"))
 def _sinf_big(b: _Builder, x: _V) -> _V:
-    y = _trig.sincos_big(b, b.fabs(x), 0)
-    return b.bitcast(b.xor(b.bitcast(y, "i32"), b.and_(b.bitcast(x, "i32"), 0x80000000)), "float")
+    return _big(b, x, 0)
 
 
 @_define("tritium_cosf_big", "float", ("float",), inline=False, extra=_big_variants("tritium_cosf_big"))
 def _cosf_big(b: _Builder, x: _V) -> _V:
-    return _trig.sincos_big(b, b.fabs(x), 1)
+    return _big(b, x, 1)
 
 
 @_define("tritium_sinf", "float", ("float",))

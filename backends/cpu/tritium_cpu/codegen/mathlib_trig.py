@@ -14,12 +14,14 @@ single precision (J.-M. Muller, "Elementary Functions: Algorithms and Implementa
 table of worst cases), found again by tests/cpu/test_trig_full_range.py's search over every binade. So the 62-bit
 fraction keeps at least 32 significant bits of every reduced argument, 8 more than float32 needs.
 
-The slow path runs only for the lanes that need it. Its scalar function is ``noinline`` (inlined, the loop
-vectorizer would if-convert its integer arithmetic into every iteration) and carries a
-``vector-function-abi-variant`` call-site attribute naming masked vector variants: in a vectorized loop LLVM calls
-the variant of its vector width once per vector, and the variant returns at once when no lane of its mask is set
-(an any-of test), otherwise it calls the scalar function on each set lane. The common |x| < 2^21 path stays
-vectorized and pays that call and test.
+The slow path runs only for the lanes that need it. ``tritium_sinf``/``tritium_cosf`` call its scalar function
+unconditionally and select its result where 2^21 <= |x| < inf; the function returns at once for other arguments,
+and it is ``noinline`` (inlined, the vectorizers would compute its integer arithmetic for every element). The call
+carries a ``vector-function-abi-variant`` attribute naming vector variants, so a vectorized loop, and a row the
+SLP vectorizer packs, call one variant per vector instead, which tests all lanes at once and returns at once when
+none needs the slow path, else calls the scalar function for those lanes. No branch surrounds the call: the SLP
+vectorizer cannot pack code across branches. The common |x| < 2^21 path stays vectorized and pays that call and
+test (the vector loop's instruction count grows by about 10%; its run time within this machine's noise).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from functools import lru_cache
 K = 320
 THRESHOLD_BITS = 0x4A000000     # 2^21 as float32 bits: from here on the slow path
 INF_BITS = 0x7F800000
-VFS = (2, 4, 8, 16, 32, 64)     # vector widths offered to the loop vectorizer (float lanes)
+VFS = (4, 8, 16)             # vector widths with a variant (other widths call the scalar function per lane)
 
 
 def _arctan_inv(n: int, one: int) -> int:
@@ -93,16 +95,29 @@ def _poly(b, z, coefs: tuple[float, ...]):
     return acc
 
 
+def _chunks() -> list[tuple[int, int]]:
+    """(w, bits 32w..32w+127 of G) for every w that a float32 >= 2^21 (biased exponent 148 to 254) selects."""
+    g = two_over_pi_bits()
+    words = range((K + 88 - 32 - 254) >> 5, ((K + 88 - 32 - 148) >> 5) + 1)
+    return [(w, (g >> (32 * w)) & ((1 << 128) - 1)) for w in words]
+
+
 def sincos_big(b, a, offset: int):
-    """sin(a) (offset 0) or cos(a) (offset 1) for a float32 a >= 2^21 (finite), rounded to float32.
+    """sin(a) (offset 0) or cos(a) (offset 1) for a float32 2^21 <= a < inf, rounded to float32.
     ``b`` is :mod:`.mathlib`'s builder."""
     bits = b.bitcast(a, "i32")
     e = b.lshr(bits, 23)                                    # biased exponent: a = m * 2^(e - 150)
     m = b.or_(b.and_(bits, 0x7FFFFF), 0x800000)
     # the window of G = 2/pi * 2^K that, times m, gives (a * 2/pi mod 4) * 2^62 in its bits 32..95
     shift = b.sub(K + 88 - 32, e)
-    g = b.lshr(b.const("i512", two_over_pi_bits()), b.zext(shift, "i512"))
-    window = b.and_(b.trunc(g, "i128"), (1 << 96) - 1)
+    # G >> shift, from the 128-bit chunk holding those bits: at most 5 chunks occur (a select chain is cheaper
+    # to compile than a variable shift of a 320-bit integer), then a shift by less than 32
+    word = b.lshr(shift, 5)
+    chunks = _chunks()
+    g = b.const("i128", chunks[-1][1])
+    for w, c in chunks[:-1]:
+        g = b.select(b.icmp("eq", word, w), b.const("i128", c), g)
+    window = b.and_(b.lshr(g, b.zext(b.and_(shift, 31), "i128")), (1 << 96) - 1)
     y = b.trunc(b.lshr(b.mul(window, b.zext(m, "i128")), 32), "i64")
     # quadrant and fraction, rounded to the nearest quadrant: |fraction| <= 1/2
     q = b.trunc(b.lshr(y, 62), "i32")
@@ -121,50 +136,56 @@ def sincos_big(b, a, offset: int):
 
 
 def variant_name(scalar: str, vf: int) -> str:
-    return f"{scalar}_m{vf}"
+    return f"{scalar}_v{vf}"
 
 
 def variants_attribute(scalar: str) -> str:
-    """The call-site attribute that tells the loop vectorizer about the masked vector variants."""
-    names = ",".join(f"_ZGV_LLVM_M{vf}v_{scalar}({variant_name(scalar, vf)})" for vf in VFS)
+    """The call-site attribute that tells the vectorizers about the vector variants."""
+    names = ",".join(f"_ZGV_LLVM_N{vf}v_{scalar}({variant_name(scalar, vf)})" for vf in VFS)
     return f'"vector-function-abi-variant"="{names}"'
 
 
 def variants_ir(scalar: str) -> str:
-    """The masked variants of the float -> float function ``scalar``: a gate that returns at once when no lane
-    is set, otherwise calls the worker, which calls ``scalar`` on each set lane."""
+    """The vector variants of the float -> float function ``scalar`` (which returns 0 unless 2^21 <= |x| < inf):
+    a gate that returns at once when no lane needs the slow path, otherwise (a tail call) the worker, which calls
+    ``scalar`` on each such lane, found bit by bit (a loop the optimizer cannot unroll: the variants stay quick to
+    compile)."""
     out = []
     for vf in VFS:
-        vt, mt = f"<{vf} x float>", f"<{vf} x i1>"
+        vt, it, mt = f"<{vf} x float>", f"<{vf} x i32>", f"<{vf} x i1>"
         name = variant_name(scalar, vf)
-        out.append(f"""define internal {vt} @{name}({vt} %x, {mt} %m) noinline nounwind willreturn nofree nosync memory(none) {{
+        attrs = "noinline nounwind willreturn nofree nosync memory(none)"
+        out.append(f"""define internal {vt} @{name}({vt} %x) {attrs} {{
 entry:
+  %bits = bitcast {vt} %x to {it}
+  %abs = and {it} %bits, splat (i32 2147483647)
+  %off = sub {it} %abs, splat (i32 {THRESHOLD_BITS})
+  %m = icmp ult {it} %off, splat (i32 {INF_BITS - THRESHOLD_BITS})
   %any = call i1 @llvm.vector.reduce.or.v{vf}i1({mt} %m)
   br i1 %any, label %work, label %none
 none:
-  ret {vt} %x
+  ret {vt} zeroinitializer
 work:
   %y = call {vt} @{name}.lanes({vt} %x, {mt} %m)
   ret {vt} %y
 }}
 
-define internal {vt} @{name}.lanes({vt} %x, {mt} %m) noinline nounwind willreturn nofree nosync memory(none) {{
+define internal {vt} @{name}.lanes({vt} %x, {mt} %m) {attrs} {{
 entry:
+  %mask = bitcast {mt} %m to i{vf}
+  {f"%bits.0 = zext i{vf} %mask to i64" if vf < 64 else "%bits.0 = or i64 %mask, 0"}
   br label %lane
 lane:
-  %i = phi i32 [0, %entry], [%i.next, %next]
-  %acc = phi {vt} [%x, %entry], [%acc.next, %next]
-  %on = extractelement {mt} %m, i32 %i
-  br i1 %on, label %work, label %next
-work:
+  %bits = phi i64 [%bits.0, %entry], [%bits.next, %lane]
+  %acc = phi {vt} [zeroinitializer, %entry], [%acc.next, %lane]
+  %i.64 = call i64 @llvm.cttz.i64(i64 %bits, i1 true)
+  %i = trunc i64 %i.64 to i32
   %xi = extractelement {vt} %x, i32 %i
   %yi = call float @{scalar}(float %xi)
-  %acc.set = insertelement {vt} %acc, float %yi, i32 %i
-  br label %next
-next:
-  %acc.next = phi {vt} [%acc, %lane], [%acc.set, %work]
-  %i.next = add nuw nsw i32 %i, 1
-  %more = icmp ult i32 %i.next, {vf}
+  %acc.next = insertelement {vt} %acc, float %yi, i32 %i
+  %bits.less = sub i64 %bits, 1
+  %bits.next = and i64 %bits, %bits.less
+  %more = icmp ne i64 %bits.next, 0
   br i1 %more, label %lane, label %done
 done:
   ret {vt} %acc.next
