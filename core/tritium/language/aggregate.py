@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from .constexpr_function import ConstexprFunction
 from .core import TRITON_BUILTIN, _ambient_semantic, _unwrap, base_value, constexpr, tuple_value
@@ -348,7 +348,3 @@ class _Ident:
         return isinstance(other, _Ident) and self.v is other.v
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def maybe_aggregate_type(t: Any) -> Optional[type]:
-    return getattr(t, "base_cls", None) if isinstance(t, aggregate_type) else None
