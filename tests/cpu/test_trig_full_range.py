@@ -209,6 +209,38 @@ def test_sin_cos_every_range(lvl):
     assert np.isnan(s[special]).all() and np.isnan(c[special]).all()
 
 
+@triton.jit
+def sin_cos_rows(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    """Unmasked contiguous rows: with a small cache size they take the streaming-store path, whose rows the code
+    generator writes out lane by lane for the SLP vectorizer to pack."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, tl.sin(x) + tl.cos(x))
+
+
+@pytest.mark.parametrize("lvl", LEVELS)
+def test_sin_cos_streaming_rows(lvl, monkeypatch, tmp_path):
+    from tritium import knobs
+    from tritium_cpu.codegen import streaming
+    monkeypatch.setattr(streaming, "llc_bytes", lambda: 1 << 12)       # every launch streams
+    x = inputs()
+    x = np.concatenate([x, np.full(-x.size % BLOCK, 1e30, F32)])
+    y = np.empty_like(x)
+    with knobs.cache.scope():
+        knobs.cache.dir = str(tmp_path)          # the cache size is compiled into the kernel
+        with level(lvl):
+            k = sin_cos_rows[(x.size // BLOCK, )](x, y, BLOCK=BLOCK)
+    assert "!nontemporal" in k.asm["llir"]
+    with np.errstate(invalid="ignore"):
+        x64 = x.astype(np.float64)
+        ref = np.sin(x64) + np.cos(x64)
+    # each term within 1 ulp of its own size, plus the rounding of the sum
+    with np.errstate(invalid="ignore"):
+        bound = 2.0 ** -23 * (np.abs(np.sin(x64)) + np.abs(np.cos(x64))) + np.abs(ref) * 2.0 ** -24
+        bad = ~(np.abs(y - ref) <= bound) & ~(np.isnan(ref) & np.isnan(y))
+    assert not bad.any(), f"at {lvl}: sin(x) + cos(x) of {x[bad][:4]} = {y[bad][:4]}, expected {ref[bad][:4]}"
+
+
 @pytest.mark.parametrize("lvl", LEVELS)
 def test_sin_scalar_code(lvl):
     """One element per program: the large-argument path is reached from scalar code as well."""
