@@ -258,6 +258,59 @@ def test_compile_time_fields_from_python_values(interpret):
     np.testing.assert_array_equal(y, np.full(8, 8, np.float32))
 
 
+class _Scaled:
+    """A plain base class: aggregates inherit its fields and methods."""
+    value: tl.tensor
+
+    def __init__(self, value):
+        self.value = value
+
+    @triton.jit
+    def doubled(self):
+        return self.value * 2
+
+
+@tl.core._aggregate
+class Tagged(_Scaled):
+    tag: tl.constexpr
+
+    def __init__(self, value, tag):
+        super().__init__(value)
+        self.tag = tag
+
+
+@tl.core._aggregate
+class Longer(Tagged):
+    """An aggregate deriving from an aggregate."""
+    extra: tl.tensor
+
+    def __init__(self, value, tag, extra):
+        self.value = value
+        self.tag = tag
+        self.extra = extra
+
+    @triton.jit
+    def total(self):
+        return self.doubled() + self.extra + self.tag
+
+
+@MODES
+def test_inherited_fields_and_methods(interpret):
+    @triton.jit
+    def k(X, Y, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(X + offs)
+        t = Tagged(x, 5)
+        tl.store(Y + offs, t.doubled() + t.tag)
+        tl.store(Y + N + offs, Longer(x, 1, x).total())
+
+    x = np.random.rand(8).astype(np.float32)
+    y = np.zeros(16, np.float32)
+    _launch(k, interpret, x, y, 8)
+    np.testing.assert_allclose(y[:8], 2 * x + 5, rtol=1e-6)
+    np.testing.assert_allclose(y[8:], 3 * x + 1, rtol=1e-6)
+
+
 # -- misuse ------------------------------------------------------------------------------------------
 
 @tl.core._aggregate

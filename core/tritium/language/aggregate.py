@@ -103,6 +103,7 @@ class aggregate_value(tuple_value):
     _user_cls: type
     _field_names: tuple = ()
     _field_types: dict = {}
+    _init: Any = None
 
     @classmethod
     def _get_instance(cls) -> "aggregate_value":
@@ -124,7 +125,7 @@ class aggregate_value(tuple_value):
         if _generator is None and _semantic is not None:
             _generator = getattr(getattr(_semantic, "launch", None), "generator", None)
         inst = cls._get_instance()
-        init = cls._user_cls.__dict__.get("__init__")
+        init = cls._init
         if isinstance(init, DeviceFunction):
             raise TypeError(f"{cls.__name__}.__init__ cannot be a @jit function: it runs while the kernel compiles; "
                             "write it as a plain method (taking _semantic=None to call builtins), or make a @jit "
@@ -253,9 +254,23 @@ def _resolve(ann: Any, cls: type) -> Any:
     return ann if isinstance(ann, type) else None
 
 
+def _definitions(cls: type) -> tuple[dict, dict]:
+    """The fields (annotations) and members ``cls`` defines or inherits, bases first; an aggregate base
+    contributes its decorated class's."""
+    annotations: dict[str, Any] = {}
+    members: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        if klass in (object, base_value, tuple_value, aggregate_value):
+            continue
+        klass = klass.__dict__.get("_user_cls", klass)   # a generated aggregate class: what it was made from
+        annotations.update(klass.__dict__.get("__annotations__", {}))
+        members.update(klass.__dict__)
+    return annotations, members
+
+
 def _aggregate(cls: type) -> type:
     """Make ``cls`` an aggregate: see the module's documentation."""
-    annotations = dict(cls.__dict__.get("__annotations__", {}))
+    annotations, members = _definitions(cls)
     namespace: dict[str, Any] = {
         "_user_cls": cls,
         "_field_names": tuple(annotations),
@@ -265,9 +280,9 @@ def _aggregate(cls: type) -> type:
         TRITON_BUILTIN: True,   # the code generator calls the class like a builtin: with _semantic
         "__wants_generator__": True,
     }
-    for name, raw in cls.__dict__.items():
+    for name, raw in members.items():
         if name in ("__init__", "__dict__", "__weakref__", "__annotations__", "__module__", "__qualname__",
-                    "__doc__"):
+                    "__doc__", "_user_cls"):
             continue
         target = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
         if isinstance(target, DeviceFunction):
@@ -277,11 +292,15 @@ def _aggregate(cls: type) -> type:
             namespace[name] = raw
         else:
             namespace[name] = raw
-    new_cls = type(cls.__name__, (aggregate_value, ), namespace)
+    # the decorated class is a base too, so that its methods' super() and isinstance(x, cls) work
+    namespace["__init__"] = aggregate_value.__init__
+    bases = (cls, ) if issubclass(cls, aggregate_value) else (aggregate_value, cls)
+    new_cls = type(cls.__name__, bases, namespace)
     new_cls._field_types = {n: _resolve(a, cls) for n, a in annotations.items()}  # type: ignore[attr-defined]
     #: what a kernel's cache key covers besides the class's name (Triton's hash_attrs)
-    new_cls.hash_attrs = [cls.__dict__.get("__init__")] + [  # type: ignore[attr-defined]
-        getattr(v, "__func__", v) for n, v in cls.__dict__.items() if n != "__init__" and
+    new_cls._init = members.get("__init__")  # type: ignore[attr-defined]
+    new_cls.hash_attrs = [new_cls._init] + [  # type: ignore[attr-defined]
+        getattr(v, "__func__", v) for n, v in members.items() if n != "__init__" and
         (isinstance(getattr(v, "__func__", v), (DeviceFunction, ConstexprFunction)) or
          inspect.isfunction(getattr(v, "__func__", v)))]
     return new_cls
@@ -292,8 +311,7 @@ def cache_key(cls: type, jit_key: Any) -> str:
     its constructor and plain methods, and each ``@jit`` method's own key (``jit_key(fn)``, the runtime's
     dependency hash). The runtime's dependency hash of a kernel adds this for every aggregate class it names."""
     import hashlib
-    user = cls._user_cls  # type: ignore[attr-defined]
-    parts = [f"{cls.__module__}.{cls.__qualname__}", repr(dict(user.__dict__.get("__annotations__", {})))]
+    parts = [f"{cls.__module__}.{cls.__qualname__}", repr(_definitions(cls._user_cls)[0])]  # type: ignore[attr-defined]
     for attr in cls.hash_attrs:  # type: ignore[attr-defined]
         if attr is None:
             continue
