@@ -125,6 +125,11 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
         doc="the inverse of descriptor_gather: write src rows to rows x_offsets; out-of-bounds elements dropped"),
 ]}
 
+#: a discardable attribute on an ``arith`` float op: it rounds its own result and must not be contracted with
+#: another op into an fma (libdevice's ``add_rn``/``sub_rn``/``mul_rn``; every other float op may be fused
+#: where the compile options allow it)
+ROUNDED_ALONE = "tritium.rn"
+
 PURE_OPS = frozenset(f"tt.{n}" for n, op in OPS.items() if op.pure)
 
 TYPES = {

@@ -134,7 +134,8 @@ class ScalarEmitter:
     # -- arithmetic ------------------------------------------------------------------------------------------
     @SCALAR_OPS.lowers(*FLT_BIN)
     def float_binary(self, o: ScalarOp) -> str:
-        flags = self.contract if o.name != "tt.precise_divf" else ""
+        # libdevice's *_rn ops and IEEE division round alone: never contracted into an fma
+        flags = "" if o.name == "tt.precise_divf" or o.attrs.get("rounded_alone") else self.contract
         return o.fn.inst(f"{FLT_BIN[o.name]} {flags}{o.t} {o.args[0]}, {o.args[1]}")
 
     @SCALAR_OPS.lowers(*ONE_INSTRUCTION)

@@ -5,6 +5,7 @@ import re
 from typing import Any, Optional
 
 from tritium._mlir import ir
+from tritium.dialect.ops import ROUNDED_ALONE
 
 from .irtext import llvm_type
 
@@ -74,6 +75,8 @@ def elementwise_attrs(op: Any) -> dict:
     for name in ("predicate", "propagate_nan"):
         if name in op.attributes:
             out[name] = ir.IntegerAttr(op.attributes[name]).value
+    if ROUNDED_ALONE in op.attributes:
+        out["rounded_alone"] = True
     for name in ("symbol", "libname"):
         if name in op.attributes:
             out[name] = ir.StringAttr(op.attributes[name]).value

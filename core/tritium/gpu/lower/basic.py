@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._mlir import ir
+from ...dialect.ops import ROUNDED_ALONE
 from ...llvmir.fp8 import FP8, encode
 from ...llvmir.types import const
 from .. import layout as L
@@ -183,6 +184,8 @@ def _attrs(op: Any) -> dict:
     for name in ("predicate", "propagate_nan"):
         if name in op.attributes:
             out[name] = ir.IntegerAttr(op.attributes[name]).value
+    if ROUNDED_ALONE in op.attributes:
+        out["rounded_alone"] = True
     return out
 
 

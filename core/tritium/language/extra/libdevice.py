@@ -226,9 +226,12 @@ _MATH_FLOAT = {
     "isnan": "math.isnan", "isinf": "math.isinf", "finitef": "math.isfinite", "isfinited": "math.isfinite",
     "fast_sinf": "math.sin", "fast_cosf": "math.cos", "fast_log2f": "math.log2", "fast_logf": "math.log",
     "fast_expf": "math.exp", "fast_tanf": "math.tan", "fast_log10f": "math.log10", "fast_dividef": "arith.divf",
-    "sqrt_rn": "math.sqrt", "div_rn": "tt.precise_divf", "add_rn": "arith.addf", "sub_rn": "arith.subf",
+    "sqrt_rn": "tt.precise_sqrt", "div_rn": "tt.precise_divf", "add_rn": "arith.addf", "sub_rn": "arith.subf",
     "mul_rn": "arith.mulf", "fma_rn": "math.fma", "fast_powf": "math.powf",
 }
+# the correctly rounded basic operations, never fused into an fma with their neighbours (__nv_fmul_rn and its
+# kin are separate mul.rn/add.rn instructions, which compensated algorithms rely on)
+_ROUNDED_ALONE = {"add_rn", "sub_rn", "mul_rn"}
 # ... and on integer arguments
 _MATH_INT = {"abs": "math.absi", "popc": "math.ctpop", "clz": "math.ctlz", "brev": "llvm.bitreverse"}
 
@@ -271,7 +274,7 @@ def _dispatch(name: str, args: tuple, s: Any) -> Any:
     if op in ("math.ctlz", "math.ctpop") and types[0] != ret:
         return s.cast(s.unary_math(op, vals[0], float_only=False), ret)
     if op is not None and not op.startswith("llvm.") and len(set(types)) == 1:
-        return s.libdevice_op(op, vals, ret)
+        return s.libdevice_op(op, vals, ret, rounded_alone=name in _ROUNDED_ALONE)
     return s.extern_elementwise("libdevice", "", vals, _variant(name, types), ret, True)
 
 

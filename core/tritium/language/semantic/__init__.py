@@ -270,8 +270,8 @@ class Semantic:
     def precise(self, name: str, *args: Any) -> T:
         return self.misc.precise(name, *args)
 
-    def libdevice_op(self, name: str, args: Sequence[T], ret: tl.dtype) -> T:
-        return self.misc.libdevice_op(name, args, ret)
+    def libdevice_op(self, name: str, args: Sequence[T], ret: tl.dtype, rounded_alone: bool = False) -> T:
+        return self.misc.libdevice_op(name, args, ret, rounded_alone)
 
     def extern_elementwise(self, lib_name: str, lib_path: str, args: Sequence[Any], symbol: str, ret_dtype: tl.dtype,
                            is_pure: bool = True) -> T:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 from ... import knobs
+from ...dialect.ops import ROUNDED_ALONE
 from .. import core as tl
 from ..core import CompileTimeError
 from .ops import Part
@@ -46,10 +47,13 @@ class Misc(Part):
         op = self.builder.tt(name, {k: v.handle for k, v in zip(keys, vals)}, [vals[0].handle.type])
         return T(op.result, vals[0].type)
 
-    def libdevice_op(self, name: str, args: Sequence[T], ret: tl.dtype) -> T:
-        """An upstream ``math``/``arith`` op on same-shaped ``args`` whose element result type is ``ret``."""
+    def libdevice_op(self, name: str, args: Sequence[T], ret: tl.dtype, rounded_alone: bool = False) -> T:
+        """An upstream ``math``/``arith`` op on same-shaped ``args`` whose element result type is ``ret``.
+        ``rounded_alone``: the op rounds its own result and is never fused with another (libdevice's ``*_rn``,
+        which error-free transformations such as TwoProduct rely on), marked ``tritium.rn`` for the lowerings."""
         ty = args[0].type.with_element_ty(ret) if args[0].type.is_block() else ret
-        op = self.builder.op(name, [a.handle for a in args], [self.sem.ir_type(ty)])
+        attrs = {ROUNDED_ALONE: self.builder.bool_attr(True)} if rounded_alone else None
+        op = self.builder.op(name, [a.handle for a in args], [self.sem.ir_type(ty)], attrs)
         return T(op.result, ty)
 
     def extern_elementwise(self, lib_name: str, lib_path: str, args: Sequence[Any], symbol: str,

@@ -174,6 +174,35 @@ def test_directed_rounding(backend, rng, dtype, op):
 
 
 @triton.jit
+def _two_product(x_ptr, y_ptr, o_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    p = libdevice.mul_rn(x, y)
+    # each op rounds alone: were mul_rn fused with the add into an fma, the sum would be the product's rounding
+    # error instead of zero (the error-free transformations of compensated algorithms depend on this)
+    tl.store(o_ptr + offs, libdevice.add_rn(p, -p * 1.0))
+    tl.store(o_ptr + N + offs, libdevice.sub_rn(libdevice.mul_rn(x, y), p))
+    tl.store(o_ptr + 2 * N + offs, libdevice.add_rn(libdevice.mul_rn(x, y), -libdevice.mul_rn(y, x)))
+    tl.store(o_ptr + 3 * N + offs, libdevice.sqrt_rn(tl.abs(x)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rn_ops_round_alone(backend, rng, dtype):
+    """libdevice's add/sub/mul_rn are never contracted into an fma with their neighbours, and sqrt_rn is the
+    correctly rounded square root, on every backend (whatever its fp-fusion default)."""
+    backend.require_dtype(dtype)
+    x = rng.uniform(-10, 10, N).astype(dtype) * (1 + rng.random(N).astype(dtype) / 3)
+    y = rng.uniform(0.5, 3, N).astype(dtype) * (1 + rng.random(N).astype(dtype) / 7)
+    out = np.full((4, N), np.nan, dtype)
+    _two_product[(1, )](x, y, out, N)
+    np.testing.assert_array_equal(out[0], np.zeros(N, dtype))
+    np.testing.assert_array_equal(out[1], np.zeros(N, dtype))
+    np.testing.assert_array_equal(out[2], np.zeros(N, dtype))
+    np.testing.assert_array_equal(out[3], np.sqrt(np.abs(x)))
+
+
+@triton.jit
 def _conversions(f_ptr, d_ptr, i_ptr, o_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     f = tl.load(f_ptr + offs)
