@@ -339,6 +339,11 @@ def _unpack(X):
     a, b = Pair(tl.load(X), tl.load(X))
 
 
+def _iterate(X):
+    for v in Pair(tl.load(X), tl.load(X)):
+        tl.store(X, v)
+
+
 def _missing_field(X):
     h = Half()
 
@@ -375,6 +380,7 @@ def sets_field(acc):
 MISUSE = [
     (_assign_field, "p.first = tl.load(X + 1)", "Attribute assignment is not supported"),
     (_unpack, "a, b = Pair(", "cannot unpack"),
+    (_iterate, "for v in Pair(", "iterate over"),
     (_missing_field, "h = Half()", "did not initialize attribute 'value'"),
     (_wrong_field_type, "p = Pair(tl.load(X), 3)", "for attribute 'second'"),
     (_unknown_field, "tl.store(X, p.third)", "has no attribute 'third'"),

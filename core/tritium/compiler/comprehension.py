@@ -67,7 +67,7 @@ class Comprehensions:
         values = tl._unwrap(self.gen.visit(node))
         if isinstance(values, tensor) or isinstance(values, (tl.range, tl.static_range)):
             raise self.gen.error(node, COMPREHENSION_ITEMS)
-        if isinstance(values, tuple_value):
+        if isinstance(values, tuple_value) and not getattr(values, "__triton_aggregate__", False):
             return list(values.values)
         try:
             return [wrap_python(v) for v in values]

@@ -54,7 +54,9 @@ class Loops:
         if isinstance(values, tensor):
             raise self.gen.error(node.iter, "cannot iterate over a tensor; use range() over its length")
         try:
-            items = list(values.values if isinstance(values, tuple_value) else values)
+            # an aggregate is a tuple that cannot be iterated (TypeError below, its own message)
+            items = list(values.values if isinstance(values, tuple_value) and not
+                         getattr(values, "__triton_aggregate__", False) else values)
         except TypeError:
             raise self.gen.error(node.iter, f"cannot iterate over {values!r} in a kernel") from None
         for v in items:

@@ -159,7 +159,7 @@ class Runtime:
         if isinstance(it, tensor):
             raise CompileTimeError("cannot iterate over a tensor; use range() over its length")
         if isinstance(it, tuple_value):
-            return _Loop(iter(it.values), False)
+            return _Loop(iter(it.values if not getattr(it, "__triton_aggregate__", False) else it), False)
         return _Loop(iter(tl._unwrap(it)), False)
 
     def comprehend(self, it: Any) -> list[Any]:
@@ -171,7 +171,7 @@ class Runtime:
             if all(isinstance(b, int) for b in bounds):
                 return list(range(*bounds))
         elif isinstance(it, tuple_value):
-            return list(it.values)
+            return list(it.values if not getattr(it, "__triton_aggregate__", False) else it)
         elif not isinstance(it, tensor):
             return list(tl._unwrap(it))
         raise CompileTimeError(COMPREHENSION_ITEMS)
