@@ -335,6 +335,11 @@ def _assign_field(X):
     p.first = tl.load(X + 1)
 
 
+def _augassign_field(X):
+    p = Pair(tl.load(X), tl.load(X))
+    p.first += 1.0
+
+
 def _unpack(X):
     a, b = Pair(tl.load(X), tl.load(X))
 
@@ -379,6 +384,7 @@ def sets_field(acc):
 
 MISUSE = [
     (_assign_field, "p.first = tl.load(X + 1)", "Attribute assignment is not supported"),
+    (_augassign_field, "p.first += 1.0", "Attribute assignment is not supported"),
     (_unpack, "a, b = Pair(", "cannot unpack"),
     (_iterate, "for v in Pair(", "iterate over"),
     (_missing_field, "h = Half()", "did not initialize attribute 'value'"),

@@ -277,6 +277,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.assign_target(node.target, value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Attribute):
+            self.assign_target(node.target, None)   # refused with the words of attribute assignment
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "augmented assignment needs a plain name on the left")
         lhs = self.visit(ast.Name(id=node.target.id, ctx=ast.Load(), lineno=node.lineno, col_offset=node.col_offset))

@@ -130,6 +130,9 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        if isinstance(node.target, ast.Attribute):
+            return self._unsupported(node, "Attribute assignment is not supported in triton: build a new aggregate, "
+                                           "or change it in a method of its class that is not @jit")
         if not isinstance(node.target, ast.Name):
             return self._unsupported(node, "augmented assignment needs a plain name on the left")
         self.generic_visit(node)
