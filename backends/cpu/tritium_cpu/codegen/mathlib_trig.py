@@ -33,7 +33,7 @@ from functools import lru_cache
 K = 320
 THRESHOLD_BITS = 0x4A000000     # 2^21 as float32 bits: from here on the slow path
 INF_BITS = 0x7F800000
-VFS = (4, 8, 16)             # vector widths with a variant (other widths call the scalar function per lane)
+VFS = (4, 8, 16)                # vector widths with variants (other widths: per-lane scalar calls)
 
 
 def _arctan_inv(n: int, one: int) -> int:
@@ -55,8 +55,9 @@ def two_over_pi_bits(bits: int = K) -> int:
     guard = bits + 64
     one = 1 << guard
     pi = 4 * (4 * _arctan_inv(5, one) - _arctan_inv(239, one))     # pi * 2^guard
-    # every series term is truncated (by less than one unit each): pi is known within +-100 units
-    lo, hi = pi - 100, pi + 100
+    # each series term is off by less than 3 units (its truncations), and there are fewer than guard / 4 terms
+    # for arctan(1/5): pi is within 16 * 3 * guard / 4 + 4 * 3 * guard / 4 < 64 * guard units
+    lo, hi = pi - 64 * guard, pi + 64 * guard
     g_hi = (2 << (guard + bits)) // lo
     g_lo = (2 << (guard + bits)) // hi
     assert g_lo == g_hi, "2/pi's last bit is undecided: more guard bits needed"
