@@ -88,7 +88,8 @@ class Lib:
 
 @pytest.fixture(scope="module")
 def lib() -> Lib:
-    return Lib(mathlib.function_names())
+    # the large-argument helpers of sinf/cosf (two arguments) are reached through those two
+    return Lib([n for n in mathlib.function_names() if not n.endswith("_big")])
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -542,18 +542,19 @@ def _large_arguments(b: _Builder, x: _V, fast: _V, slow_fn: str) -> _V:
     rows out lane by lane) both call one variant per vector, which tests the lanes and returns at once when
     none needs the slow path. Both sides are the complete (signed) result, so that little lives across the call
     (which clobbers every vector register)."""
-    slow = b.call(slow_fn, x, attrs=_trig.variants_attribute(slow_fn))
-    return b.select(_is_big(b, x), slow, fast)
+    big = _is_big(b, x)
+    slow = b.call(slow_fn, x, big, attrs=_trig.variants_attribute(slow_fn))
+    return b.select(big, slow, fast)
 
 
 def _big_variants(name: str) -> Callable[[], tuple[str, tuple[str, ...]]]:
     return lambda: (_trig.variants_ir(name), tuple(_trig.variant_name(name, vf) for vf in _trig.VFS))
 
 
-def _big(b: _Builder, x: _V, offset: int) -> _V:
+def _big(b: _Builder, x: _V, big: _V, offset: int) -> _V:
     """sin(x) (offset 0) or cos(x) (offset 1) where |x| >= 2^21 and finite, else 0 (after a test and a
     return: scalar code calls this for every element)."""
-    b.cond_br(_is_big(b, x), "big", "done")
+    b.cond_br(big, "big", "done")
     b.label("big")
     y = _trig.sincos_big(b, b.fabs(x), offset)
     if offset == 0:     # sin is odd
@@ -563,14 +564,14 @@ def _big(b: _Builder, x: _V, offset: int) -> _V:
     return b.phi((b.const("float", 0.0), "entry"), (y, "big"))
 
 
-@_define("tritium_sinf_big", "float", ("float",), inline=False, extra=_big_variants("tritium_sinf_big"))
-def _sinf_big(b: _Builder, x: _V) -> _V:
-    return _big(b, x, 0)
+@_define("tritium_sinf_big", "float", ("float", "i1"), inline=False, extra=_big_variants("tritium_sinf_big"))
+def _sinf_big(b: _Builder, x: _V, big: _V) -> _V:
+    return _big(b, x, big, 0)
 
 
-@_define("tritium_cosf_big", "float", ("float",), inline=False, extra=_big_variants("tritium_cosf_big"))
-def _cosf_big(b: _Builder, x: _V) -> _V:
-    return _big(b, x, 1)
+@_define("tritium_cosf_big", "float", ("float", "i1"), inline=False, extra=_big_variants("tritium_cosf_big"))
+def _cosf_big(b: _Builder, x: _V, big: _V) -> _V:
+    return _big(b, x, big, 1)
 
 
 @_define("tritium_sinf", "float", ("float",))

@@ -142,7 +142,7 @@ def variant_name(scalar: str, vf: int) -> str:
 
 def variants_attribute(scalar: str) -> str:
     """The call-site attribute that tells the vectorizers about the vector variants."""
-    names = ",".join(f"_ZGV_LLVM_N{vf}v_{scalar}({variant_name(scalar, vf)})" for vf in VFS)
+    names = ",".join(f"_ZGV_LLVM_N{vf}vv_{scalar}({variant_name(scalar, vf)})" for vf in VFS)
     return f'"vector-function-abi-variant"="{names}"'
 
 
@@ -156,12 +156,8 @@ def variants_ir(scalar: str) -> str:
         vt, it, mt = f"<{vf} x float>", f"<{vf} x i32>", f"<{vf} x i1>"
         name = variant_name(scalar, vf)
         attrs = "noinline nounwind willreturn nofree nosync memory(none)"
-        out.append(f"""define internal {vt} @{name}({vt} %x) {attrs} {{
+        out.append(f"""define internal {vt} @{name}({vt} %x, {mt} %m) {attrs} {{
 entry:
-  %bits = bitcast {vt} %x to {it}
-  %abs = and {it} %bits, splat (i32 2147483647)
-  %off = sub {it} %abs, splat (i32 {THRESHOLD_BITS})
-  %m = icmp ult {it} %off, splat (i32 {INF_BITS - THRESHOLD_BITS})
   %any = call i1 @llvm.vector.reduce.or.v{vf}i1({mt} %m)
   br i1 %any, label %work, label %none
 none:
@@ -182,7 +178,7 @@ lane:
   %i.64 = call i64 @llvm.cttz.i64(i64 %bits, i1 true)
   %i = trunc i64 %i.64 to i32
   %xi = extractelement {vt} %x, i32 %i
-  %yi = call float @{scalar}(float %xi)
+  %yi = call float @{scalar}(float %xi, i1 true)
   %acc.next = insertelement {vt} %acc, float %yi, i32 %i
   %bits.less = sub i64 %bits, 1
   %bits.next = and i64 %bits, %bits.less
