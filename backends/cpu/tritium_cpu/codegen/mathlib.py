@@ -552,8 +552,8 @@ def _big_variants(name: str) -> Callable[[], tuple[str, tuple[str, ...]]]:
 
 
 def _big(b: _Builder, x: _V, big: _V, offset: int) -> _V:
-    """sin(x) (offset 0) or cos(x) (offset 1) where |x| >= 2^21 and finite, else 0 (after a test and a
-    return: scalar code calls this for every element)."""
+    """sin(x) (offset 0) or cos(x) (offset 1) where ``big`` (the caller's _is_big(x)), else 0 at once: scalar
+    code calls this for every element."""
     b.cond_br(big, "big", "done")
     b.label("big")
     y = _trig.sincos_big(b, b.fabs(x), offset)

@@ -15,8 +15,8 @@ table of worst cases), found again by tests/cpu/test_trig_full_range.py's search
 fraction keeps at least 32 significant bits of every reduced argument, 8 more than float32 needs.
 
 The slow path runs only for the lanes that need it. ``tritium_sinf``/``tritium_cosf`` call its scalar function
-unconditionally and select its result where 2^21 <= |x| < inf; the function returns at once for other arguments,
-and it is ``noinline`` (inlined, the vectorizers would compute its integer arithmetic for every element). The call
+unconditionally, with their test 2^21 <= |x| < inf as a second argument, and select its result where the test
+holds; the function returns at once where it does not, and it is ``noinline`` (inlined, the vectorizers would compute its integer arithmetic for every element). The call
 carries a ``vector-function-abi-variant`` attribute naming vector variants, so a vectorized loop, and a row the
 SLP vectorizer packs, call one variant per vector instead, which tests all lanes at once and returns at once when
 none needs the slow path, else calls the scalar function for those lanes. No branch surrounds the call: the SLP
@@ -147,10 +147,9 @@ def variants_attribute(scalar: str) -> str:
 
 
 def variants_ir(scalar: str) -> str:
-    """The vector variants of the float -> float function ``scalar`` (which returns 0 unless 2^21 <= |x| < inf):
-    a gate that returns at once when no lane needs the slow path, otherwise (a tail call) the worker, which calls
-    ``scalar`` on each such lane, found bit by bit (a loop the optimizer cannot unroll: the variants stay quick to
-    compile)."""
+    """The vector variants of ``float scalar(float x, i1 needed)`` (0 unless ``needed``): a gate that returns at
+    once when no lane is needed, otherwise (a tail call) the worker, which calls ``scalar`` on each needed lane,
+    found bit by bit (a loop the optimizer cannot unroll: the variants stay quick to compile)."""
     out = []
     for vf in VFS:
         vt, it, mt = f"<{vf} x float>", f"<{vf} x i32>", f"<{vf} x i1>"
