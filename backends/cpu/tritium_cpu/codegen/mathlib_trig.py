@@ -147,8 +147,8 @@ def variants_attribute(scalar: str) -> str:
 
 
 def variants_ir(scalar: str) -> str:
-    """The vector variants of ``float scalar(float x, i1 needed)`` (0 unless ``needed``): a gate that returns at
-    once when no lane is needed, otherwise (a tail call) the worker, which calls ``scalar`` on each needed lane,
+    """The vector variants of ``float scalar(float x, i1 needed)`` (0 unless ``needed``): each returns at once when
+    no lane is needed (before its prologue: LLVM shrink-wraps it), otherwise calls ``scalar`` on each needed lane,
     found bit by bit (a loop the optimizer cannot unroll: the variants stay quick to compile)."""
     out = []
     for vf in VFS:
@@ -162,18 +162,12 @@ entry:
 none:
   ret {vt} zeroinitializer
 work:
-  %y = call {vt} @{name}.lanes({vt} %x, {mt} %m)
-  ret {vt} %y
-}}
-
-define internal {vt} @{name}.lanes({vt} %x, {mt} %m) {attrs} {{
-entry:
   %mask = bitcast {mt} %m to i{vf}
   {f"%bits.0 = zext i{vf} %mask to i64" if vf < 64 else "%bits.0 = or i64 %mask, 0"}
   br label %lane
 lane:
-  %bits = phi i64 [%bits.0, %entry], [%bits.next, %lane]
-  %acc = phi {vt} [zeroinitializer, %entry], [%acc.next, %lane]
+  %bits = phi i64 [%bits.0, %work], [%bits.next, %lane]
+  %acc = phi {vt} [zeroinitializer, %work], [%acc.next, %lane]
   %i.64 = call i64 @llvm.cttz.i64(i64 %bits, i1 true)
   %i = trunc i64 %i.64 to i32
   %xi = extractelement {vt} %x, i32 %i
