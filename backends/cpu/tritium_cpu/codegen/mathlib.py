@@ -535,15 +535,16 @@ def _is_big(b: _Builder, x: _V) -> _V:
     return b.icmp("ult", b.sub(bits, _trig.THRESHOLD_BITS), _trig.INF_BITS - _trig.THRESHOLD_BITS)
 
 
-def _large_arguments(b: _Builder, x: _V, fast: _V, slow_fn: str) -> _V:
-    """``fast`` where |x| < 2^21 (or x is inf or nan), else ``slow_fn(x)``: mathlib_trig's exact reduction.
+def _large_arguments(b: _Builder, x: _V, fast: _V, offset: int) -> _V:
+    """``fast`` where |x| < 2^21 (or x is inf or nan), else sin(x) (offset 0) or cos(x) (offset 1) from
+    mathlib_trig's exact reduction.
     The call is unconditional, with no branch around it, so that both vectorizers see a plain call with vector
     variants: the loop vectorizer's loops and the SLP vectorizer's straight-line code (the codegen writes some
     rows out lane by lane) both call one variant per vector, which tests the lanes and returns at once when
     none needs the slow path. Both sides are the complete (signed) result, so that little lives across the call
     (which clobbers every vector register)."""
     big = _is_big(b, x)
-    slow = b.call(slow_fn, x, big, attrs=_trig.variants_attribute(slow_fn))
+    slow = b.call(_BIG, x, big, b.const("i32", offset), attrs=_trig.variants_attribute(_BIG))
     return b.select(big, slow, fast)
 
 
@@ -551,27 +552,22 @@ def _big_variants(name: str) -> Callable[[], tuple[str, tuple[str, ...]]]:
     return lambda: (_trig.variants_ir(name), tuple(_trig.variant_name(name, vf) for vf in _trig.VFS))
 
 
-def _big(b: _Builder, x: _V, big: _V, offset: int) -> _V:
-    """sin(x) (offset 0) or cos(x) (offset 1) where ``big`` (the caller's _is_big(x)), else 0 at once: scalar
-    code calls this for every element."""
+_BIG = "tritium_sincosf_big"
+
+
+@_define(_BIG, "float", ("float", "i1", "i32"), inline=False, extra=_big_variants(_BIG))
+def _big(b: _Builder, x: _V, big: _V, cos: _V) -> _V:
+    """sin(x) (cos = 0) or cos(x) (cos = 1) where ``big`` (the caller's _is_big(x)), else 0 at once: scalar
+    code calls this for every element. One function for both, so that a kernel with both compiles it once."""
     b.cond_br(big, "big", "done")
     b.label("big")
-    y = _trig.sincos_big(b, b.fabs(x), offset)
-    if offset == 0:     # sin is odd
-        y = b.bitcast(b.xor(b.bitcast(y, "i32"), b.and_(b.bitcast(x, "i32"), 0x80000000)), "float")
+    y = _trig.sincos_big(b, b.fabs(x), cos)
+    # sin is odd, cos even
+    sign = b.select(b.icmp("eq", cos, 0), b.and_(b.bitcast(x, "i32"), 0x80000000), 0)
+    y = b.bitcast(b.xor(b.bitcast(y, "i32"), sign), "float")
     b.br("done")
     b.label("done")
     return b.phi((b.const("float", 0.0), "entry"), (y, "big"))
-
-
-@_define("tritium_sinf_big", "float", ("float", "i1"), inline=False, extra=_big_variants("tritium_sinf_big"))
-def _sinf_big(b: _Builder, x: _V, big: _V) -> _V:
-    return _big(b, x, big, 0)
-
-
-@_define("tritium_cosf_big", "float", ("float", "i1"), inline=False, extra=_big_variants("tritium_cosf_big"))
-def _cosf_big(b: _Builder, x: _V, big: _V) -> _V:
-    return _big(b, x, big, 1)
 
 
 @_define("tritium_sinf", "float", ("float",))
@@ -579,12 +575,12 @@ def _sinf(b: _Builder, x: _V) -> _V:
     y = _sincos_abs(b, x, 0)
     # sin is odd: computing sin(|x|) and flipping the sign bit also gets sin(-0) = -0 right
     sign = b.and_(b.bitcast(x, "i32"), 0x80000000)
-    return _large_arguments(b, x, b.bitcast(b.xor(b.bitcast(y, "i32"), sign), "float"), "tritium_sinf_big")
+    return _large_arguments(b, x, b.bitcast(b.xor(b.bitcast(y, "i32"), sign), "float"), 0)
 
 
 @_define("tritium_cosf", "float", ("float",))
 def _cosf(b: _Builder, x: _V) -> _V:
-    return _large_arguments(b, x, _sincos_abs(b, x, 1), "tritium_cosf_big")
+    return _large_arguments(b, x, _sincos_abs(b, x, 1), 1)
 
 
 # ----------------------------------------------------------------------------------------------------

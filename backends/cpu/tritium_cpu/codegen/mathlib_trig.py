@@ -142,12 +142,13 @@ def variant_name(scalar: str, vf: int) -> str:
 
 def variants_attribute(scalar: str) -> str:
     """The call-site attribute that tells the vectorizers about the vector variants."""
-    names = ",".join(f"_ZGV_LLVM_N{vf}vv_{scalar}({variant_name(scalar, vf)})" for vf in VFS)
+    names = ",".join(f"_ZGV_LLVM_N{vf}vvv_{scalar}({variant_name(scalar, vf)})" for vf in VFS)
     return f'"vector-function-abi-variant"="{names}"'
 
 
 def variants_ir(scalar: str) -> str:
-    """The vector variants of ``float scalar(float x, i1 needed)`` (0 unless ``needed``): each returns at once when
+    """The vector variants of ``float scalar(float x, i1 needed, i32 cos)`` (0 unless ``needed``; cos: 0 for sin,
+    1 for cos, a vector argument too so that the SLP vectorizer finds the variant): each returns at once when
     no lane is needed (before its prologue: LLVM shrink-wraps it), otherwise calls ``scalar`` on each needed lane,
     found bit by bit (a loop the optimizer cannot unroll: the variants stay quick to compile)."""
     out = []
@@ -155,7 +156,7 @@ def variants_ir(scalar: str) -> str:
         vt, it, mt = f"<{vf} x float>", f"<{vf} x i32>", f"<{vf} x i1>"
         name = variant_name(scalar, vf)
         attrs = "noinline nounwind willreturn nofree nosync memory(none)"
-        out.append(f"""define internal {vt} @{name}({vt} %x, {mt} %m) {attrs} {{
+        out.append(f"""define internal {vt} @{name}({vt} %x, {mt} %m, {it} %c) {attrs} {{
 entry:
   %any = call i1 @llvm.vector.reduce.or.v{vf}i1({mt} %m)
   br i1 %any, label %work, label %none
@@ -171,7 +172,8 @@ lane:
   %i.64 = call i64 @llvm.cttz.i64(i64 %bits, i1 true)
   %i = trunc i64 %i.64 to i32
   %xi = extractelement {vt} %x, i32 %i
-  %yi = call float @{scalar}(float %xi, i1 true)
+  %ci = extractelement {it} %c, i32 %i
+  %yi = call float @{scalar}(float %xi, i1 true, i32 %ci)
   %acc.next = insertelement {vt} %acc, float %yi, i32 %i
   %bits.less = sub i64 %bits, 1
   %bits.next = and i64 %bits, %bits.less
