@@ -14,14 +14,15 @@ single precision (J.-M. Muller, "Elementary Functions: Algorithms and Implementa
 table of worst cases), found again by tests/cpu/test_trig_full_range.py's search over every binade. So the 62-bit
 fraction keeps at least 32 significant bits of every reduced argument, 8 more than float32 needs.
 
-The slow path runs only for the lanes that need it. ``tritium_sinf``/``tritium_cosf`` call its scalar function
-unconditionally, with their test 2^21 <= |x| < inf as a second argument, and select its result where the test
-holds; the function returns at once where it does not, and it is ``noinline`` (inlined, the vectorizers would compute its integer arithmetic for every element). The call
-carries a ``vector-function-abi-variant`` attribute naming vector variants, so a vectorized loop, and a row the
-SLP vectorizer packs, call one variant per vector instead, which tests all lanes at once and returns at once when
-none needs the slow path, else calls the scalar function for those lanes. No branch surrounds the call: the SLP
-vectorizer cannot pack code across branches. The common |x| < 2^21 path stays vectorized and pays that call and
-test (the vector loop's instruction count grows by about 10%; its run time within this machine's noise).
+The slow path runs only for the lanes that need it. ``tritium_sinf``/``tritium_cosf`` call one scalar function,
+``tritium_sincosf_big(x, needed, cos)``, unconditionally, with their test 2^21 <= |x| < inf as ``needed``, and
+select its result where the test holds; the function returns at once where it does not, and it is ``noinline``
+(inlined, the vectorizers would compute its integer arithmetic for every element). The call carries a
+``vector-function-abi-variant`` attribute naming vector variants, so a vectorized loop, and a row the SLP
+vectorizer packs, call one variant per vector instead, which tests the lanes' ``needed`` at once and returns when
+none is set, else calls the scalar function for those lanes. No branch surrounds the call: the SLP vectorizer
+cannot pack code across branches. The common |x| < 2^21 path stays vectorized and pays that call and test (a few
+percent on a sin+cos loop on the development host).
 """
 from __future__ import annotations
 
