@@ -27,7 +27,7 @@ could clash), and names everything it defines ``tritium_*``.
 
 Accuracy, measured against float64 references over every float32 input of the stated ranges (the tests
 in tests/cpu/test_mathlib.py and, for sin/cos, tests/cpu/test_trig_full_range.py check samples of the same;
-sin/cos past 2^21 were measured on 67M random inputs and every input of two binades, 2^21 and 2^95):
+sin/cos past 2^21 were measured on 67M random inputs and every input in [2^21, 2^23) and [2^95, 2^97)):
 
 =========================  ==============================================================================
 expf, exp2f                <= 0.79 ulp; overflow to inf, underflow through the denormals to 0
