@@ -41,13 +41,20 @@ def parse_bool(text: str, name: str) -> bool:
 
 _ENVIRON_TYPE = type(os.environ)
 #: bumped whenever a knob is set, deleted or restored from Python, so that caches derived from knob values
-#: (the runtime's in-memory kernel keys) can tell in one comparison that they are still valid
+#: (the runtime's in-memory kernel keys) can tell in one comparison that they are still valid; also bumped
+#: (:func:`settings_changed`) when the plugin registry in effect or the active driver changes
 generation = 0
 
 
 def _changed() -> None:
     global generation
     generation += 1
+
+
+def settings_changed() -> None:
+    """Tell the caches keyed on :data:`generation` that something they depend on besides knobs changed (the
+    plugin registry in effect, the active driver)."""
+    _changed()
 
 
 def _encode_env_key(name: str) -> object:
@@ -174,6 +181,24 @@ class StrKnob(Knob[Optional[str]]):
         if self.choices and value not in self.choices:
             raise KnobError(f"{var or self.name}={value!r}: expected one of {', '.join(self.choices)}")
         return value
+
+
+def unset_check(*knobs: Knob, ns: dict, prefix: str = "_env") -> str:
+    """A Python expression, for code generated per kernel launch, that is true when none of these knobs'
+    environment variables is set, so that each knob holds its value set from Python or its default: a few
+    dict lookups and no call, where reading the knobs costs a few hundred nanoseconds each. The names it reads
+    go into ``ns``. It is false once ``os.environ`` was replaced by another mapping (the caller then reads the
+    knobs)."""
+    env = os.environ
+    if type(env) is not _ENVIRON_TYPE:
+        return "False"
+    # os.environ keeps its backing dict (encoded names) up to date in place: setenv, del, monkeypatch
+    ns[f"{prefix}_os"], ns[f"{prefix}_environ"], ns[f"{prefix}_data"] = os, env, env._data  # type: ignore
+    parts = [f"{prefix}_os.environ is {prefix}_environ"]
+    for i, key in enumerate(key for k in knobs for _, key in k._env_pairs):
+        ns[f"{prefix}_k{i}"] = key
+        parts.append(f"{prefix}_k{i} not in {prefix}_data")
+    return "(" + " and ".join(parts) + ")"
 
 
 def _bool_or_none(text: str) -> Optional[bool]:

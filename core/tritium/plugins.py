@@ -54,6 +54,7 @@ def reload() -> PluginRegistry:
     global _active
     with _lock:
         _active = _discover()
+    knobs.settings_changed()  # kernels cached in memory were keyed on the registry that was in effect
     return _active
 
 
@@ -79,12 +80,14 @@ def use(reg: PluginRegistry) -> Iterator[PluginRegistry]:
     """Make ``reg`` the registry of this process inside the block (tests, embedding applications)."""
     with _lock:
         _override.append(reg)
+    knobs.settings_changed()  # kernels cached in memory were keyed on the registry that was in effect
     try:
         yield reg
     finally:
         with _lock:
             # the innermost use of reg ends (the same registry may be installed in nested blocks)
             del _override[len(_override) - 1 - _override[::-1].index(reg)]
+        knobs.settings_changed()
 
 
 def discover() -> PluginRegistry:

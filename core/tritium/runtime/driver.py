@@ -86,10 +86,12 @@ class DriverConfig:
 
     def set_active(self, driver: Any) -> None:
         self._active = driver
+        knobs.settings_changed()  # launches cache the driver they resolved while no setting changes
 
     def reset_active(self) -> None:
         self._active = None
         self._default = None
+        knobs.settings_changed()
 
 
 driver = DriverConfig()

@@ -1,9 +1,11 @@
 """``kernel[grid](*args)``: bind and specialize the arguments, find or compile the kernel, launch it.
 
-The cached path is a few dictionary lookups and one call into the driver's launcher: the binder (generated
-per kernel by :func:`make_binder`) turns the arguments into a key and the run-time values in one call, and
-the kernel cache maps the key to a ready launcher. Everything else (checking devices, compiling, hooks that
-see the compiled kernel) happens once per specialization.
+This is the full path: the binder (generated per kernel by :mod:`.binder`) turns the arguments
+into a key and the run-time values in one call, and the kernel cache maps the key (with the options, debug
+mode and the settings that change compiled code) to a ready launcher. Everything else (checking devices,
+compiling, hooks that see the compiled kernel) happens once per specialization. Once a kernel is found here,
+later launches with the same key take the generated frame of :mod:`.dispatch`, which comes back here for
+whatever it cannot answer.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from .driver import driver as _driver
 from .forksafe import compile_lock
 from .grid import grid3
 from .safety import make_guard
+from .dispatch import launch_metadata as _launch_metadata
+from .dispatch import remember
 from .signature import array_locations, compile_inputs
 from .specialize import make_binder
 from .structured import bind_error, path_selector
@@ -32,7 +36,7 @@ class KernelState:
     def __init__(self, fn: Any, drv: Any) -> None:
         self.driver = drv
         self.target = drv.get_current_target()
-        self.binder = make_binder(fn)
+        self.binder = make_binder(fn, getattr(drv, "device_type", None))
         self.kernels: dict[Any, Entry] = {}
         self.backend: Any = None
         self.generation = -1
@@ -113,6 +117,7 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     debug = fn.debug or knobs.runtime.debug
     if state.generation != knobs.generation:
         state.refresh_settings()
+    gen = state.generation
     full = (key, tuple(sorted(options.items())) if options else None, debug, state.settings)
     try:
         entry = state.kernels.get(full)
@@ -123,6 +128,8 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
         entry = _compile_once(fn, state, full, key, bound, options, debug, warmup)
         if entry is None:
             return None
+    if debug is False and type(full) is tuple:
+        remember(fn, state, gen, key, options, entry)
     if warmup:
         return entry.kernel
     if callable(grid):
@@ -148,14 +155,6 @@ def launch(fn: Any, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
     if exit_hook is not None:
         exit_hook(_launch_metadata(fn, entry.kernel, g, bound))
     return entry.kernel
-
-
-def _launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
-    args = dict(zip(fn.arg_names, bound))
-    md = {"name": kernel.name, "function": fn, "grid": g, "kernel": kernel, "args": args}
-    if fn.launch_metadata is not None:
-        md.update(fn.launch_metadata(g, kernel.metadata, args) or {})
-    return md
 
 
 def _compile_once(fn: Any, state: KernelState, full: Any, key: tuple, bound: tuple, options: dict, debug: bool,

@@ -5,7 +5,7 @@ As in Triton: an integer becomes ``i32``/``i64``/``u64`` by its value, and is sp
 specialized when its address is divisible by 16. ``do_not_specialize`` turns both off for an argument,
 ``do_not_specialize_on_alignment`` only the divisibility.
 
-Every launch runs through :func:`make_binder`'s generated function, so the common argument types (int,
+Every launch runs through code generated per kernel (:mod:`.binder`), so the common argument types (int,
 float, torch tensor, numpy array) are handled without a call per argument; anything else goes through
 :func:`specialize_arg`. A key is a tuple with one entry per parameter:
 
@@ -17,16 +17,13 @@ float, torch tensor, numpy array) are handled without a call per argument; anyth
 """
 from __future__ import annotations
 
-import inspect
 import sys
-import types
 from typing import Any, Callable, Optional
 
 from ..language.core import constexpr
 from ..language.device_function import DeviceFunction
 from ..language.dtypes import dtype as tl_dtype
 from ..language.dtypes import pointer_type, str_to_ty, ty_to_str
-from .annotations import annotated_binder
 from .driver import driver
 
 #: element type names of torch and numpy, to Triton's signature spelling
@@ -62,28 +59,49 @@ def dtype_name(dt: Any) -> str:
 
 # -- array addresses ---------------------------------------------------------------------------------
 
-def _numpy_address_reader() -> Callable[[Any], int]:
+def _numpy_words() -> Optional[tuple[Any, int]]:
     """numpy's ``__array_interface__`` and ``.ctypes`` cost 1.5-2 us per call. The data pointer is the first
-    field after the object header of every ndarray (numpy 1 and 2); read it there, after checking on a probe
-    array that this interpreter lays objects out that way."""
+    field after the object header of every ndarray (numpy 1 and 2): (the process's memory as a memoryview of
+    8-byte words, that field's byte offset), so that ``words[(id(a) + offset) >> 3]`` reads it (a subscript,
+    where a ctypes object per read costs twice as much), after checking on a probe array that this interpreter
+    lays objects out that way; None where it does not (or addresses are not 64-bit)."""
     import ctypes
 
     import numpy as np
     offset = object.__basicsize__
-    read = ctypes.c_void_p.from_address
+    if offset % 8 or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+    try:
+        words = memoryview((ctypes.c_char * (1 << 62)).from_address(0)).cast("B").cast("Q")
+    except (TypeError, ValueError, OverflowError, MemoryError):
+        return None
     probe = np.arange(4, dtype=np.int64)[1:]
-    if read(id(probe) + offset).value == probe.__array_interface__["data"][0]:
-        return lambda a: read(id(a) + offset).value or 0
-    return lambda a: a.__array_interface__["data"][0]
+    if words[(id(probe) + offset) >> 3] != probe.__array_interface__["data"][0]:
+        return None
+    return words, offset
 
 
+_np_words: Optional[tuple[Any, int]] = None
 _np_address: Optional[Callable[[Any], int]] = None
 
 
+def numpy_words() -> Optional[tuple[Any, int]]:
+    global _np_words
+    if _np_words is None:
+        _np_words = _numpy_words() or (None, 0)
+    return None if _np_words[0] is None else _np_words
+
+
 def numpy_address() -> Callable[[Any], int]:
+    """The data pointer of an ndarray."""
     global _np_address
     if _np_address is None:
-        _np_address = _numpy_address_reader()
+        found = numpy_words()
+        if found is None:
+            _np_address = lambda a: a.__array_interface__["data"][0]  # noqa: E731
+        else:
+            words, offset = found
+            _np_address = lambda a: words[(id(a) + offset) >> 3]  # noqa: E731
     return _np_address
 
 
@@ -204,110 +222,18 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
 
 # -- the binder ---------------------------------------------------------------------------------------
 
-def make_binder(fn: Any) -> Callable[..., tuple]:
-    """``binder(*args, **kwargs) -> (key, runtime, bound, options)`` for one JITFunction.
-
-    ``runtime`` holds one value per non-constexpr parameter (an address for arrays), ``bound`` every
-    parameter's value, ``options`` the keyword arguments that are not parameters (``num_warps``...).
-    Python's own argument binding gives the TypeErrors for missing or repeated arguments.
-    """
-    ns: dict[str, Any] = {"_spec": specialize_arg, "_const": const_key, "_int_key": int_key, "_H": _HANDLERS,
-                          "_handler_for": _handler_for, "_ONE": ("C", int, 1)}
-    torch, np = sys.modules.get("torch"), sys.modules.get("numpy")
-    if torch is not None and getattr(torch, "Tensor", None) is not None:
-        ns["_Tensor"] = torch.Tensor
-    if np is not None and getattr(np, "ndarray", None) is not None:
-        ns["_ndarray"], ns["_np_addr"] = np.ndarray, numpy_address()
-    sig, body, keys, runtime = [], [], [], []
-    # the binder's own locals get a prefix no parameter name starts with
-    pre = "__"
-    while any(p.name.startswith(pre) for p in fn.params):
-        pre += "_"
-    simple = (int, float, bool, str, type(None))
-    ns["_simple"] = frozenset(simple)
-    for p in fn.params:
-        n = f"a{p.num}"  # parameter names may shadow the helpers; _rename gives the real names back
-        kind = p._param.kind
-        if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(f"kernel `{fn.__name__}` takes {'*' if kind == inspect.Parameter.VAR_POSITIONAL else '**'}"
-                            f"{p.name}: @jit kernels need every parameter named (give meta-parameters as "
-                            "`NAME: tl.constexpr`)")
-        if kind == inspect.Parameter.KEYWORD_ONLY and "*" not in sig:
-            sig.append("*")
-        if p.has_default:
-            ns[f"_d{p.num}"] = p.default
-            sig.append(f"{n}=_d{p.num}")
-        else:
-            sig.append(n)
-        if p.is_constexpr:
-            keys.append(f"(('C', type({n}), {n}) if type({n}) in _simple else _const({n}))")
-            continue
-        spec, align = not p.do_not_specialize, not p.do_not_specialize and not p.do_not_specialize_on_alignment
-        if p.annotation_type:
-            ns[f"_a{p.num}"] = annotated_binder(fn, p, spec, align, specialize_arg)
-            keys.append(f"{pre}k{p.num}")
-            runtime.append(f"{pre}r{p.num}")
-            body.append(f"    {pre}k{p.num}, {pre}r{p.num} = _a{p.num}({n})")
-            continue
-        ns[f"_k{p.num}_D"], ns[f"_k{p.num}_"] = ("i32", "D" if align else ""), ("i32", "")
-        int_fast = (f"_k{p.num}_ if {n} != 1 and {n} & 15 else _ONE if {n} == 1 else _k{p.num}_D"
-                    if spec else f"_k{p.num}_")
-        k, r = f"{pre}k{p.num}", f"{pre}r{p.num}"
-        body += [
-            f"    {pre}t = type({n})",
-            f"    if {pre}t is int and -0x80000000 <= {n} <= 0x7fffffff:",
-            f"        {k} = {int_fast}; {r} = {n}",
-        ]
-        # arrays of the libraries already loaded get a branch of their own: no call, no dispatch
-        if "_Tensor" in ns:
-            body += [
-                f"    elif {pre}t is _Tensor:",
-                f"        {r} = {n}.data_ptr()",
-                f"        {k} = ('*', {n}.dtype, 'cpu' if {n}.is_cpu else {n}.device.type, {_aligned(r, align)})",
-            ]
-        if "_ndarray" in ns:
-            body += [
-                f"    elif {pre}t is _ndarray:",
-                f"        {r} = _np_addr({n})",
-                f"        {k} = ('*', {n}.dtype, 'cpu', {_aligned(r, align)})",
-            ]
-        body += [
-            "    else:",
-            f"        {pre}h = _H.get({pre}t)",
-            f"        {k}, {r} = {pre}h({n}, {align}) if {pre}h is not None else _spec({n}, {spec}, {align})",
-        ]
-        keys.append(k)
-        runtime.append(r)
-    names = [f"a{p.num}" for p in fn.params]
-    src = "\n".join([
-        f"def binder({', '.join(sig + [f'**{pre}options'])}):",
-        *body,
-        f"    return ({', '.join(keys)}{',' if len(keys) == 1 else ''}), "
-        f"({', '.join(runtime)}{',' if len(runtime) == 1 else ''}), "
-        f"({', '.join(names)}{',' if len(names) == 1 else ''}), {pre}options",
-    ])
-    exec(compile(src, f"<binder of {fn.__name__}>", "exec"), ns)
-    inner = ns["binder"]
-    # the real parameter names, for keyword arguments and for Python's own error messages
-    return _rename(inner, fn)
+def binder_helpers() -> dict[str, Any]:
+    """What the generated binding code (:mod:`.binder`) calls: keys of the argument types it does not inline."""
+    return {"_spec": specialize_arg, "_const": const_key, "_int_key": int_key, "_H": _HANDLERS,
+            "_handler_for": _handler_for, "_ONE": ("C", int, 1), "_numpy_address": numpy_address,
+            "_numpy_words": numpy_words}
 
 
-def _aligned(addr: str, align: bool) -> str:
-    return f"not {addr} & 15" if align else "False"
-
-
-def _rename(inner: Callable, fn: Any) -> Callable:
-    code = inner.__code__
-    names = tuple(p.name for p in fn.params)
-    varnames = names + code.co_varnames[len(names):]
-    if len(set(varnames)) != len(varnames):
-        clash = sorted(set(names) & set(code.co_varnames[len(names):]))
-        raise ValueError(f"parameter name(s) {clash} of {fn.__name__} clash with the launcher's own")
-    new = inner.__code__.replace(co_varnames=varnames, co_name=fn.__name__, co_qualname=fn.__name__)
-    out = types.FunctionType(new, inner.__globals__, fn.__name__, inner.__defaults__, inner.__closure__)
-    if inner.__kwdefaults__:
-        out.__kwdefaults__ = {fn.params[int(k[1:])].name: v for k, v in inner.__kwdefaults__.items()}
-    return out
+def make_binder(fn: Any, device_type: Optional[str] = None) -> Callable[..., tuple]:
+    """``binder(*args, **kwargs) -> (key, runtime, bound, options)`` for one JITFunction (generated by
+    :mod:`.binder`)."""
+    from .binder import make_binder as generate
+    return generate(fn, binder_helpers(), device_type)
 
 
 class MockTensor:
