@@ -29,6 +29,14 @@ def store_one(out_ptr, value):
     tl.store(out_ptr, value)
 
 
+@tritium.jit
+def fifteen_args(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # a matmul's signature: what the binder keys per launch grows with the arguments
+    total = M + N + K + stride_am + stride_ak + stride_bk + stride_bn + stride_cm + stride_cn
+    tl.store(c_ptr, tl.load(a_ptr) + tl.load(b_ptr) + total + BLOCK_M + BLOCK_N + BLOCK_K)
+
+
 STAT: Callable[[list], float] = statistics.median
 
 
@@ -76,24 +84,31 @@ def main() -> None:
     for name, x in arrays.items():
         store_one[(1, )](x, 3)
         assert float(x[0]) == 3.0
-        launch = store_one[(1, )]
-        full = per_call_us(lambda: store_one[(1, )](x, 3), args.batches)
-        saved = _stub_launchers(store_one)
-        try:
-            core = per_call_us(lambda: store_one[(1, )](x, 3), args.batches)
-            bound = per_call_us(lambda: launch(x, 3), args.batches)
-            run = per_call_us(lambda: store_one.run(x, 3, grid=(1, )), args.batches)
-            if args.profile:
-                prof = cProfile.Profile()
-                prof.enable()
-                for _ in range(100000):
-                    store_one[(1, )](x, 3)
-                prof.disable()
-                pstats.Stats(prof).sort_stats("tottime").print_stats(12)
-        finally:
-            _restore(saved)
-        print(f"{name:6s} kernel[(1,)](x, 3): {full:5.2f} us | core only (no-op launcher): {core:5.2f} us | "
-              f"pre-bound kernel[(1,)]: {bound:5.2f} us | run(..., grid=): {run:5.2f} us", flush=True)
+        _measure(f"{name:5s} store_one[(1,)](x, 3)", store_one, (x, 3), args)
+        many = (x, x, x, 512, 512, 512, 512, 1, 512, 1, 512, 1, 16, 16, 16)
+        fifteen_args[(1, )](*many)
+        _measure(f"{name:5s} fifteen_args[(1,)](3 arrays, 9 ints, 3 constexprs)", fifteen_args, many, args)
+
+
+def _measure(title: str, kernel: Any, a: tuple, args: Any) -> None:
+    launch = kernel[(1, )]
+    full = per_call_us(lambda: kernel[(1, )](*a), args.batches)
+    saved = _stub_launchers(kernel)
+    try:
+        core = per_call_us(lambda: kernel[(1, )](*a), args.batches)
+        bound = per_call_us(lambda: launch(*a), args.batches)
+        run = per_call_us(lambda: kernel.run(*a, grid=(1, )), args.batches)
+        if args.profile:
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(100000):
+                kernel[(1, )](*a)
+            prof.disable()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+    finally:
+        _restore(saved)
+    print(f"{title}\n    whole launch {full:5.2f} us | core only (no-op launcher) {core:5.2f} us | pre-bound "
+          f"kernel[(1,)] {bound:5.2f} us | run(..., grid=) {run:5.2f} us", flush=True)
 
 
 if __name__ == "__main__":

@@ -372,3 +372,20 @@ def test_unset_check_follows_the_environment(monkeypatch):
         assert check()
     monkeypatch.setattr("os.environ", dict(os.environ))
     assert not check()
+
+
+def test_grid_tuples_of_ints_check_as_lists_do():
+    # grid3 answers tuples of ints before its general loop, which lists still take
+    from tritium.runtime.grid import grid3
+    rng = random.Random(7)
+    edges = [0, 1, 2, 65535, 65536, 2**31 - 1, 2**31, 2**32, 2**62, 2**63, -1, True, 2.0, np.int64(3)]
+    for limits in ((2**31 - 1, 65535, 65535), (2**64, 2**64, 2**64)):
+        for _ in range(3000):
+            grid = tuple(rng.choice(edges) for _ in range(rng.randint(0, 4)))
+            outcomes = []
+            for form in (grid, list(grid)):
+                try:
+                    outcomes.append(grid3("k", form, limits))
+                except (TypeError, ValueError) as exc:
+                    outcomes.append((type(exc), str(exc).replace("[", "(").replace("]", ")")))
+            assert outcomes[0] == outcomes[1], (grid, limits)

@@ -49,8 +49,8 @@ class Hot:
         self.max_grid = (0, 0, 0) if state is None else state.max_grid
         self.enter = None if state is None else state.enter_hook
         self.exit = None if state is None else state.exit_hook
-        #: (a grid tuple of ints, its checked three-int form): a launch passing the same tuple object again
-        #: (a constant, or a grid kept in a variable) skips the check; tuples and ints cannot change
+        #: (a 1-D grid tuple of an int, its checked three-int form): a launch passing the same tuple object
+        #: again (a constant, or a grid kept in a variable) skips the check; tuples and ints cannot change
         self.grid_seen: tuple = (None, None)
 
 
@@ -77,13 +77,6 @@ def _slow(fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
     return fn._run(args, kwargs, grid, False)
 
 
-def _grid(fn: Any, hot: Hot, grid: Any) -> tuple:
-    g = grid3(fn.__name__, grid, hot.max_grid)
-    if type(grid) is tuple and all(type(v) is int for v in grid):
-        hot.grid_seen = (grid, g)
-    return g
-
-
 def launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
     """What launch enter/exit hooks receive."""
     args = dict(zip(fn.arg_names, bound))
@@ -97,7 +90,7 @@ def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
     code = binder_code(fn, binder_helpers(), device_type)
     P = code.pre
     ns = code.ns
-    ns.update(_fn=fn, _knobs=knobs, _slow=_slow, _grid=_grid, _md=launch_metadata, _hot=_DEAD,
+    ns.update(_fn=fn, _knobs=knobs, _slow=_slow, _grid3=grid3, _md=launch_metadata, _hot=_DEAD,
               _KT=(TypeError, ValueError, OverflowError))
     rt = type(knobs.runtime)
     env_unset = knobs.unset_check(rt.interpret, rt.debug, ns=ns)  # type: ignore[arg-type]
@@ -143,7 +136,7 @@ def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
         f"            {h}.grid_seen = {P}seen = ({g}, ({g}[0], 1, 1))",
         f"            {g} = {P}seen[1]",
         "        else:",
-        f"            {g} = _grid(_fn, {h}, {g})",
+        f"            {g} = _grid3(_fn.__name__, {g}, {h}.max_grid)",
         f"    if {e}.guard is not None:",
         f"        {e}.guard({bound})",
         f"    {P}r = {tuple_expr(code.runtime)}",

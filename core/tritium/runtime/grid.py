@@ -17,6 +17,24 @@ _AXES = "xyz"
 def grid3(name: str, grid: Any, limits: tuple[int, int, int] = DEFAULT_MAX_GRID) -> tuple[int, int, int]:
     """A grid (an int, or a tuple of 1 to 3 ints) as three ints, each in ``0..limits[axis]``; errors name the
     kernel. Booleans and floats are refused (``(2.9,)`` is not a grid); numpy integers are accepted."""
+    if type(grid) is tuple:
+        # the common grid, a tuple of ints in range, answered without the loop below (launches compute
+        # their grids afresh, so this runs on every launch of a 2-D or 3-D grid)
+        n = len(grid)
+        if n == 2:
+            x, y = grid
+            if type(x) is int and type(y) is int and 0 <= x <= limits[0] and 0 <= y <= limits[1] and \
+                    x * y < 2**63:
+                return (x, y, 1)
+        elif n == 3:
+            x, y, z = grid
+            if type(x) is int and type(y) is int and type(z) is int and 0 <= x <= limits[0] and \
+                    0 <= y <= limits[1] and 0 <= z <= limits[2] and x * y * z < 2**63:
+                return (x, y, z)
+        elif n == 1:
+            x = grid[0]
+            if type(x) is int and 0 <= x <= limits[0] and x < 2**63:
+                return (x, 1, 1)
     if not isinstance(grid, (tuple, list)):
         grid = (grid, )
     if not 1 <= len(grid) <= 3:

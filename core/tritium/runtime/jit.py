@@ -54,6 +54,7 @@ class KernelInterface:
 class JITFunction(KernelInterface, DeviceFunction):
     """A Python function compiled for devices: a kernel (launched with ``fn[grid](...)``) or a device
     function (called from other @jit functions)."""
+    _hot_path: Any = None  # (also for instances made without __init__: copies, unpickled ones)
 
     def __init__(self, fn: Callable, version: Any = None, do_not_specialize: Optional[Sequence] = None,
                  do_not_specialize_on_alignment: Optional[Sequence] = None, debug: Optional[bool] = None,
