@@ -9,6 +9,8 @@ fastest batch, which a loaded machine disturbs less):
   costs (binder, key, cache lookup, knob reads, grid, hooks) before the backend's own call;
 - ``kernel.run(x, 3, grid=(1,))`` with the no-op launcher: the same without ``__getitem__``'s closure.
 
+Arrays live where the active driver runs kernels (numpy and torch on the CPU backend, torch on a GPU's).
+
 Run: python core/bench/dispatch.py [--profile]   (--profile prints cProfile's view of the stubbed launch)
 """
 from __future__ import annotations
@@ -38,16 +40,19 @@ def fifteen_args(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, 
 
 
 STAT: Callable[[list], float] = statistics.median
+SYNC: Callable[[], Any] = lambda: None  # noqa: E731  (a GPU's: between batches, so its queue never fills)
 
 
 def per_call_us(call: Callable[[], Any], batches: int = 101, per_batch: int = 1000) -> float:
     call()
+    SYNC()
     times = []
     for _ in range(batches):
         t0 = time.perf_counter()
         for _ in range(per_batch):
             call()
         times.append((time.perf_counter() - t0) * 1e6 / per_batch)
+        SYNC()
     return STAT(times)
 
 
@@ -72,15 +77,22 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=101)
     parser.add_argument("--stat", choices=("median", "min"), default="median")
     args = parser.parse_args()
-    global STAT
+    global STAT, SYNC
     STAT = min if args.stat == "min" else statistics.median
-    import numpy as np
-    arrays = {"numpy": np.zeros(4, dtype=np.float32)}
+    from tritium.runtime.driver import driver
+    device = driver.active.device_type
+    arrays: dict[str, Any] = {}
+    if device == "cpu":
+        import numpy as np
+        arrays["numpy"] = np.zeros(4, dtype=np.float32)
     try:
         import torch
-        arrays["torch"] = torch.zeros(4, dtype=torch.float32)
+        arrays["torch"] = torch.zeros(4, dtype=torch.float32, device=device)
+        if device != "cpu":
+            SYNC = getattr(torch, device).synchronize
     except ImportError:
         pass
+    print(f"active driver: {type(driver.active).__name__} ({device})", flush=True)
     for name, x in arrays.items():
         store_one[(1, )](x, 3)
         assert float(x[0]) == 3.0
