@@ -2,8 +2,9 @@
 
 :func:`binder_code` writes, once per kernel, the Python statements that key every parameter (the common
 argument types -- int, float, torch tensor, numpy array -- inline, without a call; anything else through
-:func:`.specialize.specialize_arg`, passed in with the other helpers). :func:`make_binder` wraps them into ``binder(*args, **kwargs) -> (key,
-runtime, bound, options)``; :mod:`.dispatch` wraps the same statements into the cached launch itself.
+:func:`.specialize.specialize_arg`, passed in with the other helpers). :func:`make_binder` wraps them into
+``binder(*args, **kwargs) -> (key, runtime, bound, options)``; :mod:`.dispatch` wraps the same statements into
+the cached launch itself.
 
 The statements name the parameters ``a0, a1, ...`` (a parameter may be called like one of the helpers the
 code uses); :func:`rename` gives the compiled function the real names back, so that Python's own binding

@@ -17,12 +17,12 @@ from .. import knobs, plugins
 from ..compiler import ASTSource, compile
 from ..compiler.compiler import make_backend
 from ..compiler.stages import inspection_hook_key
+from .dispatch import launch_metadata as _launch_metadata
+from .dispatch import remember
 from .driver import driver as _driver
 from .forksafe import compile_lock
 from .grid import grid3
 from .safety import make_guard
-from .dispatch import launch_metadata as _launch_metadata
-from .dispatch import remember
 from .signature import array_locations, compile_inputs
 from .specialize import make_binder
 from .structured import bind_error, path_selector
