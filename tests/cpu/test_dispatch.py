@@ -238,6 +238,16 @@ def test_environment_set_between_launches_takes_effect(monkeypatch):
     monkeypatch.delenv("TRITIUM_INTERPRET")
     store[(1, )](out, 5)
     assert len(calls) == 2 and out[0] == 5
+    with knobs.runtime.scope():
+        knobs.runtime.interpret = True  # from Python, the same
+        store[(1, )](out, 6)
+    assert len(calls) == 2 and out[0] == 6
+    store.interpret = True  # and per kernel
+    store[(1, )](out, 7)
+    assert len(calls) == 2 and out[0] == 7
+    store.interpret = False
+    store[(1, )](out, 8)
+    assert len(calls) == 3 and out[0] == 8
 
 
 def test_knobs_set_from_python_between_launches_take_effect():
