@@ -399,3 +399,16 @@ def test_grid_tuples_of_ints_check_as_lists_do():
                 except (TypeError, ValueError) as exc:
                     outcomes.append((type(exc), str(exc).replace("[", "(").replace("]", ")")))
             assert outcomes[0] == outcomes[1], (grid, limits)
+
+
+def test_binder_for_a_device_type_keys_tensors_as_specialize_arg():
+    # a driver's device type gives torch tensors a cheap location test (x.is_<type>); the meta device stands in
+    # for a GPU's here
+    torch = pytest.importorskip("torch")
+    fn = triton.jit(_plain)
+    for device_type in ("meta", "cpu", "no_such_device", None):
+        binder = make_binder(fn, device_type)
+        for t in (torch.zeros(4), torch.zeros(4, device="meta"), torch.zeros(4)[1:]):
+            key, runtime, _, _ = binder(t, t, 1, 16)
+            want = specialize_arg(t)
+            assert key[0] == key[1] == want[0] and runtime[0] == want[1], (device_type, t.device)

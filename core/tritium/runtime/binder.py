@@ -44,8 +44,9 @@ def binder_code(fn: Any, helpers: dict, device_type: Optional[str] = None) -> Bi
         ns["_Tensor"] = torch.Tensor
         if device_type and device_type != "cpu" and device_type.isidentifier() and \
                 isinstance(getattr(torch.Tensor, f"is_{device_type}", None), types.GetSetDescriptorType):
-            # torch's is_<type> is true exactly when device.type is <type>
-            location = f"'cpu' if {{n}}.is_cpu else {device_type!r} if {{n}}.is_{device_type} else {{n}}.device.type"
+            # torch's is_<type> is true exactly when device.type is <type>; the driver's own type first, as
+            # its tensors are the ones launches take
+            location = f"{device_type!r} if {{n}}.is_{device_type} else 'cpu' if {{n}}.is_cpu else {{n}}.device.type"
     np_address = "_np_addr({n})"
     if np is not None and getattr(np, "ndarray", None) is not None:
         ns["_ndarray"], ns["_np_addr"] = np.ndarray, numpy_address()
