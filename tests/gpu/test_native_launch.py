@@ -25,6 +25,7 @@ def launch_path(request, cuda, monkeypatch):
     from tritium_nvidia.knobs import nvidia as nv_knobs
     monkeypatch.setattr(driver, "_launch", driver._choose_launch)  # chosen again at the next launch
     monkeypatch.setattr(driver, "_launch_is_native", False)
+    monkeypatch.setattr(driver, "NATIVE_AFTER", 0)
     with nv_knobs.scope():
         nv_knobs.native_launch = request.param
         yield request.param
@@ -91,6 +92,7 @@ def test_build_failure_keeps_launching(cuda, monkeypatch):
         raise cu_mod.CudaError("no address (the test)")
     monkeypatch.setattr(driver, "_launch", driver._choose_launch)
     monkeypatch.setattr(driver, "_launch_is_native", False)
+    monkeypatch.setattr(driver, "NATIVE_AFTER", 0)
     monkeypatch.setattr(cu_mod, "launch_kernel_address", cannot)
     out = torch.zeros(100, device="cuda", dtype=torch.int32)
     _fill[(1, )](out, 3, 100, BLOCK=128)

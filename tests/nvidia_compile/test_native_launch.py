@@ -46,7 +46,9 @@ def fresh_choice(monkeypatch):
     """The launch call as before the process's first launch; restored afterwards."""
     monkeypatch.setattr(driver, "_launch", driver._choose_launch)
     monkeypatch.setattr(driver, "_launch_is_native", False)
+    monkeypatch.setattr(driver, "NATIVE_AFTER", 0)  # chosen at the first launch, not the process's 100th
     with nv_knobs.scope():
+        nv_knobs.launch_debug = False  # whatever TRITIUM_NVIDIA_LAUNCH_DEBUG the run has: each test says
         yield
 
 

@@ -78,6 +78,7 @@ def main() -> None:
     for native_launch in (False, True):  # the launcher's launch call chosen again with the knob each way
         nv_knobs.native_launch = native_launch
         nv_driver._launch = nv_driver._choose_launch
+        nv_driver.NATIVE_AFTER = 0  # chosen at the next launch, not after the process's first 100
         store_one[(1, )](out, 3)
         torch.cuda.synchronize()
         how = "native" if nv_driver._launch_is_native else "cuda-bindings"

@@ -69,12 +69,21 @@ def _find_torch_c() -> Any:
     return _torch_c
 
 
+#: launches made through cuda-bindings' wrapper before the native call is built: a process that launches little
+#: (a server loading ``.tritium`` artifacts, whose cold start must not import llvmlite) never pays the build
+NATIVE_AFTER = 100
+_early_launches = 0
+
+
 def _choose_launch(*args: Any) -> int:
-    """The launch call until the first launch, which chooses it once per process: the native builtin
-    (cuda.native_launch: crossing into C through cuda-bindings' wrapper cost ~4 us of a ~10 us cached launch,
-    bench/launch_breakdown.py), or that wrapper where the builtin cannot be built or TRITIUM_NVIDIA_NATIVE_LAUNCH=0.
-    Chosen under the compile lock, which a fork waits for (runtime/forksafe.py)."""
-    global _launch, _launch_is_native
+    """The launch call until the process's NATIVE_AFTER-th launch, which chooses it once per process: the native
+    builtin (cuda.native_launch: crossing into C through cuda-bindings' wrapper cost ~4 us of a ~10 us cached
+    launch, bench/launch_breakdown.py), or that wrapper where the builtin cannot be built or
+    TRITIUM_NVIDIA_NATIVE_LAUNCH=0. Chosen under the compile lock, which a fork waits for (runtime/forksafe.py)."""
+    global _launch, _launch_is_native, _early_launches
+    if _early_launches < NATIVE_AFTER:
+        _early_launches += 1  # racy across threads on purpose: a launch more or less before the choice is harmless
+        return _bindings_launch()(*args)
     from tritium.runtime.forksafe import compile_lock
     with compile_lock:
         if _launch is _choose_launch:
@@ -124,6 +133,7 @@ def _say(message: str) -> None:
 
 
 _launch: Callable[..., int] = _choose_launch
+_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
 _launch_is_native = False
 
 
@@ -335,6 +345,12 @@ class CudaLauncher:
             except (TypeError, OverflowError) as exc:
                 raise ValueError(f"kernel `{self.name}`: grid {grid} must be integers, x < 2**31 and y, z <= 65535 "
                                  f"programs ({exc})") from None
+            if err == _INVALID_CONTEXT:
+                # a thread that has not used CUDA yet has no current context: the device's primary one, which
+                # torch and the runtime use too (so their memory is valid), as torch makes it current on first use
+                from . import cuda
+                cuda.ensure_context(device)
+                err = _launch(*call)
             if err and _launch_is_native:
                 err = _confirm_failure(err, call)
         if err:
