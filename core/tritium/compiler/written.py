@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ..dialect import PURE_OPS
 
 _ALL = -1
 _NONE: frozenset = frozenset()
@@ -205,6 +204,9 @@ _PURE_OPS_WITH_REGIONS = frozenset(("tt.reduce", "tt.scan", "tt.map_elementwise"
 def _pure(name: str) -> bool:
     if name.startswith(_PURE_DIALECTS):
         return True
+    # imported here: backends' drivers import this package's error classes, and a process that only loads
+    # compiled artifacts (tritium.load_compiled) must not import the tile dialect
+    from ..dialect import PURE_OPS
     return name in PURE_OPS
 
 
