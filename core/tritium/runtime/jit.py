@@ -329,6 +329,10 @@ def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -
         if isinstance(obj, JITFunction):
             if id(obj) not in seen:
                 parts.append(f"{name}:{dependencies_hash(obj, seen, used)}")
+        elif isinstance(obj, type) and getattr(obj, "__triton_aggregate__", False):
+            # an aggregate class's fields and methods are part of the kernel's code (its @jit methods hashed as
+            # called functions are): editing one must not serve the old compiled kernel from the cache
+            parts.append(f"{name}:{_aggregate_key(obj, seen, used)}")
         elif isinstance(obj, constexpr):
             parts.append(f"{name}={obj.value!r}")
         elif isinstance(obj, dtype):
@@ -342,6 +346,11 @@ def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -
         if namespace is not None and not any(ns is namespace and n == key_name for ns, n, _ in used):
             used.append((namespace, key_name, obj))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _aggregate_key(cls: type, seen: set, used: list) -> str:
+    from ..language.aggregate import cache_key
+    return cache_key(cls, lambda f: "" if id(f) in seen else dependencies_hash(f, seen, used))
 
 
 def _launch(fn: JITFunction, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
