@@ -208,6 +208,8 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
     if isinstance(v, (constexpr, tl_dtype, DeviceFunction)) or t.__name__ == "dtype":
         # a @jit function passed as an argument is compile-time, as in Triton (test_tuple.py::test_namedtuple)
         return const_key(v), None
+    if t.__module__ == "numpy" and t.__name__ != "ndarray" and hasattr(v, "dtype"):
+        return _numpy_scalar(v, specialize, align)
     if isinstance(v, bool):
         return ("u1", ""), bool(v)
     if isinstance(v, int) or t.__name__.startswith(("int", "uint")) and hasattr(v, "__index__"):
@@ -218,6 +220,20 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
     if isinstance(v, list):
         raise TypeError("cannot pass a list to a kernel parameter that is not a tl.constexpr: pass a tuple")
     return _handler_for(t)(v, specialize and align)
+
+
+def _numpy_scalar(v: Any, specialize: bool, align: bool) -> tuple[tuple, Any]:
+    """A numpy scalar (np.float32(0.5), np.bool_(True), np.int64(3)) passes as the Python number it holds: it
+    also exposes the array interface, which would otherwise pass the address of a temporary copy."""
+    kind = v.dtype.kind
+    if kind == "b":
+        return ("u1", ""), bool(v)
+    if kind in "iu":
+        iv = int(v)
+        return int_key(iv, specialize, align), iv
+    if kind == "f":
+        return ("fp32", ""), float(v)
+    raise TypeError(f"cannot pass a numpy {v.dtype} scalar to a kernel: pass a Python int, float or bool")
 
 
 # -- the binder ---------------------------------------------------------------------------------------
