@@ -412,3 +412,20 @@ def test_binder_for_a_device_type_keys_tensors_as_specialize_arg():
             key, runtime, _, _ = binder(t, t, 1, 16)
             want = specialize_arg(t)
             assert key[0] == key[1] == want[0] and runtime[0] == want[1], (device_type, t.device)
+
+
+@triton.jit
+def _no_parameters():
+    tl.static_assert(((3, 4) and (5, 6)) == (5, 6))
+
+
+@triton.jit
+def _keyword_only_constexpr(*, N: tl.constexpr):
+    tl.static_assert(N == 4)
+
+
+def test_kernels_without_positional_parameters_launch():
+    # the frame's call to the full path once built `(*extra)`, a syntax error, for a kernel with none
+    for _ in range(3):
+        _no_parameters[(1, )]()
+        _keyword_only_constexpr[(1, )](N=4)

@@ -103,7 +103,7 @@ def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
         sig.append(f"*{P}extra")
     positional = [a for p, a in zip(fn.params, code.names) if p._param.kind != kw_only]
     named = [f"{p.name!r}: {a}" for p, a in zip(fn.params, code.names) if p._param.kind == kw_only]
-    args = f"({''.join(a + ', ' for a in positional)}*{P}extra)"
+    args = f"({''.join(a + ', ' for a in positional)}*{P}extra, )"  # a tuple, even for a kernel without parameters
     kwargs = "{" + ", ".join(named + [f"**{P}options"]) + "}" if named else f"{P}options"
     slow = f"return _slow(_fn, {P}grid, {args}, {kwargs})"
     bound, key = tuple_expr(code.names), tuple_expr(code.keys)
