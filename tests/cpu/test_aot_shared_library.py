@@ -5,7 +5,6 @@ object written for C hosts must be position-independent: at every x86-64 level t
 Each library is loaded with ctypes, run, and compared with the interpreter."""
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import importlib.util
 import os
@@ -20,8 +19,8 @@ from tritium.tools import compile_cmd
 from tritium_cpu import isa
 from tritium_cpu.knobs import cpu as cpu_knobs
 
-SELECTED = cpu_knobs.target_cpu is not None or cpu_knobs.target_features is not None
-LEVELS = ["selected"] if SELECTED else list(isa.runnable_levels())
+SELECTED = isa.environment_selects_level()
+LEVELS = isa.levels_to_check()
 
 # vector constants (one per term) sit in .rodata, the reduction and exp add more; the grid runs on threads
 KERNELS = textwrap.dedent('''
@@ -44,16 +43,7 @@ KERNELS = textwrap.dedent('''
 SIGNATURE = "*fp32, *fp32, *fp32, i32, 9, 64"
 N, BLOCK = 1000, 64
 GRID = -(-N // BLOCK)
-
-
-@contextlib.contextmanager
-def level(name: str):
-    with cpu_knobs.scope():
-        if name != "selected":
-            settings = isa.runnable_levels()[name]
-            cpu_knobs.target_cpu = settings[isa.TARGET_ENV]
-            cpu_knobs.target_features = settings[isa.FEATURES_ENV]
-        yield
+level = isa.compiling_for
 
 
 def emit_c(tmp_path, stem: str) -> None:

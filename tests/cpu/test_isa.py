@@ -3,6 +3,7 @@ each level is selected through the CPU knobs, as ``make test`` selects it throug
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 
 import numpy as np
@@ -15,20 +16,10 @@ from tritium_cpu.knobs import cpu as cpu_knobs
 
 #: the environment already selects one level (a lower level of make test's matrix, which runs this file once
 #: per level): run the kernels at that level only
-SELECTED = cpu_knobs.target_cpu is not None or cpu_knobs.target_features is not None
-LEVELS = ["selected"] if SELECTED else list(isa.runnable_levels())   # named levels, lowest first, "native"
+SELECTED = isa.environment_selects_level()
+LEVELS = isa.levels_to_check()   # named levels, lowest first, "native"
 NAMED = [n for n in isa.runnable_levels() if n != "native"]
-
-
-@contextlib.contextmanager
-def level(name: str):
-    """Compile for ``name`` inside the block ("selected": as the environment says)."""
-    with cpu_knobs.scope():
-        if name != "selected":
-            settings = isa.runnable_levels()[name]
-            cpu_knobs.target_cpu = settings[isa.TARGET_ENV]
-            cpu_knobs.target_features = settings[isa.FEATURES_ENV]
-        yield
+level = isa.compiling_for
 
 
 @triton.jit
@@ -188,8 +179,6 @@ def test_float_to_int_saturates(lvl, dtype):
 def test_matrix_listing():
     """What the Makefile reads: the native class, then the levels below it with their settings."""
     from tritium_cpu.isa import _main
-    import contextlib
-    import io
     named = NAMED
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

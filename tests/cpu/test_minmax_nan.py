@@ -4,7 +4,6 @@ against the interpreter. With ``propagate_nan=NONE`` (the default) a NaN operand
 when the other operand was known not to be one (an integer converted to float): the fuzzer's finding."""
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -12,22 +11,12 @@ import pytest
 import tritium as triton
 import tritium.language as tl
 from tritium_cpu import isa
-from tritium_cpu.knobs import cpu as cpu_knobs
 
-SELECTED = cpu_knobs.target_cpu is not None or cpu_knobs.target_features is not None
-LEVELS = ["selected"] if SELECTED else list(isa.runnable_levels())
+SELECTED = isa.environment_selects_level()
+LEVELS = isa.levels_to_check()
 
 SPECIAL = [np.nan, -0.0, 0.0, -1.5, 2.5, np.inf, -np.inf, 7.0]
-
-
-@contextlib.contextmanager
-def level(name: str):
-    with cpu_knobs.scope():
-        if name != "selected":
-            settings = isa.runnable_levels()[name]
-            cpu_knobs.target_cpu = settings[isa.TARGET_ENV]
-            cpu_knobs.target_features = settings[isa.FEATURES_ENV]
-        yield
+level = isa.compiling_for
 
 
 def compiled_and_interpreted(kernel, lvl: str, out: np.ndarray, *args, grid=(1, )) -> tuple[np.ndarray, np.ndarray]:

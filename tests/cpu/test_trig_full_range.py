@@ -4,7 +4,6 @@ where the math library switches to its Payne-Hanek reduction. The hardest inputs
 binade, the float32 values closest to a multiple of pi/2."""
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -14,22 +13,12 @@ import tritium.language as tl
 from tritium.language.extra import libdevice
 from tritium_cpu import isa
 from tritium_cpu.codegen.mathlib_trig import two_over_pi_bits
-from tritium_cpu.knobs import cpu as cpu_knobs
 
 F32 = np.float32
-SELECTED = cpu_knobs.target_cpu is not None or cpu_knobs.target_features is not None
-LEVELS = ["selected"] if SELECTED else list(isa.runnable_levels())
+SELECTED = isa.environment_selects_level()
+LEVELS = isa.levels_to_check()
 BLOCK = 256
-
-
-@contextlib.contextmanager
-def level(name: str):
-    with cpu_knobs.scope():
-        if name != "selected":
-            settings = isa.runnable_levels()[name]
-            cpu_knobs.target_cpu = settings[isa.TARGET_ENV]
-            cpu_knobs.target_features = settings[isa.FEATURES_ENV]
-        yield
+level = isa.compiling_for
 
 
 @triton.jit

@@ -10,11 +10,12 @@ the levels below it. The Makefile's test matrix reads these.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from typing import Optional
+from typing import Iterator, Optional
 
-from .knobs import cpu_knobs
+from .knobs import cpu, cpu_knobs
 
 # name -> (LLVM CPU name, features it needs; each also needs those of the levels before it). The features
 # are passed explicitly (not left to the CPU name) because the code generator sizes its vectors from them.
@@ -78,6 +79,29 @@ def native_class() -> str:
     """The highest named level the host runs: the class its native compilation belongs to ("native" if none)."""
     named = [n for n in runnable_levels() if n != "native"]
     return named[-1] if named else "native"
+
+
+def environment_selects_level() -> bool:
+    """Whether TRITIUM_CPU_TARGET/FEATURES already pick what to compile for (a lower level of make test's matrix,
+    which runs the suite once per level)."""
+    return cpu.target_cpu is not None or cpu.target_features is not None
+
+
+def levels_to_check() -> list[str]:
+    """The levels a check of compiled code should run at: every level this host runs (lowest first, then
+    "native"), or only "selected" when the environment picks one."""
+    return ["selected"] if environment_selects_level() else list(runnable_levels())
+
+
+@contextlib.contextmanager
+def compiling_for(name: str) -> Iterator[None]:
+    """Compile for level ``name`` inside the block ("selected": as the environment says)."""
+    with cpu.scope():
+        if name != "selected":
+            settings = runnable_levels()[name]
+            cpu.target_cpu = settings[TARGET_ENV]
+            cpu.target_features = settings[FEATURES_ENV]
+        yield
 
 
 def _main(argv: list[str]) -> None:
