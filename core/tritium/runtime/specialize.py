@@ -208,7 +208,7 @@ def specialize_arg(v: Any, specialize: bool = True, align: bool = True) -> tuple
     if isinstance(v, (constexpr, tl_dtype, DeviceFunction)) or t.__name__ == "dtype":
         # a @jit function passed as an argument is compile-time, as in Triton (test_tuple.py::test_namedtuple)
         return const_key(v), None
-    if t.__module__ == "numpy" and t.__name__ != "ndarray" and hasattr(v, "dtype"):
+    if t.__module__ == "numpy" and isinstance(v, sys.modules["numpy"].generic):  # not arrays (memmap, ndarray)
         return _numpy_scalar(v, specialize, align)
     if isinstance(v, bool):
         return ("u1", ""), bool(v)
