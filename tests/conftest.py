@@ -18,6 +18,16 @@ def isolated_tritium(tmp_path_factory: pytest.TempPathFactory):
     knobs.reset()
 
 
+@pytest.fixture(autouse=True)
+def knobs_restored():
+    """Every knob set during a test is undone after it, whatever set it: ``monkeypatch.setattr(knobs.x, "k", v)``
+    restores the value it read, which turns an environment-derived value into one set from Python and hides the
+    environment from every later test in the process (a fresh-clone CI run failed test_knobs that way)."""
+    from tritium import knobs
+    with knobs.scope():
+        yield
+
+
 @pytest.fixture
 def fresh_cache(tmp_path):
     """A cache directory of the test's own."""
