@@ -8,6 +8,7 @@ per device on first launch, where its resource needs are checked against the dev
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import struct
 import sys
@@ -91,7 +92,10 @@ def _choose_launch(*args: Any) -> int:
     return _launch(*args)
 
 
+@functools.lru_cache(maxsize=None)
 def _bindings_launch() -> Callable[..., int]:
+    """cuda-bindings' cuLaunchKernel returning the bare CUresult, built once (the first NATIVE_AFTER launches and
+    every fallback use it)."""
     from . import cuda
     launch = cuda.cu.cuLaunchKernel
 
