@@ -15,6 +15,7 @@ from ..language.core import _ambient_semantic, const, constexpr
 from ..language.device_function import DeviceFunction
 from ..language.dtypes import dtype
 from .annotations import annotation_type
+from .device_caches import DeviceCaches
 from .specialize import MockTensor, TensorWrapper, reinterpret  # noqa: F401
 from .triton_specialize import mangle_type, native_specialize_impl  # noqa: F401  (Triton's names, for inductor)
 
@@ -94,8 +95,9 @@ class JITFunction(KernelInterface, DeviceFunction):
             self.first_line = getattr(code, "co_firstlineno", 1)
         self._tree: Optional[ast.Module] = None
         self._cache_key: Optional[str] = None
-        #: driver -> KernelState (binder and compiled kernels); clearing it forgets the in-memory kernels
-        self.device_caches: dict[Any, Any] = {}
+        #: driver -> KernelState (binder and compiled kernels); clearing it forgets the in-memory kernels. Indexed
+        #: by a device, it reads as Triton's (kernel_cache, kernel_key_cache, target, backend, binder)
+        self.device_caches: dict[Any, Any] = DeviceCaches(self)
         #: (namespace, name, value) of the globals this function and its callees read, checked on launch
         self.used_globals: list[tuple[dict, str, Any]] = []
         self.constexprs = [p.num for p in self.params if p.is_constexpr]
@@ -245,6 +247,13 @@ class JITFunction(KernelInterface, DeviceFunction):
         their element type (``torch.float32``, ``tl.float32``, ``"*fp32"``)."""
         return self.run(*[MockTensor.wrap_dtype(a) for a in args], grid=grid, warmup=True,
                         **{k: MockTensor.wrap_dtype(v) for k, v in kwargs.items()})
+
+    def preload(self, specialization_data: str) -> Any:
+        """Compile the kernel that a ``jit_cache_hook``'s ``compile["specialization_data"]`` describes (written
+        by this or another process) and keep it for this process's launches with arguments that specialize the
+        same way, which then run without compiling; returns the CompiledKernel."""
+        from .preload import preload
+        return preload(self, specialization_data)
 
     def __repr__(self) -> str:
         return self._repr(self) if self._repr else f"JITFunction({self.module}:{self.fn.__qualname__})"

@@ -192,6 +192,9 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
     info = {"key": key, "signature": signature, "constants": constexprs, "attrs": attrs, "options": parsed,
             "num_warps": getattr(parsed, "num_warps", None), "num_stages": getattr(parsed, "num_stages", None),
             "device": drv.get_current_device(), "is_warmup": warmup}
+    if knobs.runtime.jit_cache_hook is not None or knobs.runtime.jit_post_compile_hook is not None:
+        from ..compiler.specialization import hook_fields  # Triton 3.6's entries, specialization_data among them
+        info.update(hook_fields(fn, signature, constexprs, attrs, parsed, key, options))
     hook = knobs.runtime.jit_cache_hook
     # as in Triton: a cache hook that returns a true value takes the compilation over, and nothing runs
     if hook is not None and hook(key=key, repr=repr(fn), fn=fn, compile=info, is_manual_warmup=warmup,
