@@ -71,6 +71,9 @@ def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:
     consts = ", ".join(f"{p['name']}={p['value']}" for p in header["params"] if p["type"] == "constexpr")
     args = "".join(", " + _param(p) for p in params)
     threads, shared = int(md["num_warps"]) * 32, int(md.get("shared", 0) or 0)
+    # num_ctas > 1: each program is a cluster of that many CTAs along x (the cubin requires the cluster size)
+    n_ctas = int(md.get("num_ctas", 1) or 1)
+    ctas = f" * {n_ctas}" if n_ctas > 1 else ""
     proto = f"CUresult {name}(CUstream stream, unsigned int gX, unsigned int gY, unsigned int gZ{args})"
     note = (" * device_assert failures are not reported by this launcher (the kernel stops; check with\n"
             " * compute-sanitizer or the Python launcher).\n") if md.get("has_assert") else ""
@@ -133,7 +136,7 @@ void {name}_unload(void) {{
     }}
 {hints}    if ((unsigned long long)gX * gY * gZ == 0) return CUDA_SUCCESS;
 {encode}    void *args[{max(1, len(params) + len(maps))}] = {{{refs}}};
-    return cuLaunchKernel({name}_fn, gX, gY, gZ, {threads}, 1, 1, {shared}, stream, args, 0);
+    return cuLaunchKernel({name}_fn, gX{ctas}, gY, gZ, {threads}, 1, 1, {shared}, stream, args, 0);
 }}
 """
     return {".h": h.encode(), ".c": c.encode()}

@@ -141,10 +141,7 @@ class CUDABackend(BaseBackend):
         warps = opts.get("num_warps", 4)
         if not isinstance(warps, int) or warps < 1 or warps & (warps - 1) or warps > 32:
             raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {warps!r}")
-        if opts.get("num_ctas", 1) != 1:
-            raise ValueError(f"num_ctas={opts['num_ctas']}: thread-block clusters (several CTAs per program, sharing "
-                             "data through distributed shared memory and TMA multicast) are not implemented by "
-                             "tritium-nvidia; use num_ctas=1 (one CTA per program; results are the same)")
+        _check_num_ctas(opts.get("num_ctas", 1), self.capability)
         if "supported_fp8_dtypes" not in opts:
             fp8 = {"fp8e4b15", "fp8e5"} | ({"fp8e4nv"} if self.capability >= 89 else set())
             opts["supported_fp8_dtypes"] = tuple(sorted(fp8))
@@ -216,6 +213,19 @@ class CUDABackend(BaseBackend):
         if nv_knobs.dump_ptxas and report.text:
             print(f"// ptxas report of {metadata['name']}:\n{report.text}", file=sys.stderr)
         return cubin
+
+
+def _check_num_ctas(n: Any, capability: int) -> None:
+    """num_ctas > 1 runs each program on a thread-block cluster (sm_90 and newer), of at most 8 CTAs (the portable
+    cluster size). Only the cluster's first CTA computes (tritium.gpu.lower.clusters): right results, no speed-up."""
+    if n == 1:
+        return
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n & (n - 1) or n > 8:
+        raise ValueError(f"num_ctas={n!r}: a program spans 1, 2, 4 or 8 CTAs (a thread-block cluster of at most 8, "
+                         "the portable size); use num_ctas=1, 2, 4 or 8")
+    if capability < 90:
+        raise ValueError(f"num_ctas={n}: thread-block clusters (several CTAs per program) need sm_90 or newer, and "
+                         f"the target is sm_{capability}; use num_ctas=1 (one CTA per program; results are the same)")
 
 
 def _link_libdevice(mod: Any, kernel: str, datalayout: str) -> None:

@@ -275,6 +275,8 @@ class CudaLauncher:
         self.num_warps = int(md["num_warps"])
         self.block = self.num_warps * 32
         self.shared = int(md.get("shared", 0))
+        # a program is a cluster of num_ctas CTAs along x (the cubin's .reqnctapercluster; Triton's grid arithmetic)
+        self.num_ctas = int(md.get("num_ctas", 1) or 1)
         self.arguments = ArgumentBuffer(self.types, md.get("tensor_map_params"), kernel)
         self.params_addr = self.arguments.params_addr
         self.functions: dict[int, Any] = {}
@@ -351,7 +353,8 @@ class CudaLauncher:
         if handle is None:
             func = self.functions.get(device)
             handle = self.handles[device] = int(func if func is not None else self.load(device))
-        call = (handle, grid[0], grid[1], grid[2], self.block, 1, 1, self.shared, stream, self.params_addr, 0)
+        call = (handle, grid[0] * self.num_ctas, grid[1], grid[2], self.block, 1, 1, self.shared, stream,
+                self.params_addr, 0)
         with self.lock:
             if self.orders_streams:
                 self._order_after_previous_launch(device, stream)

@@ -57,6 +57,9 @@ class NvidiaTarget(TargetHooks):
         self.max_shared_bytes = SHARED_LIMITS.get(capability, 99 * 1024 if capability < 90 else 227 * 1024)
         self.uses_libdevice = False
         self._sregs: dict[tuple[int, str], str] = {}
+        # sm_90's thread-block clusters: 8 CTAs is the portable limit (16 needs a non-portable opt-in)
+        self.max_cluster_ctas = 8 if capability >= 90 else 1
+        self.num_ctas = int(getattr(options, "num_ctas", 1) or 1)
 
     def policy(self, num_warps: int) -> Any:
         from .mma import NvidiaPolicy
@@ -81,6 +84,8 @@ class NvidiaTarget(TargetHooks):
         maxnreg = getattr(self.options, "maxnreg", None)
         if maxnreg:
             attrs.append(f'"nvvm.maxnreg"="{int(maxnreg)}"')
+        if self.num_ctas > 1:   # .explicitcluster .reqnctapercluster: cuLaunchKernel then launches clusters
+            attrs.append(f'"nvvm.cluster_dim"="{self.num_ctas},1,1"')
         module.extra.append(f"attributes #0 = {{ nounwind {' '.join(attrs)} }}")
 
     # -- identity ------------------------------------------------------------------------------------------
@@ -97,10 +102,14 @@ class NvidiaTarget(TargetHooks):
         return self._sreg(fn, "tid", "x")
 
     def program_id(self, fn: Function, axis: int) -> str:
-        return self._sreg(fn, "ctaid", "xyz"[axis])
+        # a program is a cluster when num_ctas > 1 (Triton: %clusterid)
+        return self._sreg(fn, "clusterid" if self.num_ctas > 1 else "ctaid", "xyz"[axis])
 
     def num_programs(self, fn: Function, axis: int) -> str:
-        return self._sreg(fn, "nctaid", "xyz"[axis])
+        return self._sreg(fn, "nclusterid" if self.num_ctas > 1 else "nctaid", "xyz"[axis])
+
+    def cluster_rank(self, fn: Function) -> str:
+        return self._sreg(fn, "cluster", "ctarank")   # %cluster_ctarank
 
     def barrier(self, fn: Function) -> None:
         self._module.intrinsic("llvm.nvvm.barrier0", "void", [], "convergent nounwind")

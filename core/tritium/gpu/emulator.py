@@ -44,10 +44,15 @@ class EmulatorTarget(TargetHooks):
     # max(-0.0, +0.0) took its sign from the operand order
     minmax_zero_sign_open = True
 
-    def __init__(self, triple: str, datalayout: str, warp_size: int = 32) -> None:
+    def __init__(self, triple: str, datalayout: str, warp_size: int = 32, num_ctas: int = 1) -> None:
         self.triple, self.datalayout = triple, datalayout
         # lanes per warp: any power of two; the layouts, shuffles and warp barriers all follow it
         self.warp_size = warp_size
+        # clusters as a GPU's launcher lays them out: num_ctas consecutive CTAs along x are one program (the
+        # launcher multiplies grid x); the emulator runs CTAs one after another, which the form the lowering builds
+        # (only a cluster's first CTA computes, gpu/lower/clusters.py) never waits across
+        self.num_ctas = num_ctas
+        self.max_cluster_ctas = 8
 
     def kernel_function(self, module: Module, name: str, params: list[str], num_warps: int) -> tuple[Function, list[str]]:
         fn = Function(f"{name}_kernel", "void", [("ptr", "%args"), ("ptr", "%ctx")], attrs="nounwind")
@@ -70,10 +75,15 @@ class EmulatorTarget(TargetHooks):
         return self._field(fn, 0)
 
     def program_id(self, fn: Function, axis: int) -> str:
-        return self._field(fn, 1 + axis)
+        got = self._field(fn, 1 + axis)
+        return fn.pinst(f"udiv i32 {got}, {self.num_ctas}") if axis == 0 and self.num_ctas > 1 else got
 
     def num_programs(self, fn: Function, axis: int) -> str:
-        return self._field(fn, 4 + axis)
+        got = self._field(fn, 4 + axis)
+        return fn.pinst(f"udiv i32 {got}, {self.num_ctas}") if axis == 0 and self.num_ctas > 1 else got
+
+    def cluster_rank(self, fn: Function) -> str:
+        return fn.pinst(f"urem i32 {self._field(fn, 1)}, {self.num_ctas}")
 
     def shared_base(self, fn: Function) -> str:
         return self._field(fn, 8, "ptr")
@@ -307,12 +317,15 @@ class EmulatorBackend(BaseBackend):
         ws = opts["warp_size"]
         if not isinstance(ws, int) or ws < 1 or ws & (ws - 1):
             raise ValueError(f"warp_size must be a power of 2, got {ws!r}")
+        n = opts.get("num_ctas", 1)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > 8:
+            raise ValueError(f"num_ctas must be an int from 1 to 8 (CTAs per program), got {n!r}")
         return EmuOptions(**opts)
 
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
         tm = host_machine()
         import llvmlite.binding as llvm
-        target = EmulatorTarget(llvm.get_default_triple(), str(tm.target_data), options.warp_size)
+        target = EmulatorTarget(llvm.get_default_triple(), str(tm.target_data), options.warp_size, options.num_ctas)
         stages["ttir"] = lambda src, md: gs.make_ttir(src, md, options, self)
         stages["ttgir"] = lambda src, md: gs.make_ttgir(src, md, options, self, target)
         stages["llir"] = lambda src, md: self.make_llir(src, md, options, target)
@@ -350,6 +363,7 @@ class EmulatorLauncher:
         self.types = md["arg_types"]
         self.num_warps = md["num_warps"]
         self.warp_size = md.get("warp_size", 32)
+        self.num_ctas = int(md.get("num_ctas", 1) or 1)
         self.shared = max(16, md["shared"])
         self.state = engine.get_global_value_address(f"{kernel.name}_assert_state") if md.get("has_assert") else 0
         self.messages = md.get("assert_messages", [])
@@ -377,7 +391,7 @@ class EmulatorLauncher:
         smem_addr = (ctypes.addressof(smem) + 63) // 64 * 64
         rt = (ctypes.c_void_p * 3)(ctypes.addressof(cta), ctypes.addressof(warps), ctypes.addressof(shfl))
         workers = [threading.Thread(target=self.fn, args=(ctypes.addressof(slots), ctypes.addressof(rt), t,
-                                                          grid[0], grid[1], grid[2], smem_addr))
+                                                          grid[0] * self.num_ctas, grid[1], grid[2], smem_addr))
                    for t in range(threads)]
         for w in workers:
             w.start()

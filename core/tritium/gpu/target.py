@@ -63,6 +63,14 @@ class TargetHooks:
     def num_programs(self, fn: Function, axis: int) -> str:
         raise NotImplementedError
 
+    #: the most CTAs one program may span (``num_ctas``; 1: the target has no CTA clusters)
+    max_cluster_ctas = 1
+
+    def cluster_rank(self, fn: Function) -> str:
+        """This CTA's index within its program's cluster of ``num_ctas`` CTAs (only where ``max_cluster_ctas > 1``;
+        ``program_id``/``num_programs`` then count clusters, not CTAs)."""
+        raise NotImplementedError
+
     # -- synchronization -----------------------------------------------------------------------------
     def barrier(self, fn: Function) -> None:
         raise NotImplementedError

@@ -22,7 +22,7 @@ from .. import layout as L
 from ..assign import tensor_shape
 # the handler modules: importing them registers their functions in GPU_OPS
 from . import basic, blockptr, control, debug, dot, memory, reduce, shape  # noqa: F401
-from . import hazards
+from . import clusters, hazards
 from .context import Context
 from .convert import convert as convert_layout
 from .optable import GPU_OPS
@@ -60,6 +60,7 @@ class KernelLowering(Context):
             self.fn.subprogram = lines.subprogram(ir.StringAttr(self.func.attributes["sym_name"]).value,
                                                   self.fn.name, function_start(self.func))
         self.prologue()
+        clusters.leader_only(self)
         self.smem_base = self.target.shared_base(self.fn)
         entry = self.func.regions[0].blocks[0]
         for arg, name, ty in zip(entry.arguments, args, params):

@@ -1,0 +1,226 @@
+"""``num_ctas > 1``: each program runs on a cluster of that many CTAs (sm_90 thread-block clusters), launched as
+Triton launches them (grid x times num_ctas CTAs, clusters along x), with ``tl.program_id``/``tl.num_programs``
+counting programs (clusters), not CTAs. Results must equal ``num_ctas=1``'s, and side effects (stores, atomics,
+prints, asserts) happen once per program, not once per CTA: an atomic counter or a ticket taken with an atomic
+tells. Every test runs on the GPU emulator (which lays clusters out as the GPU launcher does) and, where there
+is one, on an NVIDIA GPU of sm_90 or newer."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+
+CTAS = [2, 4]
+
+
+@pytest.fixture
+def cdev(dev):
+    if dev.name == "cuda":
+        import torch
+        if torch.cuda.get_device_capability()[0] < 9:
+            pytest.skip("thread-block clusters need an sm_90 or newer GPU")
+    return dev
+
+
+@triton.jit
+def _ids(out_ptr):
+    i = tl.program_id(0)
+    j = tl.program_id(1)
+    k = tl.program_id(2)
+    n0 = tl.num_programs(0)
+    n1 = tl.num_programs(1)
+    n2 = tl.num_programs(2)
+    slot = ((k * n1 + j) * n0 + i) * 4
+    # an add, not a store: a program run by several CTAs would count more than 1
+    tl.atomic_add(out_ptr + slot, 1)
+    tl.store(out_ptr + slot + 1, i + 10 * j + 100 * k)
+    tl.store(out_ptr + slot + 2, n0 + 10 * n1 + 100 * n2)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+@pytest.mark.parametrize("grid", [(1, 1, 1), (3, 1, 1), (5, 2, 3)])
+def test_program_ids_count_clusters(cdev, ctas, grid):
+    n = grid[0] * grid[1] * grid[2]
+    out = cdev.put(np.zeros(n * 4, np.int32))
+    _ids[grid](out, num_ctas=ctas)
+    got = cdev.get(out).reshape(grid[2], grid[1], grid[0], 4)
+    k, j, i = np.meshgrid(range(grid[2]), range(grid[1]), range(grid[0]), indexing="ij")
+    np.testing.assert_array_equal(got[..., 0], np.ones_like(i))
+    np.testing.assert_array_equal(got[..., 1], i + 10 * j + 100 * k)
+    np.testing.assert_array_equal(got[..., 2], np.full_like(i, grid[0] + 10 * grid[1] + 100 * grid[2]))
+
+
+@triton.jit
+def _add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0 + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_elementwise(cdev, ctas):
+    n = 3000
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = cdev.put(np.full(n + 7, -1.0, np.float32))
+    _add[(triton.cdiv(n, 512), )](cdev.put(x), cdev.put(y), out, n, BLOCK=512, num_ctas=ctas)
+    got = cdev.get(out)
+    np.testing.assert_array_equal(got[:n], x * 2 + y)
+    np.testing.assert_array_equal(got[n:], -1.0)
+
+
+@triton.jit
+def _reduce(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.program_id(0) * M + tl.arange(0, M)
+    x = tl.load(x_ptr + rows[:, None] * N + tl.arange(0, N)[None, :])
+    # along both axes, a scan, and a softmax: whichever dimension a split would take, something crosses it
+    tl.store(out_ptr + rows, tl.sum(x, axis=1))
+    tl.atomic_add(out_ptr + M * tl.num_programs(0) + tl.arange(0, N), tl.max(x, axis=0))
+    tl.store(out_ptr + M * tl.num_programs(0) + N + rows, tl.max(tl.cumsum(x, axis=1), axis=1))
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    sm = e / tl.sum(e, axis=1)[:, None]
+    tl.store(out_ptr + M * tl.num_programs(0) + N + M * tl.num_programs(0) + rows[:, None] * N
+             + tl.arange(0, N)[None, :], sm)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_reductions_scans_softmax(cdev, ctas):
+    M, N, P = 16, 64, 3
+    x = np.random.default_rng(1).integers(-8, 8, (M * P, N)).astype(np.float32)
+    out = cdev.put(np.zeros(M * P + N + M * P + M * P * N, np.float32))
+    _reduce[(P, )](cdev.put(x), out, M, N, num_ctas=ctas)
+    got = cdev.get(out)
+    np.testing.assert_array_equal(got[:M * P], x.sum(1))
+    # each program added its column maxima once
+    np.testing.assert_array_equal(got[M * P:M * P + N], x.reshape(P, M, N).max(1).sum(0))
+    np.testing.assert_array_equal(got[M * P + N:2 * M * P + N], np.cumsum(x, 1).max(1))
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(got[2 * M * P + N:].reshape(M * P, N), e / e.sum(1, keepdims=True), rtol=1e-5,
+                               atol=1e-6)
+
+
+@triton.jit
+def _tickets(counter_ptr, hist_ptr, out_ptr, x_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    # the value an atomic returns feeds later work: a program must see its own ticket, and take one only
+    ticket = tl.atomic_add(counter_ptr, 1)
+    tl.store(out_ptr + ticket, pid)
+    x = tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK))
+    tl.atomic_add(hist_ptr + (x % 8), 1)
+    old = tl.atomic_xchg(out_ptr + 64 + pid, ticket + 1)
+    tl.atomic_max(counter_ptr + 1, old + 1000)
+    tl.atomic_cas(counter_ptr + 2 + pid, 0, ticket + 7)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_atomics_apply_once(cdev, ctas):
+    P, BLOCK = 9, 128
+    x = np.random.default_rng(2).integers(0, 100, P * BLOCK).astype(np.int32)
+    counter = cdev.put(np.zeros(2 + P, np.int32))
+    hist = cdev.put(np.zeros(8, np.int32))
+    out = cdev.put(np.full(64 + P, -5, np.int32))
+    _tickets[(P, )](counter, hist, out, cdev.put(x), BLOCK, num_ctas=ctas)
+    counter, hist, out = cdev.get(counter), cdev.get(hist), cdev.get(out)
+    assert counter[0] == P
+    assert counter[1] == 995
+    np.testing.assert_array_equal(np.sort(out[:P]), np.arange(P))        # every program drew one ticket
+    assert (out[P:64] == -5).all()
+    tickets = np.empty(P, np.int64)
+    tickets[out[:P]] = np.arange(P)                                       # ticket of program p
+    np.testing.assert_array_equal(out[64:], tickets + 1)
+    np.testing.assert_array_equal(counter[2:], tickets + 7)
+    np.testing.assert_array_equal(hist, np.bincount(x % 8, minlength=8))
+
+
+@triton.jit
+def _matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        kk = k * BK + offs_k
+        a = tl.load(a_ptr + offs_m[:, None] * K + kk[None, :], mask=(offs_m[:, None] < M) & (kk[None, :] < K),
+                    other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * N + offs_n[None, :], mask=(kk[:, None] < K) & (offs_n[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+@pytest.mark.parametrize("blocks,stages", [((32, 32, 16), 1), ((64, 64, 32), 3)])
+def test_dot(cdev, ctas, blocks, stages):
+    M, N, K = 96, 80, 100
+    BM, BN, BK = blocks
+    if cdev.name == "cuda":
+        M, N, K, BM, BN, BK = 300, 520, 256, BM * 2, BN * 2, BK
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = cdev.put(np.zeros((M, N), np.float32))
+    _matmul[(triton.cdiv(M, BM), triton.cdiv(N, BN))](cdev.put(a), cdev.put(b), c, M, N, K, BM, BN, BK,
+                                                       num_ctas=ctas, num_stages=stages, num_warps=4)
+    np.testing.assert_allclose(cdev.get(c), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2, atol=1e-2)
+
+
+@triton.jit
+def _desc_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([pid_m * BM, k]), b_desc.load([k, pid_n * BN]), acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_descriptor_matmul(cdev, ctas):
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    M, N, K = 256, 512, 192
+    BM, BN, BK = (128, 256, 64) if cdev.name == "cuda" else (32, 64, 32)
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    a_d, b_d, c_d = cdev.put(a), cdev.put(b), cdev.put(np.zeros((M, N), np.float16))
+    descs = (TensorDescriptor.from_tensor(a_d, [BM, BK]), TensorDescriptor.from_tensor(b_d, [BK, BN]),
+             TensorDescriptor.from_tensor(c_d, [BM, BN]))
+    _desc_matmul[(M // BM, N // BN)](*descs, K, BM, BN, BK, num_ctas=ctas, num_warps=8 if cdev.name == "cuda" else 4,
+                                     num_stages=3)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(cdev.get(c_d).astype(np.float64), ref, rtol=2e-2, atol=5e-2)
+
+
+@triton.jit
+def _print(x_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.device_print("cl: ", x)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_device_print_once_per_program(cdev, ctas, capfd):
+    x = np.arange(8, dtype=np.int32) * 3
+    _print[(2, )](cdev.put(x), 8, num_ctas=ctas)
+    cdev.sync()
+    out = capfd.readouterr().out
+    lines = [line for line in out.splitlines() if "cl: " in line]
+    assert len(lines) == 16, out
+    assert "pid (1, 0, 0) idx (7) cl: 21" in out
+    assert "pid (2, 0, 0)" not in out
+
+
+@triton.jit
+def _assert(x_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.program_id(0) * N + tl.arange(0, N))
+    tl.device_assert(x < 5, "x too big")
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_device_assert_names_the_program(cdev, ctas):
+    x = np.zeros(16, np.int32)
+    x[12] = 9
+    with pytest.raises(AssertionError, match=r"x too big.*program id \(1, 0, 0\)"):
+        _assert[(2, )](cdev.put(x), 8, debug=True, num_ctas=ctas)
+        cdev.sync()
