@@ -19,6 +19,7 @@ from tritium import knobs, llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 
 from . import tma, toolchain
+from .barriers import drop_repeated_barriers
 from .knobs import nvidia as nv_knobs
 from .plugin import CAPABILITIES
 from .regroup import fewer_registers, regroup
@@ -167,7 +168,7 @@ class CUDABackend(BaseBackend):
     def make_llir(self, module: Any, metadata: dict, options: CUDAOptions, target: NvidiaTarget, tm: Any) -> str:
         import llvmlite.binding as llvm
         from tritium.gpu import stages as gs
-        text = gs.make_llir(module, metadata, options, target)
+        text = drop_repeated_barriers(gs.make_llir(module, metadata, options, target))
         if target.uses_libdevice:
             # libdevice reads __nvvm_reflect("__CUDA_FTZ"): keep denormals, as Triton does
             text += '\n!llvm.module.flags = !{!0}\n!0 = !{i32 4, !"nvvm-reflect-ftz", i32 0}\n'
@@ -180,6 +181,11 @@ class CUDABackend(BaseBackend):
             pb = llvm.create_pass_builder(tm, pto)
             with llvm_debug.llvm_options(metadata["name"]):
                 llvm_debug.run_module_passes(pb, mod, metadata["name"])
+            # the optimizer merges blocks, so barriers that were a block apart in the lowering's IR now meet
+            optimized = str(mod)
+            fewer = drop_repeated_barriers(optimized)
+            if fewer != optimized:
+                mod = llvm.parse_assembly(fewer)
             mode = nv_knobs.regroup
             if mode == "1":
                 regroup(mod)

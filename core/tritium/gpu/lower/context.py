@@ -280,7 +280,14 @@ class Context:
         """Record a result computed in ``t.layout``, converted to the layout assigned to it."""
         res = op.results[index]
         want = self.layout_of(res)
-        self.values[res] = t if t.layout == want else self.convert(t, want)
+        if t.layout == want:
+            self.values[res] = t
+        elif len(op.results) == 1 and self.rematerializable(res):
+            # cheap index arithmetic (aranges, splats and their sums) is computed again in the assigned
+            # layout: no shared-memory round trip and barrier, as Triton rematerializes them
+            self.values[res] = self.produce(op, want)
+        else:
+            self.values[res] = self.convert(t, want)
 
     def tensor_in(self, v: Any, want: L.Layout) -> Tensor:
         """``v`` in layout ``want`` (splatting scalars, recomputing or converting tiles)."""
