@@ -73,8 +73,8 @@ def reduce(ctx: Context, op: Any) -> None:
         def body(oidx: list[str]) -> None:
             full = oidx[:axis] + ["0"] + oidx[axis:]
             if vector:
-                accs = [reduce_inner(ctx, fn, nodes[0], lambda e: full[:axis] + [e] + full[axis + 1:], length,
-                                     kind, tys[0], ctx.vector_bits, into)]
+                accs = [reduce_inner(ctx, fn, nodes[0], lambda e: full[:axis] + [e] + full[axis + 1:], axis,
+                                     length, kind, tys[0], ctx.vector_bits, into)]
             elif parts is not None:
                 accs = _chunked(ctx, fn, nodes, parts, combine, lambda e: full[:axis] + [e] + full[axis + 1:],
                                      length)

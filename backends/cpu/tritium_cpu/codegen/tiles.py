@@ -126,7 +126,7 @@ class Remap(Node):
         self.axes = axes
 
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
-        return ev.value(self.src, self.remap(ev, idx))
+        return ev.value(self.src, ev.index(self, "remap", self.remap, idx))
 
     def children(self) -> list[Node]:
         return [self.src]
@@ -145,8 +145,8 @@ class Select2(Node):
 
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
         c = self.cond(ev, idx)
-        va = ev.value(self.a, self.a_idx(ev, idx))
-        vb = ev.value(self.b, self.b_idx(ev, idx))
+        va = ev.value(self.a, ev.index(self, "a", self.a_idx, idx))
+        vb = ev.value(self.b, ev.index(self, "b", self.b_idx, idx))
         return ev.fn.inst(f"select i1 {c}, {self.ty} {va}, {self.ty} {vb}")
 
     def children(self) -> list[Node]:
@@ -175,6 +175,10 @@ class Load(Node):
 
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
         fn = ev.fn
+        if self.mask is not None and not ev.masks_true:
+            lanes = ev.masked_load(self, idx)   # this lane's element of a vector load (codegen/lanes.py)
+            if lanes is not None:
+                return lanes
         p = ev.value(self.ptr, idx, address=True)
         if self.mask is None or ev.masks_true:
             return self._read(fn, p)
@@ -256,6 +260,15 @@ class Evaluator:
                 fn.dbg = saved_dbg
             self.memo[key] = v
         return v
+
+    def index(self, owner: Node, part: str, f: Callable[["Evaluator", list[str]], list[str]],
+              idx: list[str]) -> list[str]:
+        """``f(self, idx)``: the index of a child of ``owner`` (its ``part``) at this node's ``idx``."""
+        return f(self, idx)
+
+    def masked_load(self, load: "Load", idx: list[str]) -> Optional[str]:
+        """This element of a masked load when loaded together with others (codegen/lanes.py), else None."""
+        return None
 
     def element_ptr(self, buf: Buf, idx: list[str]) -> str:
         lin = linear_index(self.fn, buf.shape, idx)

@@ -4,7 +4,8 @@ machine's throughput rather than an add's latency) and one horizontal reduction 
 
 Element values are computed by the tile's lazy expression one lane at a time and gathered into vectors with
 ``insertelement``; LLVM's SLP vectorizer turns those lane copies back into vector operations (contiguous
-loads become one vector load).
+loads become one vector load). In the masked copy of the loop the lanes of one vector are evaluated together
+(:class:`.lanes.LaneGroup`): each masked load is one masked vector load, not a branch per lane.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .bounds import all_true
 from .context import Context
 from .fastpath import load_masks
 from .irtext import SIZES, Function
+from .lanes import LaneGroup
 from .scalar import num_min_max
 from .tiles import Buf, Evaluator, Node
 
@@ -98,23 +100,26 @@ def _halving(fn: Function, op_name: str, ty: str, vl: int, acc: str) -> str:
     return fn.inst(f"extractelement <1 x {ty}> {v}, i64 0")
 
 
-def reduce_inner(ctx: Context, fn: Function, node: Node, full_of: Callable[[str], list[str]], length: int,
-                 op_name: str, ty: str, vector_bits: int, into: Optional[Buf] = None) -> str:
-    """Emit the reduction of ``node`` over elements ``full_of(0..length-1)``; returns the scalar result.
+def reduce_inner(ctx: Context, fn: Function, node: Node, full_of: Callable[[str], list[str]], axis: int,
+                 length: int, op_name: str, ty: str, vector_bits: int, into: Optional[Buf] = None) -> str:
+    """Emit the reduction of ``node`` over elements ``full_of(0..length-1)`` (along ``axis``); returns the
+    scalar result.
     ``into``: a buffer of ``node``'s shape that also receives each element (contiguous along the axis)."""
     vl = lanes(ty, vector_bits)
     vt = f"<{vl} x {ty}>"
     src = {"node": node, "into": into}   # what vec_at reads, and the buffer it also fills (None: none)
 
     def vec_at(ev: Evaluator, base: str, offset: int) -> str:
+        at = [full_of(str(int(base) + offset + lane) if not base.startswith("%") else
+                      (fn.inst(f"add nuw nsw i64 {base}, {offset + lane}") if offset + lane else base))
+              for lane in range(vl)]
+        if not ev.masks_true:     # masked loads: one vector load for all lanes, not a branch per lane
+            ev = LaneGroup(fn, ev.masks_true, at, axis)
         v = "poison"
-        for lane in range(vl):
-            k = offset + lane
-            e = (str(int(base) + k) if not base.startswith("%") else
-                 (fn.inst(f"add nuw nsw i64 {base}, {k}") if k else base))
-            v = fn.inst(f"insertelement {vt} {v}, {ty} {ev.value(src['node'], full_of(e))}, i64 {lane}")
+        for lane, idx in enumerate(at):
+            v = fn.inst(f"insertelement {vt} {v}, {ty} {ev.value(src['node'], idx)}, i64 {lane}")
             if lane == 0 and src["into"] is not None:
-                dst = ev.element_ptr(src["into"], full_of(e))
+                dst = ev.element_ptr(src["into"], idx)
         if src["into"] is not None:
             fn.emit(f"store {vt} {v}, ptr {dst}, align {SIZES[ty]}")
         return v
