@@ -290,11 +290,26 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
             for i, x in zip(idx, cur):
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
-    if op.results[0] not in lo.deferred_dots or scratch_used or a_live:
+    pending = lo.__dict__.setdefault("_wgmma_pending", [])
+    if op.results[0] not in lo.deferred_dots or scratch_used or a_live or pending:
+        if not scratch_used and c.ty == acc_ty and acc_lay == lo.layout_of(op.results[0]) and \
+                _next_dot_waits_for_me(op):
+            # nothing reads this accumulator before the next dot of the block, whose wait covers both: the
+            # tensor cores run the two back to back (attention bwd's dV dot beside dP^T, as Triton does)
+            names = [fn.tmp("wd") for _ in out]
+            pending.append((out, a_live, names))
+            lo.deferred_dots.discard(op.results[0])
+            return Tensor(acc_lay, names, c.ty)
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
         # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
         # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)
-        out = wait_group(fn, 0, out, a_live, acc_ty)
+        joined = [r for p in pending for r in p[0]]
+        waited = wait_group(fn, 0, out + joined, a_live + [k for p in pending for k in p[1]], acc_ty)
+        out, waited = waited[:len(out)], waited[len(out):]
+        for _, _, names in pending:
+            for name in names:
+                fn.emit(f"{name} = bitcast {acc_ty} {waited.pop(0)} to {acc_ty}")
+        pending.clear()
         # done here: the loop need not wait for it later (a wait_group 1 with nothing in flight across the
         # back edge made ptxas serialize every wgmma of the kernel, its C7515 note)
         lo.deferred_dots.discard(op.results[0])
@@ -303,6 +318,28 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     if c.ty != acc_ty:
         out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
     return Tensor(acc_lay, out, c.ty)
+
+
+def _next_dot_waits_for_me(op: Any) -> bool:
+    """``op``'s result is read only by its block's ``scf.yield`` (an accumulator carried by the loop) and a
+    later wgmma dot of the block with the same accumulator type comes before anything that could lower a dot
+    of its own (a nested loop or branch): ``op`` can finish at that dot's wait."""
+    me = op.operation if hasattr(op, "operation") else op
+    uses = list(me.results[0].uses)
+    if len(uses) != 1 or uses[0].owner.name != "scf.yield":
+        return False
+    after = False
+    for o in me.block.operations:
+        o = o.operation if hasattr(o, "operation") else o
+        if not after:
+            after = o == me
+            continue
+        if o.name == "tt.dot":
+            return "ttg.dot" in o.attributes and str(o.attributes["ttg.dot"]).strip('"').startswith("wgmma") \
+                and KINDS[lo_kind(o)][2] == KINDS[lo_kind(me)][2]
+        if o.name in ("scf.for", "scf.while", "scf.if", "scf.yield"):
+            return False
+    return False
 
 
 def _inst_offsets(n_inst: int) -> list[tuple[int, int]]:
