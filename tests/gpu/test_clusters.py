@@ -162,9 +162,56 @@ def test_dot(cdev, ctas, blocks, stages):
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
     c = cdev.put(np.zeros((M, N), np.float32))
-    _matmul[(triton.cdiv(M, BM), triton.cdiv(N, BN))](cdev.put(a), cdev.put(b), c, M, N, K, BM, BN, BK,
-                                                       num_ctas=ctas, num_stages=stages, num_warps=4)
+    k = _matmul[(triton.cdiv(M, BM), triton.cdiv(N, BN))](cdev.put(a), cdev.put(b), c, M, N, K, BM, BN, BK,
+                                                           num_ctas=ctas, num_stages=stages, num_warps=4)
     np.testing.assert_allclose(cdev.get(c), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2, atol=1e-2)
+    # N is shared out across the cluster where each CTA gets at least 16 columns (N masked at the edge)
+    assert ("tritium.cluster_split" in k.asm["ttgir"]) == (BN // ctas >= 16)
+
+
+@triton.jit
+def _matmul_epilogue(a_ptr, b_ptr, bias_ptr, c_ptr, colsum_ptr, rowsum_ptr, counter_ptr, M, N, K, ROWSUM: tl.constexpr,
+                     COUNT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k + offs_k)[None, :], mask=offs_m[:, None] < M, other=0.0)
+        b = tl.load(b_ptr + (k + offs_k)[:, None] * N + offs_n[None, :], mask=offs_n[None, :] < N, other=0.0)
+        acc = tl.dot(a, b, acc)
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0)
+    acc = tl.maximum(acc + bias[None, :], 0.0)
+    keep = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=keep)
+    # a sum over M keeps N: each CTA adds its own columns
+    tl.atomic_add(colsum_ptr + offs_n, tl.sum(tl.where(keep, acc, 0.0), axis=0), mask=offs_n < N)
+    if ROWSUM:   # a sum along N needs every column in one CTA: the one-CTA form
+        tl.atomic_add(rowsum_ptr + offs_m, tl.sum(tl.where(keep, acc, 0.0), axis=1), mask=offs_m < M)
+    if COUNT:    # a scalar atomic would be repeated by every CTA of a split: the one-CTA form
+        tl.atomic_add(counter_ptr, 1)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+@pytest.mark.parametrize("rowsum,count", [(False, False), (True, False), (False, True)])
+def test_dot_epilogue_split_or_not(cdev, ctas, rowsum, count):
+    M, N, K = 80, 200, 64
+    BM, BN, BK = (32, 64, 32) if cdev.name == "emu" else (64, 128, 32)
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float32)
+    c, colsum = cdev.put(np.zeros((M, N), np.float32)), cdev.put(np.zeros(N, np.float32))
+    rows, counter = cdev.put(np.zeros(M, np.float32)), cdev.put(np.zeros(1, np.int32))
+    grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+    k = _matmul_epilogue[grid](cdev.put(a), cdev.put(b), cdev.put(bias), c, colsum, rows, counter, M, N, K, rowsum,
+                               count, BM, BN, BK, num_ctas=ctas, num_warps=4)
+    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0)
+    np.testing.assert_allclose(cdev.get(c), ref, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(cdev.get(colsum), ref.sum(0), rtol=1e-2, atol=5e-2)
+    if rowsum:
+        np.testing.assert_allclose(cdev.get(rows), ref.sum(1), rtol=1e-2, atol=5e-2)
+    assert cdev.get(counter)[0] == (grid[0] * grid[1] if count else 0)
+    assert ("tritium.cluster_split" in k.asm["ttgir"]) == (not rowsum and not count and BN // ctas >= 16)
 
 
 @triton.jit
@@ -224,3 +271,28 @@ def test_device_assert_names_the_program(cdev, ctas):
     with pytest.raises(AssertionError, match=r"x too big.*program id \(1, 0, 0\)"):
         _assert[(2, )](cdev.put(x), 8, debug=True, num_ctas=ctas)
         cdev.sync()
+
+
+@triton.jit
+def _dot_then_reread(a_ptr, b_ptr, scratch_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.dot(tl.load(a_ptr + rm[:, None] * BK + rk[None, :]), tl.load(b_ptr + rk[:, None] * BN + rn[None, :]))
+    tl.store(scratch_ptr + rm[:, None] * BN + rn[None, :], acc)
+    tl.debug_barrier()
+    # columns another CTA of a split would have computed: this program must see them all
+    flipped = tl.load(scratch_ptr + rm[:, None] * BN + (BN - 1 - rn)[None, :])
+    tl.store(out_ptr + rm[:, None] * BN + rn[None, :], flipped + acc)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_dot_reading_what_it_stored_is_not_split(cdev, ctas):
+    BM, BN, BK = 32, 64, 16
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((BM, BK)).astype(np.float16), rng.standard_normal((BK, BN)).astype(np.float16)
+    scratch, out = cdev.put(np.zeros((BM, BN), np.float32)), cdev.put(np.zeros((BM, BN), np.float32))
+    k = _dot_then_reread[(1, )](cdev.put(a), cdev.put(b), scratch, out, BM, BN, BK, num_ctas=ctas)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(cdev.get(out), ref + ref[:, ::-1], rtol=1e-2, atol=1e-2)
+    assert "tritium.cluster_split" not in k.asm["ttgir"]

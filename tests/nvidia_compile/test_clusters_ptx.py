@@ -126,17 +126,28 @@ def test_cluster_kernel_ptx(isolated_tritium, which, ctas):
     assert ".explicitcluster" in ptx and re.search(rf"\.reqnctapercluster {ctas}, 1, 1\b", ptx)
     assert "%ctaid." not in ptx and "%nctaid." not in ptx
     assert "%clusterid.x" in ptx
+    assert k.metadata_dict["num_ctas"] == ctas
+    split = "tritium.cluster_split" in k.asm["ttgir"]
+    # the pointer-based dot's N (256) is shared out (each CTA at least 16 columns); the descriptor loads and the
+    # scalar atomic keep the one-CTA form
+    assert split == (which == "dot")
+    if split:
+        # every CTA computes its own columns: no CTA returns early, and the wgmma is N/num_ctas wide
+        reg = re.search(r"(%r\d+), %cluster_ctarank", ptx).group(1)
+        assert not re.search(rf"setp\.\w+\.[bsu]32\s+%p\d+, {reg}, 0;", ptx)
+        assert re.search(rf"(shl\.b32|mul\.lo\.s32)\s+%r\d+, {reg}, ", ptx)    # its columns start at rank * N/num_ctas
+        assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{256 // ctas}k16", ptx)
+        one = _compile(which).metadata_dict["shared"]
+        assert k.metadata_dict["shared"] < one
+        return
     before, others = _leader_split(_body(ptx, name))
     assert not [line for line in before if SIDE_EFFECTS.search(line)], before
     assert others == ["ret;"], others
-    assert k.metadata_dict["num_ctas"] == ctas
     if which == "effects":
         assert "%nclusterid.x" in ptx and "%clusterid.y" in ptx
         assert len(re.findall(r"atom\.global", ptx)) == len(re.findall(r"atom\.global", _compile(which).asm["ptx"]))
     if which == "descriptor":
-        assert "cp.async.bulk.tensor" in ptx
-    if which in ("dot", "descriptor"):
-        assert "wgmma.mma_async" in ptx
+        assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async.sync.aligned.m64n256k16" in ptx
 
 
 def test_one_cta_per_program_is_unchanged(isolated_tritium):

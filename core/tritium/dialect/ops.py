@@ -51,6 +51,8 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
     # program identity
     _op("get_program_id", attrs={"axis": "0, 1 or 2"}, doc="index of this program along an axis of the grid"),
     _op("get_num_programs", attrs={"axis": "0, 1 or 2"}, doc="size of the grid along an axis"),
+    _op("get_cluster_cta_rank", doc="this CTA's index in its program's cluster (num_ctas > 1); made only by the GPU "
+                                    "stages' cluster split (tritium/gpu/cluster_split.py), never by the frontend"),
     # creation and shape
     _op("make_range", attrs={"start": "i32", "end": "i32"}, doc="1-D tensor start, start+1, ..., end-1"),
     _op("splat", ("src", ), doc="a scalar repeated to a tensor's shape"),

@@ -217,7 +217,7 @@ class AxisAnalysis:
                             tuple(s.const[o] for o in order), s.value)
         if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui"):
             return self.info(ops[0])
-        if name in ("tt.get_program_id", "tt.get_num_programs"):
+        if name in ("tt.get_program_id", "tt.get_num_programs", "tt.get_cluster_cta_rank"):
             return AxisInfo((1, ), (1, ), (1, ))
         if len(ops) == 2 and name in _BINARY:
             a, b = self.info(ops[0]), self.info(ops[1])

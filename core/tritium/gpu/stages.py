@@ -39,6 +39,8 @@ def finish_options(opts: dict) -> dict:
 
 def make_ttgir(module: Any, metadata: dict, options: Any, backend: Any, target: Any) -> Any:
     from .assign import assign_layouts
+    from .cluster_split import split_cluster
+    split_cluster(module, options)
     assign_layouts(module, target.policy(options.num_warps))
     if TTGIR_PASSES:
         run_stage_passes(module, "ttgir", TTGIR_PASSES, options, backend, metadata)

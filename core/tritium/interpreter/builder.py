@@ -40,6 +40,8 @@ INTERPRETER_OPS.family("arith and math ops: the builder's binary, unary, cmpi, c
                        "elementwise.py", lambda name: name.startswith(("arith.", "math.")))
 INTERPRETER_OPS.family("control flow and calls (scf.*, func.*): the kernel runs as its own Python, rewritten by "
                        "rewrite.py (rt.cond, rt.iterate)", lambda name: name.startswith(("scf.", "func.")))
+INTERPRETER_OPS.refuse("tt.get_cluster_cta_rank", "made only by the GPU stages' cluster split (num_ctas > 1); "
+                                                  "the frontend never emits it")
 INTERPRETER_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) "
                                         "and never emits tt.dot_scaled; add a tt_dot_scaled method in tiles.py to "
                                         "run it")

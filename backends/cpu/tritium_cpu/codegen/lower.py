@@ -31,6 +31,8 @@ from .variables import describe_results
 # names is either elementwise or refused here.
 CPU_OPS.family("elementwise ops (arith, math and the tt casts and math of scalar.py's is_elementwise), lazy per "
                "element: basic.elementwise", is_elementwise)
+CPU_OPS.refuse("tt.get_cluster_cta_rank", "made only by the GPU stages' cluster split (num_ctas > 1), after the "
+                                          "ttir stage the CPU compiles")
 CPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) and "
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in reduce.py")
 
