@@ -28,6 +28,7 @@ from ..._mlir import block_ops
 from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
+from .deferred import carried_through_branch
 from .descriptor_bulk import BulkStages
 from .memory import access_vector
 from .context import Context, staged_row_vector
@@ -215,8 +216,11 @@ def pipeline_plan(ctx: Context, op: Any) -> Optional[PipelinePlan]:
         if o.name == "tt.dot" and o.operands[2] in iters:
             j = iters.index(o.operands[2])
             uses = list(o.results[0].uses)
-            if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j \
-                    and len(list(o.operands[2].uses)) == 1:
+            if len(list(o.operands[2].uses)) != 1:
+                continue
+            if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j:
+                deferred[o.results[0]] = j
+            elif carried_through_branch(o.results[0], j, yields_op=ops[-1]):
                 deferred[o.results[0]] = j
     return PipelinePlan(stages, loads, slice_ops, sorted(used), deferred)
 
