@@ -179,3 +179,24 @@ def test_loop_with_impure_prologue_is_not_fused(emulator):
     np.testing.assert_allclose(c, a.sum(axis=1) * s[:, None], rtol=1e-5)
     assert "tt.flatten" not in k.asm["ttgir"]
     assert _loops_with(k.asm["ttgir"], "tt.load", "tt.store") == [False]
+
+
+@triton.jit
+def nested_flatten(a_ptr, c_ptr, n_batch, n_tiles, K, B: tl.constexpr):
+    """Both loops ask for flattening: the tile loop is fused with the K loop; the batch loop then holds a branch
+    (the fused loop's guard), not a loop, and stays as it is."""
+    for bi in tl.range(0, n_batch, 1, flatten=True):
+        for t in tl.range(tl.program_id(0), n_tiles, 2, flatten=True):
+            acc = tl.zeros((B, ), dtype=tl.float32)
+            for k in range(K):
+                acc += tl.load(a_ptr + ((bi * n_tiles + t) * K + k) * B + tl.arange(0, B))
+            tl.store(c_ptr + (bi * n_tiles + t) * B + tl.arange(0, B), acc)
+
+
+def test_nested_flatten(emulator):
+    n_batch, n_tiles, K, B = 2, 3, 4, 32
+    a = np.random.default_rng(2).standard_normal((n_batch, n_tiles, K, B)).astype(np.float32)
+    c = np.zeros((n_batch, n_tiles, B), np.float32)
+    k = nested_flatten[(2, )](a, c, n_batch, n_tiles, K, B=B, num_warps=1)
+    np.testing.assert_allclose(c, a.sum(axis=2), rtol=1e-5)
+    assert "tt.flatten" not in k.asm["ttgir"]

@@ -50,7 +50,9 @@ def flatten_loops(module: Any) -> int:
     fused = 0
     with module.context, ir.Location.unknown():
         loops = [o for o in _walk(module.operation) if o.name == "scf.for" and "tt.flatten" in o.attributes]
-        for op in loops:
+        # inner loops first: fusing an outer loop erases the loop nested in it (an inner loop fused first leaves
+        # its guard in the outer body, which is then not fused)
+        for op in reversed(loops):
             plan = _plan(op)
             if plan is not None:
                 _fuse(op, *plan)
