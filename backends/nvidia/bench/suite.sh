@@ -32,5 +32,5 @@ if [ "$hopper" = 1 ]; then
     timeout 300 python3 "$f" 2>&1 | grep -E "ratio|rel err|Error" | tail -12
   done
   echo "== bench/typed_matmul.py"
-  timeout 200 python3 "$tree/backends/nvidia/bench/typed_matmul.py" 2>&1 | tail -3
+  timeout 400 python3 "$tree/backends/nvidia/bench/typed_matmul.py" 2>&1 | tail -6
 fi
