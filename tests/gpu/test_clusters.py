@@ -296,3 +296,28 @@ def test_dot_reading_what_it_stored_is_not_split(cdev, ctas):
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(cdev.get(out), ref + ref[:, ::-1], rtol=1e-2, atol=1e-2)
     assert "tritium.cluster_split" not in k.asm["ttgir"]
+
+
+@triton.jit
+def _dot_shift_in_place(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.dot(tl.load(a_ptr + rm[:, None] * BK + rk[None, :]), tl.load(b_ptr + rk[:, None] * BN + rn[None, :]))
+    # C's columns shifted left by one, in place: column n is read where column n - 1 is written
+    old = tl.load(c_ptr + rm[:, None] * (BN + 1) + (rn + 1)[None, :])
+    tl.store(c_ptr + rm[:, None] * (BN + 1) + rn[None, :], old + acc)
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_dot_shifting_in_place_is_not_split(cdev, ctas):
+    BM, BN, BK = 32, 64, 16
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((BM, BK)).astype(np.float16), rng.standard_normal((BK, BN)).astype(np.float16)
+    c0 = rng.standard_normal((BM, BN + 1)).astype(np.float32)
+    ref = c0.copy()
+    ref[:, :BN] = c0[:, 1:] + a.astype(np.float64) @ b.astype(np.float64)
+    c = cdev.put(c0.copy())
+    k = _dot_shift_in_place[(1, )](cdev.put(a), cdev.put(b), c, BM, BN, BK, num_ctas=ctas)
+    np.testing.assert_allclose(cdev.get(c), ref, rtol=1e-2, atol=1e-2)
+    assert "tritium.cluster_split" not in k.asm["ttgir"]

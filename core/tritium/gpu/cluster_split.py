@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 from .._mlir import ir
 from ..dialect import PURE_OPS
+from ..dialect.pointers import UNKNOWN, pointer_root
 from ..llvmir.scalar import is_scalar_op
 
 #: the kernel function's attribute: how many CTAs its N dimension is split over
@@ -182,7 +183,7 @@ def _plan(func: Any, n: int) -> Optional[tuple[_Dims, Any, int]]:
             return None
         if op.name.startswith("tt.") and op.name not in _IMPURE_OK and op.name not in PURE_OPS:
             return None         # a print, assert or descriptor access would run in every CTA
-    if _reads_after_writes(func):
+    if _reads_after_writes(func) or _writes_what_others_read(func):
         return None
     for op in _ops(func):
         if op.name in _SIDE_EFFECTS and not in_split(op.operands[0]):
@@ -214,6 +215,24 @@ def _reads_after_writes(func: Any) -> bool:
         if _reads(op) and wrote:
             return True
         wrote = wrote or op.name in _SIDE_EFFECTS
+    return False
+
+
+def _writes_what_others_read(func: Any) -> bool:
+    """Does a store or atomic write through the kernel argument a load (or a used atomic) reads, other than at the
+    very pointers it writes? A shifted or transposed in-place update would then race between CTAs, which own
+    different columns (within a CTA the lowering puts a barrier before such a store, hazards.py)."""
+    ops = _ops(func)
+    writes = [op for op in ops if op.name in _SIDE_EFFECTS]
+    reads = [op for op in ops if _reads(op)]
+    for w in writes:
+        root = pointer_root(w.operands[0])
+        for r in reads:
+            if r == w or r.operands[0] == w.operands[0]:
+                continue
+            other = pointer_root(r.operands[0])
+            if root is UNKNOWN or other is UNKNOWN or root == other:
+                return True
     return False
 
 
