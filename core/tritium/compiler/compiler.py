@@ -26,6 +26,30 @@ from .stages import StageDict, inspection_hook_key
 from .written import written_args_metadata
 
 
+def kernel_name(fn: Any, signature: dict, constants: dict) -> str:
+    """The compiled kernel's name: as in Triton, a ``repr=`` given to @jit names each specialization (called with
+    an object whose ``signature`` and ``constants`` are keyed by parameter name); the part after its last dot."""
+    user = getattr(fn, "_repr", None) is not None or "_repr_override" in getattr(fn, "__dict__", {})
+    if not user or not hasattr(fn, "arg_names"):
+        return fn.__name__
+    named = {fn.arg_names[k[0]]: v for k, v in constants.items() if len(k) == 1 and k[0] < len(fn.arg_names)}
+    name = str(fn.repr(_Specialization(named, signature)))
+    name = name[name.rfind(".") + 1:]
+    if not name.isidentifier():
+        raise CompilationError(fn.__name__, None, None, f"the repr= of @jit function `{fn.__name__}` named a "
+                               f"specialization {name!r}, which is not a valid kernel name: return an identifier")
+    return name
+
+
+class _Specialization:
+    """What a ``repr=`` function reads: ``constants`` and ``signature`` by parameter name (Triton's
+    SpecializationProxy)."""
+    __slots__ = ("constants", "signature")
+
+    def __init__(self, constants: dict, signature: dict) -> None:
+        self.constants, self.signature = constants, signature
+
+
 class ASTSource:
     """A @jit function with a signature: ``{name: "*fp32" | "i32" | "constexpr" ...}``, compile-time values
     ``constexprs`` (keyed by name or by ``(index,)``), and specialization ``attrs``."""
@@ -34,12 +58,12 @@ class ASTSource:
         self.fn = fn
         self.language = Language.TRITON
         self.ext = "ttir"
-        self.name = fn.__name__
         self.signature = dict(signature)
         self.constants: dict[tuple, Any] = {}
         for k, v in (constexprs or {}).items():
             key = (fn.arg_names.index(k), ) if isinstance(k, str) else tuple(k)
             self.constants[key] = v
+        self.name = kernel_name(fn, self.signature, self.constants)
         for k in self.signature:
             if not isinstance(k, str):
                 raise TypeError("signature keys must be argument names (strings)")

@@ -213,6 +213,15 @@ class ControlFlow:
         """An ``if`` that ends the function: its branches' return values become the ``scf.if`` results."""
         b = self.gen.builder
         then_vals, else_vals = (list(r or []) for r in returns)
+        if (returns[0] is None) != (returns[1] is None) and (then_vals or else_vals):
+            # one path falls off the end of the function: Triton returns poison of the function's return type
+            # there; any value refines poison, so that path returns zeros of the same types (compile-time values
+            # are the same constant on both paths, as Triton's constexpr return type makes them)
+            fell_then = returns[0] is None
+            filled = self._fall_off_values(then_block if fell_then else else_block,
+                                           else_vals if fell_then else then_vals)
+            if filled is not None:
+                then_vals, else_vals = (filled, else_vals) if fell_then else (then_vals, filled)
         if len(then_vals) != len(else_vals):
             raise self.gen.error(node, "the branches of this `if` return different numbers of values; return the "
                                    "same kind of value on every path")
@@ -249,6 +258,30 @@ class ControlFlow:
         self.gen.ret_values = results
         self.gen.returned = True
         return [r for r in results if isinstance(r, (tensor, tensor_descriptor_base))]
+
+    def _fall_off_values(self, block: Any, values: list) -> Optional[list]:
+        """Stand-ins, built in ``block``, for ``values`` returned on the other path; None when one has no zero
+        (a descriptor, an aggregate), which leaves the mismatch to be reported."""
+        sem = self.gen.semantic
+        out: list = []
+        with self.gen.builder.at(block):
+            for v in values:
+                if not isinstance(v, tensor):
+                    if isinstance(v, tensor_descriptor_base) or getattr(type(v), "__triton_aggregate__", False):
+                        return None
+                    out.append(v)
+                    continue
+                if v.handle is None:
+                    return None
+                shape = list(v.shape) if v.type.is_block() else []
+                scalar = v.dtype
+                if scalar.is_ptr():
+                    zero = sem.cast(sem.full(shape, 0, tl.int64) if shape else sem.scalar_constant(0, tl.int64),
+                                    scalar)
+                else:
+                    zero = sem.full(shape, 0, scalar) if shape else sem.scalar_constant(0, scalar)
+                out.append(zero)
+        return out
 
     def if_expression(self, node: ast.IfExp, cond: tensor) -> tensor:
         key = "__ifexp_value__"

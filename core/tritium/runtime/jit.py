@@ -256,7 +256,8 @@ class JITFunction(KernelInterface, DeviceFunction):
         return preload(self, specialization_data)
 
     def __repr__(self) -> str:
-        return self._repr(self) if self._repr else f"JITFunction({self.module}:{self.fn.__qualname__})"
+        # not the repr= given to @jit: that one names specializations (it reads .signature and .constants)
+        return f"JITFunction({self.module}:{self.fn.__qualname__})"
 
     # -- Triton's attribute names, which torch inductor saves, clears and restores around pickling a kernel
     @property
