@@ -31,6 +31,9 @@ class nvidia_knobs(KnobGroup):
                              "TensorDescriptor's tensor map is encoded by the launcher and passed as a 128-byte "
                              "kernel parameter (as Triton does); off: built on the device by each program, in a "
                              "module global that launches on different streams must take turns for")
+    restage_bytes = BoolKnob("TRITIUM_NVIDIA_RESTAGE_BYTES", default=True, doc="On sm_90, an fp8/int8 dot operand "
+                             "staged along its other dimension (B stored (K, N)) is rewritten K-major for wgmma in "
+                             "4 x 4-byte blocks, conflict-free (restage.py); off: one byte per shared store")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

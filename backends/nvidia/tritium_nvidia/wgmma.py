@@ -33,6 +33,8 @@ from tritium.gpu.lower.tiles import write_tile
 from tritium.gpu.lower.values import Tensor
 
 from .fragment import C_LANE, lo_kind
+from .knobs import nvidia
+from .restage import can_restage, restage
 
 _SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
 #: dot kind (mma.py's names) -> (PTX operand types, bytes per element, accumulator LLVM type)
@@ -96,6 +98,13 @@ def _operand_tile(lo: Context, v: Any, k_dim: int, used: int) -> tuple[SharedTil
     got = lo.values.get(v)
     if isinstance(got, SharedTile) and _compatible(got.smem, k_dim):
         return got, 0
+    if isinstance(got, SharedTile) and nvidia.restage_bytes and can_restage(got.smem, k_dim, lo.num_warps):
+        # an 8-bit stage along the other dimension: rewritten K-major in 4 x 4-byte blocks (restage.py)
+        smem = SmemLayout(got.smem.shape, k_dim, 1)
+        nbytes = (smem.nbytes + 1023) // 1024 * 1024
+        tile = SharedTile(lo.smem_ptr(lo.scratch(used + nbytes, 1024), str(used)), smem, got.ty)
+        restage(lo, got, tile, k_dim)
+        return tile, nbytes
     t = lo.tensor(v)
     smem = smem_layout_for(t.layout, storage_type(lo, t.ty))
     if not _compatible(smem, k_dim):
