@@ -3,7 +3,7 @@ int8: the same kernel with an int32 accumulator, bench/int8_matmul.py), tritium 
 CUDA-event medians. Each with B K-major (stored (N, K), passed as its transposed (K, N) view: as Hopper's 8-bit
 and tf32 tensor cores read it) and N-major (stored (K, N)).
 
-    python backends/nvidia/bench/typed_matmul.py [substring of the case names to run]
+    python backends/nvidia/bench/typed_matmul.py [substrings of the case names to run, e.g. "int8 B N"]
 """
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ def main() -> None:
              ("tf32 B N-major", torch.float32, False, tf32),
              ("int8 B K-major", torch.int8, True, fp8),
              ("int8 B N-major", torch.int8, False, fp8)]
-    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    only = sys.argv[1:]
     rows = []
     for name, dtype, k_major, blocks in cases:
-        if only not in name:
+        if only and not any(w in name for w in only):
             continue
         if dtype == torch.int8:
             a = torch.randint(-8, 8, (M, K), device="cuda", dtype=torch.int8)
