@@ -234,10 +234,12 @@ def test_descriptor_matmul(cdev, ctas):
     a_d, b_d, c_d = cdev.put(a), cdev.put(b), cdev.put(np.zeros((M, N), np.float16))
     descs = (TensorDescriptor.from_tensor(a_d, [BM, BK]), TensorDescriptor.from_tensor(b_d, [BK, BN]),
              TensorDescriptor.from_tensor(c_d, [BM, BN]))
-    _desc_matmul[(M // BM, N // BN)](*descs, K, BM, BN, BK, num_ctas=ctas, num_warps=8 if cdev.name == "cuda" else 4,
-                                     num_stages=3)
+    k = _desc_matmul[(M // BM, N // BN)](*descs, K, BM, BN, BK, num_ctas=ctas,
+                                         num_warps=8 if cdev.name == "cuda" else 4, num_stages=3)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(cdev.get(c_d).astype(np.float64), ref, rtol=2e-2, atol=5e-2)
+    # each CTA copies its part of B's block and stores its part of C's (the descriptors' blocks split along N)
+    assert "tritium.cluster_split" in k.asm["ttgir"]
 
 
 @triton.jit
@@ -321,3 +323,35 @@ def test_dot_shifting_in_place_is_not_split(cdev, ctas):
     k = _dot_shift_in_place[(1, )](cdev.put(a), cdev.put(b), c, BM, BN, BK, num_ctas=ctas)
     np.testing.assert_allclose(cdev.get(c), ref, rtol=1e-2, atol=1e-2)
     assert "tritium.cluster_split" not in k.asm["ttgir"]
+
+
+def _example08():
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "08-persistent-matmul-descriptors.py")
+    spec = importlib.util.spec_from_file_location("ex08_clusters", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_persistent_descriptor_matmul(cdev, ctas):
+    """examples/08's kernel: a persistent loop over tiles (fused with the K loop), B read as (N, K) blocks and
+    transposed, C stored through a descriptor; split along N, each CTA of a cluster takes half of every tile."""
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    ex = _example08()
+    if cdev.name == "cuda":
+        (M, N, K), (BM, BN, BK, warps), sms = (1024, 1536, 512), (128, 256, 64, 8), 20
+    else:
+        (M, N, K), (BM, BN, BK, warps), sms = (96, 192, 64), (32, 64, 32, 4), 5
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((N, K)).astype(np.float16)
+    a_d, b_d, c_d = cdev.put(a), cdev.put(b), cdev.put(np.zeros((M, N), np.float16))
+    descs = (TensorDescriptor.from_tensor(a_d, [BM, BK]), TensorDescriptor.from_tensor(b_d, [BN, BK]),
+             TensorDescriptor.from_tensor(c_d, [BM, BN]))
+    k = ex.matmul_persistent[(sms, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, NUM_SMS=sms,
+                                      WARP_SPECIALIZE=False, num_warps=warps, num_stages=3, num_ctas=ctas)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(cdev.get(c_d).astype(np.float64), ref, rtol=2e-2, atol=5e-2)
+    assert "tritium.cluster_split" in k.asm["ttgir"]

@@ -19,6 +19,7 @@ dot's M or K, or where the split part would be narrower than ``MIN_PART`` elemen
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from .._mlir import ir
@@ -28,19 +29,36 @@ from ..llvmir.scalar import is_scalar_op
 
 #: the kernel function's attribute: how many CTAs its N dimension is split over
 SPLIT_ATTR = "tritium.cluster_split"
+#: where the split was refused: why (the ``ttgir`` shows it)
+ONE_CTA_ATTR = "tritium.cluster_one_cta"
 #: the fewest elements per CTA along the split dimension (a wgmma/mma N of at least 16 columns)
 MIN_PART = 16
 
 _ALONG = {"tt.addptr", "tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "arith.select", "tt.assume"}
-_SIDE_EFFECTS = {"tt.store", "tt.atomic_rmw", "tt.atomic_cas"}
+_SIDE_EFFECTS = {"tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store"}
 _SOURCES = {"tt.splat", "tt.make_range", "arith.constant", "tt.debug_barrier", "scf.if", "tt.get_program_id",
-            "tt.get_num_programs"}
-_IMPURE_OK = {"tt.load", "tt.debug_barrier"} | _SIDE_EFFECTS
+            "tt.get_num_programs", "tt.make_tensor_descriptor"}
+_IMPURE_OK = {"tt.load", "tt.debug_barrier", "tt.descriptor_load"} | _SIDE_EFFECTS
+#: descriptor accesses: the operand index of the first block coordinate, and of the tile (None: the result)
+_DESC_COORDS = {"tt.descriptor_load": (1, None), "tt.descriptor_store": (2, 1)}
+_DESC = re.compile(r"!tt\.tensordesc<tensor<((?:\d+x)+)([^>]+)>>")
 
 
 def _shape(v: Any) -> Optional[list[int]]:
+    """A tensor's shape, or a tensor descriptor's block shape."""
     t = v.type
-    return list(ir.RankedTensorType(t).shape) if isinstance(t, ir.RankedTensorType) else None
+    if isinstance(t, ir.RankedTensorType):
+        return list(ir.RankedTensorType(t).shape)
+    m = _DESC.fullmatch(str(t))
+    return [int(x) for x in m.group(1).split("x")[:-1]] if m else None
+
+
+def _with_shape(t: Any, shape: list[int]) -> Any:
+    if isinstance(t, ir.RankedTensorType):
+        t = ir.RankedTensorType(t)
+        return ir.RankedTensorType.get(shape, t.element_type, t.encoding)
+    elem = _DESC.fullmatch(str(t)).group(2)
+    return ir.Type.parse(f"!tt.tensordesc<tensor<{'x'.join(map(str, shape))}x{elem}>>")
 
 
 class _Dims:
@@ -108,6 +126,10 @@ def _classes(func: Any) -> tuple[_Dims, list, list, list]:
             order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
             for d, src in enumerate(order):
                 dims.tie(operands[0], src, results[0], d)
+        elif name in _DESC_COORDS and _desc_rank_matches(op):
+            tile = results[0] if _DESC_COORDS[name][1] is None else operands[_DESC_COORDS[name][1]]
+            for d in range(len(_shape(tile))):
+                dims.tie(operands[0], d, tile, d)
         elif name == "tt.dot":
             a, b, c = operands[:3]
             r = results[0]
@@ -154,67 +176,93 @@ def _untie_sources(func: Any) -> None:
             user.operation.replace_uses_of_with(op.results[0], twin.results[0])
 
 
-def _plan(func: Any, n: int) -> Optional[tuple[_Dims, Any, int]]:
-    """The split class and its length, or None where the kernel keeps the one-CTA form."""
+def _desc_rank_matches(op: Any) -> bool:
+    name = op.name
+    tile = op.results[0] if _DESC_COORDS[name][1] is None else op.operands[_DESC_COORDS[name][1]]
+    block, shape = _shape(op.operands[0]), _shape(tile)
+    return block is not None and block == shape
+
+
+def _plan(func: Any, n: int) -> Any:
+    """The split class and its length, or the reason the kernel keeps the one-CTA form (a string)."""
     _untie_sources(func)
     dims, dots, along, other = _classes(func)
     if not dots:
-        return None
+        return "no dot"
     split = dims.find((dots[0].results[0], 1))
     for dot in dots:
         a, b = list(dot.operands)[:2]
         if split in (dims.find((a, 0)), dims.find((a, 1)), dims.find((b, 0))):
-            return None
+            return "the dot's N is tied to a dot's M or K"
     lengths = {_shape(v)[d] for (v, d) in list(dims.parent) if dims.find((v, d)) == split}
     if len(lengths) != 1:
-        return None
+        return "tensors of unequal lengths along N"
     length = lengths.pop()
     if length % n or length // n < MIN_PART:
-        return None
+        return f"N={length} gives each CTA fewer than {MIN_PART} columns"
 
     def in_split(v: Any) -> bool:
         s = _shape(v)
         return s is not None and any(dims.find((v, d)) == split for d in range(len(s)) if s[d] > 1)
 
     if any(dims.find((v, axis)) == split for v, axis in along):
-        return None
+        return "a reduction or scan along N"
     for op in other:
         if any(in_split(v) for v in list(op.operands) + list(op.results)):
-            return None
+            return f"{op.name} on a tensor along N"
         if op.name.startswith("tt.") and op.name not in _IMPURE_OK and op.name not in PURE_OPS:
-            return None         # a print, assert or descriptor access would run in every CTA
-    if _reads_after_writes(func) or _writes_what_others_read(func):
-        return None
+            return f"{op.name} would run in every CTA"
+    if _reads_after_writes(func):
+        return "a load of memory the kernel may have written"
+    if _writes_what_others_read(func):
+        return "a store to memory the kernel reads elsewhere"
     for op in _ops(func):
         if op.name in _SIDE_EFFECTS and not in_split(op.operands[0]):
-            return None         # every CTA would store or add it again
+            return f"{op.name} not along N would run in every CTA"
         if op.name == "arith.constant" and in_split(op.results[0]):
             if not ir.DenseElementsAttr(op.attributes["value"]).is_splat:
-                return None
+                return "a constant tensor along N"
     return dims, split, length
 
 
 def _reads(op: Any) -> bool:
-    if op.name == "tt.load":
+    if op.name in ("tt.load", "tt.descriptor_load"):
         return True
     return op.name in ("tt.atomic_rmw", "tt.atomic_cas") and any(True for _ in op.results[0].uses)
 
 
+def _loops(op: Any) -> list:
+    out, p = [], op.parent
+    while p is not None and p.name != "func.func":
+        if p.name in ("scf.for", "scf.while"):
+            out.append(p)
+        p = p.parent
+    return out
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """May the pointers (or descriptors) of ``a`` and ``b`` reach the same memory: the same kernel argument, or
+    either of unknown origin?"""
+    ra, rb = pointer_root(a.operands[0]), pointer_root(b.operands[0])
+    return ra is UNKNOWN or rb is UNKNOWN or ra == rb
+
+
 def _reads_after_writes(func: Any) -> bool:
     """Does the kernel read global memory it may have written (a load, or an atomic whose old value is used, after a
-    store or atomic, or in a loop that writes)? Within one CTA the lowering orders those (hazards.py); across the
-    CTAs of a split nothing would."""
-    wrote = False
-    for op in _ops(func):
-        if op.name in _SIDE_EFFECTS:
-            loop = op.parent
-            while loop is not None and loop.name != "func.func":
-                if loop.name in ("scf.for", "scf.while") and any(_reads(o) for o in _ops(loop)):
-                    return True
-                loop = loop.parent
-        if _reads(op) and wrote:
-            return True
-        wrote = wrote or op.name in _SIDE_EFFECTS
+    store or atomic through the same argument, or in a loop around both)? Within one CTA the lowering orders those
+    (hazards.py); across the CTAs of a split nothing would."""
+    ops = _ops(func)
+    order = {id(op): i for i, op in enumerate(ops)}
+    writes = [op for op in ops if op.name in _SIDE_EFFECTS]
+    for i, r in enumerate(ops):
+        if not _reads(r):
+            continue
+        loops = _loops(r)
+        for w in writes:
+            if w == r or not _overlap(w, r):
+                continue
+            if order[id(w)] < i or any(loop in loops for loop in _loops(w)):
+                return True
     return False
 
 
@@ -228,7 +276,7 @@ def _writes_what_others_read(func: Any) -> bool:
     for w in writes:
         root = pointer_root(w.operands[0])
         for r in reads:
-            if r == w or r.operands[0] == w.operands[0]:
+            if r == w or (r.operands[0] == w.operands[0] and r.name == "tt.load" and w.name == "tt.store"):
                 continue
             other = pointer_root(r.operands[0])
             if root is UNKNOWN or other is UNKNOWN or root == other:
@@ -248,7 +296,9 @@ def split_cluster(module: Any, options: Any) -> int:
             if func.operation.name != "func.func":
                 continue
             plan = _plan(func, n)
-            if plan is not None:
+            if isinstance(plan, str):
+                func.attributes[ONE_CTA_ATTR] = ir.StringAttr.get(plan)
+            else:
                 _rewrite(func, *plan, n)
                 done = n
     return done
@@ -269,9 +319,8 @@ def _rewrite(func: Any, dims: _Dims, split: Any, length: int, n: int) -> None:
                                 ip=ip).results[0]
     offset = ir.Operation.create("arith.muli", results=[i32], operands=[rank, width], ip=ip).results[0]
     for v, ds in members.items():
-        t = ir.RankedTensorType(v.type)
-        shape = [part if d in ds else s for d, s in enumerate(t.shape)]
-        new_t = ir.RankedTensorType.get(shape, t.element_type, t.encoding)
+        shape = [part if d in ds else s for d, s in enumerate(_shape(v))]
+        new_t = _with_shape(v.type, shape)
         v.set_type(new_t)
         owner = v.owner
         if isinstance(owner, ir.Block):
@@ -287,4 +336,13 @@ def _rewrite(func: Any, dims: _Dims, split: Any, length: int, n: int) -> None:
             spl = ir.Operation.create("tt.splat", results=[new_t], operands=[offset], ip=ip2)
             add = ir.Operation.create("arith.addi", results=[new_t], operands=[v, spl.results[0]], ip=ip2)
             v.replace_all_uses_except(add.results[0], add)
+    for op in _ops(func):
+        if op.name in _DESC_COORDS and op.operands[0] in members:
+            first = _DESC_COORDS[op.name][0]
+            for d in members[op.operands[0]]:
+                # this CTA's block starts rank * part further along the split dimension
+                coord = op.operands[first + d]
+                moved = ir.Operation.create("arith.addi", results=[coord.type], operands=[coord, offset],
+                                            ip=ir.InsertionPoint(op))
+                op.operands[first + d] = moved.results[0]
     func.attributes[SPLIT_ATTR] = ir.IntegerAttr.get(i32, n)
