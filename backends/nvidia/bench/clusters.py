@@ -1,8 +1,8 @@
 """num_ctas (thread-block clusters) on the H200: fp16 matmul 8192^3 at num_ctas 1 and 2, tritium beside Triton 3.6
-in one process (CUDA-event medians), with each result's relative error against torch. Pointer tensors (examples/03's
-grouped kernel: tritium splits the accumulator's N across the cluster) and tensor descriptors (a plain tiled kernel,
-the shape Triton's num_ctas=2 example splits; tritium runs it on the cluster's first CTA). Prints which form tritium
-took.
+in one process (CUDA-event medians), each result's relative error against torch. Three kernels: examples/03's
+(pointer tensors, grouped order), a plain tiled kernel on tensor descriptors (the shape of Triton's num_ctas=2
+example) and examples/08's persistent descriptor kernel. Prints the form tritium took (split along N, or one CTA
+computing and why).
 
     python backends/nvidia/bench/clusters.py
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 
 import tritium as triton
@@ -30,7 +31,7 @@ def desc_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, B
     c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
 
-def run_desc(a, b, c, BM, BN, BK, **launch):
+def run_desc(a, b, b_nk, c, BM, BN, BK, **launch):
     M, K = a.shape
     N = b.shape[1]
     descs = (TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BK, BN]),
@@ -38,51 +39,81 @@ def run_desc(a, b, c, BM, BN, BK, **launch):
     return desc_matmul[(M // BM, N // BN)](*descs, K, BM, BN, BK, **launch)
 
 
+def _load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def runners(ex03, ex08, here):
+    def ptr(a, b, b_nk, c, BM, BN, BK, **launch):
+        M, K = a.shape
+        N = b.shape[1]
+        grid = (((M + BM - 1) // BM) * ((N + BN - 1) // BN), )
+        return ex03.matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                        c.stride(0), c.stride(1), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
+                                        **launch)
+
+    def persistent(a, b, b_nk, c, BM, BN, BK, **launch):
+        M, K = a.shape
+        N = b_nk.shape[0]
+        descs = (ex08.TensorDescriptor(a, list(a.shape), list(a.stride()), [BM, BK]),
+                 ex08.TensorDescriptor(b_nk, list(b_nk.shape), list(b_nk.stride()), [BN, BK]),
+                 ex08.TensorDescriptor(c, list(c.shape), list(c.stride()), [BM, BN]))
+        return ex08.matmul_persistent[(132, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
+                                               NUM_SMS=132, WARP_SPECIALIZE=False, **launch)
+
+    return {"ptr (03)": ptr, "desc": here.run_desc, "persistent desc (08)": persistent}
+
+
+def form(kernel) -> str:
+    text = kernel.asm.get("ttgir", "") if hasattr(kernel, "asm") else ""
+    if "tritium.cluster_split" in text:
+        return "split along N"
+    why = re.search(r'tritium.cluster_one_cta = "([^"]*)"', text)
+    return f"one CTA computes: {why.group(1)}" if why else ""
+
+
 def main() -> None:
     import torch
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     from _bench import median_ms, triton_twin
-    path = os.path.join(ROOT, "examples", "03-matrix-multiplication.py")
-    spec = importlib.util.spec_from_file_location("ex03", path)
-    ex03 = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ex03)
-    ours = {"ptr": ex03.matmul, "desc": run_desc}
-    twin03, twin_here = triton_twin(path), triton_twin(os.path.abspath(__file__))
-    theirs = {"ptr": twin03.matmul if twin03 else None, "desc": twin_here.run_desc if twin_here else None}
+    p03 = os.path.join(ROOT, "examples", "03-matrix-multiplication.py")
+    p08 = os.path.join(ROOT, "examples", "08-persistent-matmul-descriptors.py")
+    ours = runners(_load("ex03", p03), _load("ex08", p08), sys.modules[__name__])
+    t03, t08, there = triton_twin(p03), triton_twin(p08), triton_twin(os.path.abspath(__file__))
+    theirs = runners(t03, t08, there) if t03 and t08 and there else None
     M = N = K = 8192
     a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
-    ref = (a.float() @ b.float())
-    cases = [("ptr", (128, 256, 64)), ("ptr", (128, 128, 64)), ("desc", (128, 256, 64))]
+    b_nk = torch.randn(N, K, device="cuda", dtype=torch.float16)
+    b = b_nk.T.contiguous()
+    ref = a.float() @ b.float()
+    cases = [("ptr (03)", (128, 256, 64)), ("ptr (03)", (128, 128, 64)), ("desc", (128, 256, 64)),
+             ("persistent desc (08)", (128, 256, 64))]
     rows = []
     for kind, (BM, BN, BK) in cases:
         for ctas in (1, 2):
-            res = {}
-            form = ""
-            for fw, fns in (("tritium", ours), ("triton", theirs)):
-                fn = fns[kind]
-                if fn is None:
-                    res[fw] = (float("nan"), "absent")
+            res, shape = {}, ""
+            for fw, table in (("tritium", ours), ("triton", theirs)):
+                if table is None:
+                    res[fw] = (float("nan"), "Triton absent")
                     continue
+                fn = table[kind]
                 c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
                 launch = dict(num_warps=8, num_stages=3, num_ctas=ctas)
+                run = (lambda fn=fn, c=c: fn(a, b, b_nk, c, BM, BN, BK, **launch))
                 try:
-                    if kind == "ptr":
-                        run = (lambda fn=fn, c=c: fn(a, b, c, BM, BN, BK, GROUP_M=8, **launch))
-                    else:
-                        run = (lambda fn=fn, c=c: fn(a, b, c, BM, BN, BK, **launch))
-                    run()
+                    k = run()
                     torch.cuda.synchronize()
                     err = ((c.float() - ref).norm() / ref.norm()).item()
+                    if fw == "tritium" and ctas > 1:
+                        shape = form(k)
                     ms = median_ms(run, "cuda")
                     res[fw] = (2 * M * N * K / (ms * 1e-3) / 1e12, f"{err:.1e}")
                 except Exception as exc:  # noqa: BLE001
                     res[fw] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
-            if kind == "desc":
-                form = "one CTA computes" if ctas > 1 else ""
-            elif ctas > 1:
-                form = "N split" if BN // ctas >= 16 else "one CTA computes"
-            line = (f"matmul fp16 {M}^3 {kind} {BM}x{BN}x{BK} num_ctas={ctas}{' (' + form + ')' if form else ''}: "
+            line = (f"matmul fp16 {M}^3 {kind} {BM}x{BN}x{BK} num_ctas={ctas}{' (' + shape + ')' if shape else ''}: "
                     f"tritium {res['tritium'][0]:.0f} TFLOP/s | Triton {res['triton'][0]:.0f} | ratio "
                     f"{res['tritium'][0] / res['triton'][0]:.2f}x | rel err {res['tritium'][1]} / {res['triton'][1]}")
             print(line, flush=True)
