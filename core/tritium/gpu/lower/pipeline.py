@@ -361,7 +361,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
         ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
         valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
-        ops_a, next_state = eval_slice(ctx, op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth + 1)
+        # the loop body's cache is left out: once the body is lowered (dots left in flight), it holds this
+        # iteration's index vectors, which the ahead iteration must compute for itself
+        ops_a, next_state = eval_slice(ctx, op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth)
         issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
         return next_state
 
