@@ -73,6 +73,10 @@ def test_persistent_loop_is_flattened(isolated_tritium, tmp_path, dt):
     ptx = k.asm["ptx"]
     # the dot runs on across iterations; only the tile's last K step waits for it (in the branch that stores)
     assert re.search(r"wgmma\.wait_group\.sync\.aligned 1;", ptx)
+    # the stage the previous K step read is refilled before the epilogue, not after it (as Triton orders them)
+    after = ptx[ptx.index("wgmma.commit_group"):]
+    assert after.index("cp.async.bulk.tensor.2d.shared::cluster.global") < \
+        after.index("cp.async.bulk.tensor.2d.global.shared"), "the epilogue delays the next stage's loads"
     src = tmp_path / "k.ptx"
     src.write_text(ptx)
     out = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", str(src), "-o", str(tmp_path / "k.cubin")],
