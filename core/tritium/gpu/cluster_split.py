@@ -111,7 +111,10 @@ def _classes(func: Any) -> tuple[_Dims, list, list, list]:
     for op in _ops(func):
         name = op.name
         operands, results = list(op.operands), list(op.results)
-        if is_scalar_op(name) or name in _ALONG:
+        if name in ("tt.load", "tt.store") and _shape(operands[0]) is None and \
+                any(_shape(v) is not None for v in operands[1:] + results):
+            other.append(op)     # through a block pointer, whose block keeps its shape
+        elif is_scalar_op(name) or name in _ALONG:
             dims.tie_all(operands + results)
         elif name in _SOURCES or name in ("func.return", ) and not operands:
             continue
