@@ -385,3 +385,24 @@ def test_block_pointer_matmul(cdev, ctas):
     np.testing.assert_allclose(cdev.get(c), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2, atol=1e-2)
     # block pointers keep their blocks whole: the one-CTA form
     assert "tritium.cluster_split" not in k.asm["ttgir"]
+
+
+@triton.jit
+def _dot_argmax_over_m(a_ptr, b_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.dot(tl.load(a_ptr + rm[:, None] * BK + rk[None, :]), tl.load(b_ptr + rk[:, None] * BN + rn[None, :]))
+    # a reduction of two tensors (values and their row indices) over M: N stays, and both split along it
+    tl.store(out_ptr + rn, tl.argmax(acc, axis=0))
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_dot_argmax_over_m_is_split(cdev, ctas):
+    BM, BN, BK = 32, 64, 16
+    rng = np.random.default_rng(10)
+    a, b = rng.standard_normal((BM, BK)).astype(np.float16), rng.standard_normal((BK, BN)).astype(np.float16)
+    out = cdev.put(np.full(BN, -1, np.int32))
+    k = _dot_argmax_over_m[(1, )](cdev.put(a), cdev.put(b), out, BM, BN, BK, num_ctas=ctas)
+    np.testing.assert_array_equal(cdev.get(out), np.argmax(a.astype(np.float32) @ b.astype(np.float32), axis=0))
+    assert ("tritium.cluster_split" in k.asm["ttgir"]) == (BN // ctas >= 16)

@@ -144,6 +144,7 @@ def _classes(func: Any) -> tuple[_Dims, list, list, list]:
             dots.append(op)
         elif name in ("tt.reduce", "tt.scan"):
             axis = _int(op, "axis")
+            dims.tie_all(operands)      # reduced together (argmax's values and indices): split together
             for v, r in zip(operands, results):
                 along.append((v, axis))
                 for d in range(len(_shape(v) or ())):
