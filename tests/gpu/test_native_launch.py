@@ -21,15 +21,15 @@ def _fill(out_ptr, value, n, BLOCK: tl.constexpr):
 
 @pytest.fixture(params=[True, False], ids=["native", "cuda-bindings"])
 def launch_path(request, cuda, monkeypatch):
-    from tritium_nvidia import driver
+    from tritium_nvidia import launch_call
     from tritium_nvidia.knobs import nvidia as nv_knobs
-    monkeypatch.setattr(driver, "_launch", driver._choose_launch)  # chosen again at the next launch
-    monkeypatch.setattr(driver, "_launch_is_native", False)
-    monkeypatch.setattr(driver, "NATIVE_AFTER", 0)
+    monkeypatch.setattr(launch_call, "launch", launch_call.choose)  # chosen again at the next launch
+    monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
     with nv_knobs.scope():
         nv_knobs.native_launch = request.param
         yield request.param
-    assert driver._launch_is_native == request.param, "the launch call is not the one asked for"
+    assert launch_call.is_native == request.param, "the launch call is not the one asked for"
 
 
 def test_results_on_streams_and_threads(launch_path):
@@ -86,16 +86,16 @@ def test_driver_refusal_names_the_kernel(launch_path):
 def test_build_failure_keeps_launching(cuda, monkeypatch):
     torch = pytest.importorskip("torch")
     from tritium_nvidia import cuda as cu_mod
-    from tritium_nvidia import driver
+    from tritium_nvidia import launch_call
 
     def cannot():
         raise cu_mod.CudaError("no address (the test)")
-    monkeypatch.setattr(driver, "_launch", driver._choose_launch)
-    monkeypatch.setattr(driver, "_launch_is_native", False)
-    monkeypatch.setattr(driver, "NATIVE_AFTER", 0)
+    monkeypatch.setattr(launch_call, "launch", launch_call.choose)
+    monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
     monkeypatch.setattr(cu_mod, "launch_kernel_address", cannot)
     out = torch.zeros(100, device="cuda", dtype=torch.int32)
     _fill[(1, )](out, 3, 100, BLOCK=128)
     torch.cuda.synchronize()
-    assert not driver._launch_is_native
+    assert not launch_call.is_native
     torch.testing.assert_close(out.cpu(), torch.arange(100, dtype=torch.int32) + 3)

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("tritium_nvidia", reason="the NVIDIA backend is not installed")
 pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
-from tritium_nvidia import cuda, driver  # noqa: E402
+from tritium_nvidia import cuda, driver, launch_call  # noqa: E402
 from tritium_nvidia.knobs import nvidia as nv_knobs  # noqa: E402
 
 _received = (ctypes.c_uint64 * 11)()
@@ -44,9 +44,9 @@ def stand_in() -> int:
 @pytest.fixture
 def fresh_choice(monkeypatch):
     """The launch call as before the process's first launch; restored afterwards."""
-    monkeypatch.setattr(driver, "_launch", driver._choose_launch)
-    monkeypatch.setattr(driver, "_launch_is_native", False)
-    monkeypatch.setattr(driver, "NATIVE_AFTER", 0)  # chosen at the first launch, not the process's 100th
+    monkeypatch.setattr(launch_call, "launch", launch_call.choose)
+    monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)  # chosen at the first launch, not the process's 100th
     with nv_knobs.scope():
         nv_knobs.launch_debug = False  # whatever TRITIUM_NVIDIA_LAUNCH_DEBUG the run has: each test says
         yield
@@ -55,7 +55,7 @@ def fresh_choice(monkeypatch):
 def test_knob_off_keeps_cuda_bindings(fresh_choice, capsys):
     nv_knobs.native_launch = False
     nv_knobs.launch_debug = True
-    call, native = driver._launch_call()
+    call, native = launch_call.make_call()
     assert not native and callable(call)
     assert "cuda-bindings' cuLaunchKernel (TRITIUM_NVIDIA_NATIVE_LAUNCH=0)" in capsys.readouterr().err
 
@@ -64,11 +64,11 @@ def test_build_failure_falls_back_and_says_why(fresh_choice, monkeypatch, capsys
     def cannot(*args):
         raise cuda.CudaError("cannot find cuLaunchKernel's address (no driver here)")
     monkeypatch.setattr(cuda, "launch_kernel_address", cannot)
-    call, native = driver._launch_call()
+    call, native = launch_call.make_call()
     assert not native
     assert capsys.readouterr().err == ""  # silent unless asked
     nv_knobs.launch_debug = True
-    call, native = driver._launch_call()
+    call, native = launch_call.make_call()
     assert not native
     assert "the native call cannot be built: CudaError: cannot find cuLaunchKernel's address" in capsys.readouterr().err
 
@@ -89,7 +89,7 @@ def test_launcher_passes_the_driver_its_arguments_in_order(fresh_choice, monkeyp
     launcher.functions[1] = 0x5555_0000_1230   # what load() would have stored: a CUfunction, int() of it the handle
     _result.value = 0
     launcher((70000, 3, 2), (0xDEAD_BEEF_0000, -7))
-    assert driver._launch_is_native
+    assert launch_call.is_native
     assert "native builtin calling cuLaunchKernel (its address from a stand-in)" in capsys.readouterr().err
     assert list(_received) == [0x5555_0000_1230, 70000, 3, 2, 128, 1, 1, 49152, 0x7F00_AB00,
                                launcher.params_addr, 0]
@@ -112,7 +112,7 @@ def test_native_failure_is_checked_through_cuda_bindings(fresh_choice, monkeypat
             again.append(args)
             return outcome["err"]
         return call
-    monkeypatch.setattr(driver, "_bindings_launch", bindings)
+    monkeypatch.setattr(launch_call, "bindings_launch", bindings)
     reported = []
     monkeypatch.setattr(driver.CudaLauncher, "_launch_error", lambda self, err, grid: reported.append(err))
     launcher = _launcher()
@@ -120,11 +120,11 @@ def test_native_failure_is_checked_through_cuda_bindings(fresh_choice, monkeypat
     _result.value = 400
     outcome["err"] = 400
     launcher((1, 1, 1), (0x10, 1))
-    assert reported == [400] and len(again) == 1 and driver._launch_is_native  # both say so: the launch failed
+    assert reported == [400] and len(again) == 1 and launch_call.is_native  # both say so: the launch failed
     nv_knobs.launch_debug = True
     outcome["err"] = 0
     launcher((1, 1, 1), (0x10, 1))
-    assert reported == [400] and len(again) == 2 and not driver._launch_is_native
+    assert reported == [400] and len(again) == 2 and not launch_call.is_native
     assert again[-1][0] == 0x1000 and again[-1][-2] == launcher.params_addr
     assert "returned 400 where cuda-bindings' succeeded" in capsys.readouterr().err
     _result.value = 0

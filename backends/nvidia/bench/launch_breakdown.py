@@ -48,7 +48,7 @@ def main() -> None:
     torch.cuda.synchronize()
     assert out[0].item() == 3
     state = next(iter(store_one.device_caches.values()))
-    launcher = next(iter(state.kernels.values())).launcher
+    launcher = next(iter(state.kernels.values())).kernel._launcher  # the CudaLauncher object
     from cuda.bindings import driver as cu
 
     device = torch.cuda.current_device()
@@ -66,7 +66,7 @@ def main() -> None:
     rows.append(("cuLaunchKernel via ctypes (libcuda)", per_call_us(
         lambda: direct(h, 1, 1, 1, 32, 1, 1, 0, stream, params, None))))
     from tritium_nvidia import cuda as nv_cuda
-    from tritium_nvidia import driver as nv_driver
+    from tritium_nvidia import launch_call
     from tritium_nvidia.knobs import nvidia as nv_knobs
     try:
         native, source = nv_cuda.native_launch()
@@ -77,11 +77,11 @@ def main() -> None:
         print(f"native builtin unavailable: {type(exc).__name__}: {exc}")
     for native_launch in (False, True):  # the launcher's launch call chosen again with the knob each way
         nv_knobs.native_launch = native_launch
-        nv_driver._launch = nv_driver._choose_launch
-        nv_driver.NATIVE_AFTER = 0  # chosen at the next launch, not after the process's first 100
+        launch_call.reset()
+        launch_call.NATIVE_AFTER = 0  # chosen at the next launch, not after the process's first 100
         store_one[(1, )](out, 3)
         torch.cuda.synchronize()
-        how = "native" if nv_driver._launch_is_native else "cuda-bindings"
+        how = "native" if launch_call.is_native else "cuda-bindings"
         rows.append((f"tritium launcher object only ({how})",
                      per_call_us(lambda: launcher((1, 1, 1), (out.data_ptr(), 3)))))
         rows.append((f"tritium kernel[(1,)](out, 3) ({how})", per_call_us(lambda: store_one[(1, )](out, 3))))

@@ -7,8 +7,8 @@ per device on first launch, where its resource needs are checked against the dev
 """
 from __future__ import annotations
 
+import collections
 import ctypes
-import functools
 import os
 import struct
 import sys
@@ -19,16 +19,16 @@ from tritium.backends.compiler import GPUTarget
 from tritium.backends.driver import DEFAULT_MAX_GRID, DriverBase
 from tritium.compiler.errors import OutOfResources as _CoreOutOfResources
 
+from . import launch_call as _lc
+from .arguments import ArgumentBuffer
+from .arguments import _setter as setter
 from .knobs import nvidia as nv_knobs
 
-# struct codes of the kernel parameter types, in native alignment as the ABI lays the parameters out: the fast
-# path packs the Python values themselves, the slow path the bits its setters made of them
-_PACK_CODES = {"ptr addrspace(1)": "Q", "i1": "B", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "float": "f",
-               "double": "d", "half": "e", "bfloat": "H"}
-_CONVERTED_CODES = {**_PACK_CODES, "half": "H"}
-_MASK = {"i8": 0xFF, "i16": 0xFFFF, "i32": 0xFFFFFFFF, "i64": (1 << 64) - 1}
-_SIGNED = {"i8": (1 << 7), "i16": (1 << 15), "i32": (1 << 31), "i64": (1 << 63)}
-_last_launched: list[str] = []   # names of the kernels launched since the last synchronization (newest last)
+_StructError = struct.error
+
+#: names of the kernels launched since the last synchronization (newest last), the last 16
+_last_launched: collections.deque[str] = collections.deque(maxlen=16)
+_recent = _last_launched.append
 
 
 class OutOfResources(_CoreOutOfResources, RuntimeError):
@@ -70,132 +70,75 @@ def _find_torch_c() -> Any:
     return _torch_c
 
 
-#: launches made through cuda-bindings' wrapper before the native call is built: a process that launches little
-#: (a server loading ``.tritium`` artifacts, whose cold start must not import llvmlite) never pays the build
-NATIVE_AFTER = 100
-_early_launches = 0
-
-
-def _choose_launch(*args: Any) -> int:
-    """The launch call until the process's NATIVE_AFTER-th launch, which chooses it once per process: the native
-    builtin (cuda.native_launch: crossing into C through cuda-bindings' wrapper cost ~4 us of a ~10 us cached
-    launch, bench/launch_breakdown.py), or that wrapper where the builtin cannot be built or
-    TRITIUM_NVIDIA_NATIVE_LAUNCH=0. Chosen under the compile lock, which a fork waits for (runtime/forksafe.py)."""
-    global _launch, _launch_is_native, _early_launches
-    if _early_launches < NATIVE_AFTER:
-        _early_launches += 1  # racy across threads on purpose: a launch more or less before the choice is harmless
-        return _bindings_launch()(*args)
-    from tritium.runtime.forksafe import compile_lock
-    with compile_lock:
-        if _launch is _choose_launch:
-            _launch, _launch_is_native = _launch_call()
-    return _launch(*args)
-
-
-@functools.lru_cache(maxsize=None)
-def _bindings_launch() -> Callable[..., int]:
-    """cuda-bindings' cuLaunchKernel returning the bare CUresult, built once (the first NATIVE_AFTER launches and
-    every fallback use it)."""
-    from . import cuda
-    launch = cuda.cu.cuLaunchKernel
-
-    def call(*args: Any) -> int:
-        return launch(*args)[0]
-    return call
-
-
-def _launch_call() -> tuple[Callable[..., int], bool]:
-    if not nv_knobs.native_launch:
-        _say("kernels launch through cuda-bindings' cuLaunchKernel (TRITIUM_NVIDIA_NATIVE_LAUNCH=0)")
-        return _bindings_launch(), False
-    from . import cuda
-    try:
-        native, source = cuda.native_launch()
-    except Exception as exc:  # noqa: BLE001 - whatever stops the builtin, the wrapper still launches
-        _say(f"kernels launch through cuda-bindings' cuLaunchKernel: the native call cannot be built: "
-             f"{type(exc).__name__}: {exc}")
-        return _bindings_launch(), False
-    _say(f"kernels launch through a native builtin calling cuLaunchKernel (its address from {source})")
-    return native, True
-
-
-def _confirm_failure(err: int, call: tuple) -> int:
-    """A launch the native call says failed is made again through cuda-bindings (a failed launch queued
-    nothing). Where that one succeeds the native call is wrong for this driver: it is dropped for the process."""
-    global _launch, _launch_is_native
-    again = _bindings_launch()(*call)
-    if again == 0:
-        _say(f"the native cuLaunchKernel returned {err} where cuda-bindings' succeeded: launching through "
-             "cuda-bindings from now on")
-        _launch, _launch_is_native = _bindings_launch(), False
-    return again
-
-
-def _say(message: str) -> None:
-    if nv_knobs.launch_debug:
-        print(f"tritium-nvidia: {message}", file=sys.stderr, flush=True)
-
-
-_launch: Callable[..., int] = _choose_launch
-
-
-def _make_blocking_check() -> Callable[[], bool]:
-    """False only when CUDA_LAUNCH_BLOCKING is neither in the environment nor set from Python, i.e. the knob is its
-    default (off): a few dict lookups per launch where reading the knob costs ~0.5 us of a ~8 us cached launch.
-    Exact at every launch (the environment is looked up each time, not remembered)."""
+def _unset_blocking(ns: dict) -> str:
+    """An expression true only when CUDA_LAUNCH_BLOCKING is neither in the environment nor set from Python, i.e.
+    the knob is its default (off): a few dict lookups per launch where reading the knob costs ~0.5 us of a ~8 us
+    cached launch. Exact at every launch (the environment is looked up each time, not remembered)."""
     from tritium import knobs
-    ns: dict[str, Any] = {"_group": nv_knobs.__dict__}
-    unset = knobs.unset_check(type(nv_knobs).launch_blocking, ns=ns)
-    return eval(f"lambda: not ({unset} and 'launch_blocking' not in _group)", ns)  # noqa: S307 - our own text
+    ns["_nv_group"] = nv_knobs.__dict__
+    unset = knobs.unset_check(type(nv_knobs).launch_blocking, ns=ns, prefix="_blk")
+    return f"({unset} and 'launch_blocking' not in _nv_group)"
 
 
-_blocking_may_be_set = _make_blocking_check()
-_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
-_launch_is_native = False
+_blocking_may_be_set = eval(f"lambda: not {_unset_blocking(globals())}")  # noqa: S307 - our own text
 
+# One launch of one kernel, as a closure over what the launcher fixed once (written as text for the blocking
+# check's dict lookups, inlined). Its globals are this module's: _torch_c, launch_call's current call and the
+# launcher's methods are read at every launch, so that tests and the fallbacks can replace them.
+_LAUNCH_SOURCE = f"""
+def make_launch(self, fast, pack, buffer, handles, lock, shared, params, num_ctas, name, has_assert):
+    acquire, release = lock.acquire, lock.release
 
-def _half_bits(v: Any) -> int:
-    f = float(v)
-    try:
-        return struct.unpack("<H", struct.pack("<e", f))[0]
-    except OverflowError:  # rounds to infinity, as C's conversion does
-        return 0xFC00 if f < 0 else 0x7C00
-
-
-def _f32(v: Any) -> float:
-    return ctypes.c_float(float(v)).value  # out of float's range: infinity, as C's conversion gives
-
-
-def _bf16_bits(v: Any) -> int:
-    bits = struct.unpack("<I", struct.pack("<f", float(v)))[0]
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-
-
-def _wrap_int(t: str) -> Callable[[Any], int]:
-    mask, sign = _MASK[t], _SIGNED[t]
-    return lambda v: ((int(v) & mask) ^ sign) - sign
-
-
-def _setter(t: str) -> Optional[Callable[[Any], Any]]:
-    """How a Python argument becomes the value its slot is packed from when struct refuses the value itself."""
-    if t == "half":
-        return _half_bits
-    if t == "bfloat":
-        return _bf16_bits
-    if t == "float":
-        return _f32
-    if t == "double":
-        return float
-    if t in _MASK:
-        return _wrap_int(t)
-    if t == "i1":
-        return lambda v: 1 if v else 0
-    return lambda v: int(v) & 0xFFFFFFFFFFFFFFFF
+    def launch(grid, args):
+        gx, gy, gz = grid
+        if gx <= 0 or gy <= 0 or gz <= 0:
+            if gx < 0 or gy < 0 or gz < 0:
+                raise ValueError(f"kernel `{{name}}`: negative grid {{grid}}")
+            return
+        tc = _torch_c or _find_torch_c()
+        if tc is not None:
+            device = tc._cuda_getDevice()
+            stream = tc._cuda_getCurrentRawStream(device)
+        else:
+            device, stream = self.driver.get_current_device(), 0
+        handle = handles.get(device)
+        if handle is None:
+            handle = self._handle(device)
+        if num_ctas != 1:
+            gx = gx * num_ctas
+        acquire()
+        try:
+            if fast:
+                try:
+                    pack(buffer, 0, *args)
+                except (_StructError, OverflowError):
+                    self._pack(args, device, stream)
+            else:
+                self._pack(args, device, stream)
+            try:
+                err = _lc.launch(handle, gx, gy, gz, self.block, 1, 1, shared, stream, params, 0)
+            except (TypeError, OverflowError) as exc:
+                raise ValueError(f"kernel `{{name}}`: grid {{grid}} must be integers, x < 2**31 and y, z <= 65535 "
+                                 f"programs ({{exc}})") from None
+            if err:
+                err = _lc.after_failure(err, (handle, gx, gy, gz, self.block, 1, 1, shared, stream, params, 0),
+                                        device)
+        finally:
+            release()
+        if err:
+            self._launch_error(err, grid)
+        _recent(name)
+        if has_assert or (not {_unset_blocking(globals())} and nv_knobs.launch_blocking):
+            self._check_after(device, stream)
+    return launch
+"""
+exec(compile(_LAUNCH_SOURCE, "<tritium_nvidia launch>", "exec"), globals())
+_make_launch = globals().pop("make_launch")
 
 
 def fault_message(err_name: str, kernel: Optional[str], when: str) -> str:
     culprit = f"kernel `{kernel}`" if kernel else "a kernel"
-    recent = ", ".join(f"`{k}`" for k in _last_launched[-4:]) or "none recorded"
+    recent = ", ".join(f"`{k}`" for k in list(_last_launched)[-4:]) or "none recorded"
     return (f"{culprit} faulted ({err_name}: an out-of-bounds or misaligned memory access, or another device "
             f"exception), detected {when}; kernels launched since the last synchronization: {recent}. The CUDA "
             "context cannot be used after this: restart the process. To find the access, run the kernel in the "
@@ -206,63 +149,6 @@ def fault_message(err_name: str, kernel: Optional[str], when: str) -> str:
 _FAULTS = ("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
            "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_INVALID_PC",
            "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT")
-
-
-class ArgumentBuffer:
-    """A kernel's parameters in one buffer laid out as a C struct, and the ``void**`` cuLaunchKernel reads
-    (pointing into it). One ``struct.pack_into`` converts and stores all arguments: a ctypes object per
-    argument cost ~0.3 us each per launch."""
-
-    def __init__(self, types: list[str], tensor_maps: Optional[list] = None, kernel: Any = None) -> None:
-        codes = [_PACK_CODES.get(t, "Q") for t in types]
-        self.packer = struct.Struct("@" + "".join(codes))
-        self.converted_packer = struct.Struct("@" + "".join(_CONVERTED_CODES.get(t, "Q") for t in types))
-        # host-encoded tensor maps follow the scalar parameters, 128 bytes each (tensor_maps.py)
-        n_maps = len(tensor_maps or ())
-        self.buffer = ctypes.create_string_buffer(max(8, self.packer.size + 192 * n_maps))
-        base = ctypes.addressof(self.buffer)
-        ends = [struct.calcsize("@" + "".join(codes[:i + 1])) for i in range(len(codes))]
-        self.offsets = [end - struct.calcsize(code) for end, code in zip(ends, codes)]
-        self.maps: Any = None
-        map_offsets: list[int] = []
-        if n_maps:
-            from .tensor_maps import TensorMapParams, layout
-            map_offsets = layout(self.packer.size, base, n_maps)[1]
-            self.maps = TensorMapParams(list(tensor_maps or ()), self.buffer, map_offsets, kernel)
-        self.params = (ctypes.c_void_p * max(1, len(types) + n_maps))(*[base + o for o in self.offsets + map_offsets])
-        self.params_addr = ctypes.addressof(self.params)
-        self.count = len(types)
-        self.setters = [_setter(t) for t in types]
-        # struct converts Python values as the setters would, except bf16 (no struct code)
-        self.pack_directly = "bfloat" not in types
-        self.error: Optional[Exception] = None
-
-    def pack(self, args: tuple) -> bool:
-        """Store ``args``; False (with ``error`` set) where one cannot be passed as its parameter's type."""
-        try:
-            if not self.pack_directly:
-                raise struct.error
-            self.packer.pack_into(self.buffer, 0, *args)
-        except (struct.error, OverflowError):
-            if not self.pack_converted(args):
-                return False
-        if self.maps is not None:
-            self.maps.write(args)   # raises TensorMapError, naming the kernel and the argument
-        return True
-
-    def pack_converted(self, args: tuple) -> bool:
-        """The slow path: values struct refuses as they are (bf16, ints that wrap around as C's conversions do,
-        floats beyond float's range) go through the setters first; what the setters refuse is the caller's."""
-        self.error = None
-        if len(args) != self.count:
-            return False
-        try:
-            values = [setter(a) for setter, a in zip(self.setters, args)]
-            self.converted_packer.pack_into(self.buffer, 0, *values)
-            return True
-        except (TypeError, ValueError, OverflowError, struct.error) as exc:
-            self.error = exc
-            return False
 
 
 class CudaLauncher:
@@ -295,6 +181,13 @@ class CudaLauncher:
         # tutorial 02 sizes its grid from them after warmup); load() replaces them with the device's figures
         kernel.n_regs = int(md.get("n_regs", 0) or 0)
         kernel.n_spills = int(md.get("n_spills", 0) or 0)
+        args = self.arguments
+        # struct packs the Python values as they are: no setter, no tensor map, no stream ordering to do first
+        fast = args.pack_directly and args.maps is None and not self.orders_streams
+        #: ``hot_call(grid, args)``: the launch as a plain function (what core's cached launch calls; calling the
+        #: object goes through its type's __call__ first)
+        self.hot_call = _make_launch(self, fast, args.packer.pack_into, args.buffer, self.handles, self.lock,
+                                     self.shared, self.params_addr, self.num_ctas, self.name, self.has_assert)
 
     # -- loading -----------------------------------------------------------------------------------------
     def meta_parameters(self) -> str:
@@ -339,47 +232,22 @@ class CudaLauncher:
 
     # -- launching ---------------------------------------------------------------------------------------
     def __call__(self, grid: tuple[int, int, int], args: tuple) -> None:
-        if grid[0] <= 0 or grid[1] <= 0 or grid[2] <= 0:
-            if min(grid) < 0:
-                raise ValueError(f"kernel `{self.name}`: negative grid {grid}")
-            return
-        torch_c = _torch_c or _find_torch_c()
-        if torch_c is not None:
-            device = torch_c._cuda_getDevice()
-            stream = torch_c._cuda_getCurrentRawStream(device)
-        else:
-            device, stream = self.driver.get_current_device(), 0
-        handle = self.handles.get(device)
-        if handle is None:
-            func = self.functions.get(device)
-            handle = self.handles[device] = int(func if func is not None else self.load(device))
-        call = (handle, grid[0] * self.num_ctas, grid[1], grid[2], self.block, 1, 1, self.shared, stream,
-                self.params_addr, 0)
-        with self.lock:
-            if self.orders_streams:
-                self._order_after_previous_launch(device, stream)
-            if not self.arguments.pack(args):
-                self._arg_error(args, self.arguments.error)
-            try:
-                err = _launch(*call)
-            except (TypeError, OverflowError) as exc:
-                raise ValueError(f"kernel `{self.name}`: grid {grid} must be integers, x < 2**31 and y, z <= 65535 "
-                                 f"programs ({exc})") from None
-            if err == _INVALID_CONTEXT:
-                # a thread that has not used CUDA yet has no current context: the device's primary one, which
-                # torch and the runtime use too (so their memory is valid), as torch makes it current on first use
-                from . import cuda
-                cuda.ensure_context(device)
-                err = _launch(*call)
-            if err and _launch_is_native:
-                err = _confirm_failure(err, call)
-        if err:
-            self._launch_error(err, grid)
-        _last_launched.append(self.name)
-        if len(_last_launched) > 16:
-            del _last_launched[:8]
-        if self.has_assert or (_blocking_may_be_set() and nv_knobs.launch_blocking):
-            self._check_after(device, stream)
+        self.hot_call(grid, args)
+
+    def _handle(self, device: int) -> int:
+        """The kernel's CUfunction on ``device`` as an int (what the launch call takes), loading the module on the
+        device's first launch."""
+        func = self.functions.get(device)
+        handle = self.handles[device] = int(func if func is not None else self.load(device))
+        return handle
+
+    def _pack(self, args: tuple, device: int, stream: int) -> None:
+        """What a launch does before the driver call where struct alone cannot pack the arguments (bf16, ints
+        that wrap, tensor maps, a wrong count) or launches on different streams must be ordered; under the lock."""
+        if self.orders_streams:
+            self._order_after_previous_launch(device, stream)
+        if not self.arguments.pack(args):
+            self._arg_error(args, self.arguments.error)
 
     def _order_after_previous_launch(self, device: int, stream: int) -> None:
         """A launch on another stream than this kernel's previous launch on the device waits for what that stream
@@ -408,7 +276,7 @@ class CudaLauncher:
                             f"got {len(args)}")
         for name, t, a in zip(names, self.types, args):
             try:
-                _setter(t)(a)  # type: ignore[misc]
+                setter(t)(a)  # type: ignore[misc]
             except (TypeError, ValueError):
                 raise TypeError(f"argument `{name}` of kernel `{self.name}` must be a {t} value, got {a!r}") from exc
         raise TypeError(f"kernel `{self.name}`: cannot pass its arguments: {exc}") from exc

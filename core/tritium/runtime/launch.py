@@ -65,7 +65,9 @@ class Entry:
     def __init__(self, kernel: Any, launcher: Callable, select: Optional[Callable],
                  guard: Optional[Callable] = None) -> None:
         self.kernel = kernel
-        self.launcher = launcher
+        # a launcher object may offer the same call as a plain function (``hot_call``): calling an object costs a
+        # lookup of its type's __call__ and a bound method per launch
+        self.launcher = getattr(launcher, "hot_call", launcher)
         self.select = select
         self.guard = guard  # refuses arrays the kernel cannot address safely (see safety.py)
         #: a launcher that also wants the bound arguments themselves (a bounds-checked one, for their buffers)
