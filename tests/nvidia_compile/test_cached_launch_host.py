@@ -1,0 +1,187 @@
+"""The NVIDIA cached launch end to end on a host without a GPU: ``kernel[grid](...)`` through core's generated
+frame and the launcher's ``hot_call`` down to cuLaunchKernel, whose place is taken by a JIT-compiled C function of
+its signature that records its arguments (called through the same native builtin as on a GPU). Every argument
+kind must land in the parameter buffer with the bits the kernel's parameter types ask for, on the first launch
+and on cached ones; the failure paths (no current context, wrong arguments, bad grids) must still work."""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import struct
+import types
+
+import pytest
+
+pytest.importorskip("tritium_nvidia", reason="the NVIDIA backend is not installed")
+pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+import tritium  # noqa: E402
+import tritium.language as tl  # noqa: E402
+from tritium_nvidia import cuda, driver, launch_call  # noqa: E402
+
+_received = (ctypes.c_uint64 * 11)()
+_calls = ctypes.c_int64(0)
+_HANDLE = 0x7000_0000_1230
+_STREAM = 0x7F00_AB00
+
+
+@tritium.jit
+def many_kinds(x_ptr, small, big, scale, flag, neg, one, nothing, C: tl.constexpr):
+    v = (small + neg + one + C).to(tl.float32) + big.to(tl.float32) + flag.to(tl.float32)
+    tl.store(x_ptr, v * scale)
+
+
+@pytest.fixture(scope="module")
+def stand_in() -> int:
+    """cuLaunchKernel's stand-in: stores its 11 arguments in _received, counts its calls, returns CUDA_SUCCESS."""
+    import llvmlite.binding as llvm
+    params = ", ".join(f"{'i64' if k == 'u64' else 'i32'} %a{i}" for i, k in enumerate(cuda.LAUNCH_KINDS))
+    body = []
+    for i, k in enumerate(cuda.LAUNCH_KINDS):
+        value = f"%a{i}"
+        if k == "u32":
+            body.append(f"  %z{i} = zext i32 %a{i} to i64")
+            value = f"%z{i}"
+        body += [f"  %q{i} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_received)} to ptr), i64 {i}",
+                 f"  store i64 {value}, ptr %q{i}"]
+    counter = f"inttoptr (i64 {ctypes.addressof(_calls)} to ptr)"
+    body += [f"  %n = load i64, ptr {counter}", "  %n1 = add i64 %n, 1", f"  store i64 %n1, ptr {counter}"]
+    text = f"define i32 @stand_in({params}) {{\n" + "\n".join(body) + "\n  ret i32 0\n}\n"
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text),
+                                        llvm.Target.from_default_triple().create_target_machine())
+    engine.finalize_object()
+    stand_in.engine = engine  # type: ignore[attr-defined]  # the code lives as long as its engine
+    return engine.get_function_address("stand_in")
+
+
+@pytest.fixture
+def host_driver(stand_in, monkeypatch, tmp_path):
+    """A CudaDriver for sm_90 that accepts CPU tensors, with the native launch call targeting the stand-in."""
+    from tritium import plugins
+    from tritium.backends.compiler import GPUTarget
+    from tritium.runtime.driver import driver as active
+
+    class HostCudaDriver(driver.CudaDriver):
+        device_type = "cuda"
+
+        def get_current_target(self) -> GPUTarget:
+            return GPUTarget("cuda", 90, 32)
+
+        def get_current_device(self) -> int:
+            return 0
+
+        def max_grid(self) -> tuple[int, int, int]:
+            return driver.CUDA_MAX_GRID
+
+        def accepts_device(self, device: str) -> bool:
+            return True
+
+    monkeypatch.setenv("TRITIUM_HOME", str(tmp_path))
+    monkeypatch.setattr(cuda, "launch_kernel_address", lambda: (stand_in, "a stand-in"))
+    monkeypatch.setattr(launch_call, "launch", launch_call.choose)
+    monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
+    monkeypatch.setattr(driver, "_torch_c", types.SimpleNamespace(_cuda_getDevice=lambda: 0,
+                                                                    _cuda_getCurrentRawStream=lambda d: _STREAM))
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg):
+        active.set_active(HostCudaDriver())
+        try:
+            many_kinds.device_caches.clear()
+            yield
+        finally:
+            active.reset_active()
+            many_kinds.device_caches.clear()
+
+
+def _params(launcher: driver.CudaLauncher) -> list:
+    """The values in the launcher's parameter buffer, read back by the C type of each parameter."""
+    codes = {"ptr addrspace(1)": "Q", "i1": "B", "i32": "i", "i64": "q", "float": "f"}
+    base = ctypes.addressof(launcher.arguments.buffer)
+    raw = ctypes.string_at(base, launcher.arguments.packer.size)
+    return [struct.unpack_from("@" + codes[t], raw, off)[0] for t, off in zip(launcher.types, launcher.arguments.offsets)]
+
+
+def _launcher() -> driver.CudaLauncher:
+    (state, ) = many_kinds.device_caches.values()
+    (entry, ) = state.kernels.values()
+    return entry.kernel._launcher
+
+
+def test_every_argument_kind_reaches_the_driver(host_driver):
+    x, y = torch.zeros(4), torch.zeros(8)
+    many_kinds.warmup(x, 5, 2**40, 1.5, True, -3, 1, None, C=7, grid=(1, ))
+    launcher = _launcher()
+    launcher.functions[0] = _HANDLE  # as if loaded on device 0
+    # what the kernel takes at run time: the pointer, the ints (1 and None are compiled in), the float, the bool
+    assert launcher.types == ["ptr addrspace(1)", "i32", "i64", "float", "i1", "i32"]
+    before = _calls.value
+    many_kinds[(3, )](x, 5, 2**40, 1.5, True, -3, 1, None, C=7)
+    assert _calls.value == before + 1
+    assert list(_received) == [_HANDLE, 3, 1, 1, launcher.block, 1, 1, launcher.shared, _STREAM,
+                               launcher.params_addr, 0]
+    assert _params(launcher) == [x.data_ptr(), 5, 2**40, 1.5, 1, -3]
+    # the same specialization again, other values: the cached frame, no compilation, the new values packed
+    many_kinds[(2, 4, 6)](y, 9, -(2**40), 0.25, False, -1, 1, None, C=7)
+    assert _launcher() is launcher  # no new specialization
+    assert _calls.value == before + 2
+    assert list(_received)[1:4] == [2, 4, 6]
+    assert _params(launcher) == [y.data_ptr(), 9, -(2**40), 0.25, 0, -1]
+    # a float past float's range, which struct refuses: the slow path converts it as C does (to infinity)
+    many_kinds[(1, )](y, 2**31 - 1, 2**41, 1e300, True, 1 - 2**31, 1, None, C=7)
+    assert _launcher() is launcher and _calls.value == before + 3
+    assert _params(launcher) == [y.data_ptr(), 2**31 - 1, 2**41, float("inf"), 1, 1 - 2**31]
+    assert launch_call.is_native
+
+
+def test_cached_launch_calls_the_launchers_function(host_driver):
+    """Core's cache entry calls the launcher's plain function (``hot_call``), not the object."""
+    x = torch.zeros(4)
+    many_kinds.warmup(x, 5, 2**40, 1.5, True, -3, 1, None, C=7, grid=(1, ))
+    (state, ) = many_kinds.device_caches.values()
+    (entry, ) = state.kernels.values()
+    assert entry.launcher == entry.kernel._launcher.hot_call
+    assert type(entry.launcher) is types.FunctionType
+
+
+def test_no_current_context_is_retried_with_the_primary_one(host_driver, monkeypatch):
+    x = torch.zeros(4)
+    many_kinds.warmup(x, 5, 2**40, 1.5, True, -3, 1, None, C=7, grid=(1, ))
+    launcher = _launcher()
+    launcher.functions[0] = _HANDLE
+    calls, made_current = [], []
+
+    def first_without_context(*args):
+        calls.append(args)
+        return launch_call.INVALID_CONTEXT if len(calls) == 1 else 0
+    monkeypatch.setattr(launch_call, "launch", first_without_context)
+    monkeypatch.setattr(cuda, "ensure_context", made_current.append)
+    many_kinds[(2, )](x, 5, 2**40, 1.5, True, -3, 1, None, C=7)
+    assert made_current == [0] and len(calls) == 2 and calls[0] == calls[1]
+    assert calls[0][:4] == (_HANDLE, 2, 1, 1)
+
+
+def test_launcher_errors_name_the_kernel(host_driver):
+    x = torch.zeros(4)
+    many_kinds.warmup(x, 5, 2**40, 1.5, True, -3, 1, None, C=7, grid=(1, ))
+    launcher = _launcher()
+    launcher.functions[0] = _HANDLE
+    before = _calls.value
+    with pytest.raises(TypeError, match=r"kernel `many_kinds` takes 6 run-time arguments"):
+        launcher((1, 1, 1), (x.data_ptr(), 5))
+    with pytest.raises(TypeError, match=r"argument `small` of kernel `many_kinds` must be a i32 value"):
+        launcher((1, 1, 1), (x.data_ptr(), "five", 2**40, 1.5, True, -3))
+    with pytest.raises(ValueError, match=r"kernel `many_kinds`: negative grid"):
+        launcher((1, -1, 1), (x.data_ptr(), 5, 2**40, 1.5, True, -3))
+    with pytest.raises(ValueError, match=r"kernel `many_kinds`: grid \(4294967296, 1, 1\) must be integers"):
+        launcher((1 << 32, 1, 1), (x.data_ptr(), 5, 2**40, 1.5, True, -3))
+    launcher((0, 1, 1), (x.data_ptr(), 5, 2**40, 1.5, True, -3))   # an empty grid launches nothing
+    assert _calls.value == before
+    launcher((1, 1, 1), (x.data_ptr(), 5, 2**40, 1.5, True, -3))   # and the launcher still works
+    assert _calls.value == before + 1
