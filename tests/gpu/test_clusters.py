@@ -406,3 +406,31 @@ def test_dot_argmax_over_m_is_split(cdev, ctas):
     k = _dot_argmax_over_m[(1, )](cdev.put(a), cdev.put(b), out, BM, BN, BK, num_ctas=ctas)
     np.testing.assert_array_equal(cdev.get(out), np.argmax(a.astype(np.float32) @ b.astype(np.float32), axis=0))
     assert ("tritium.cluster_split" in k.asm["ttgir"]) == (BN // ctas >= 16)
+
+
+@triton.jit
+def _dot_plus_outer(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.dot(tl.load(a_ptr + rm[:, None] * BK + rk[None, :]), tl.load(b_ptr + rk[:, None] * BN + rn[None, :]))
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+    # a tile with N along both of its dimensions: a CTA owning half of N cannot hold half of it
+    x = rn * 3
+    outer = x[:, None] * 1000 + x[None, :]
+    tl.store(c_ptr + BM * BN + rn[:, None] * BN + rn[None, :], outer.to(tl.float32))
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_tile_with_n_twice_is_not_split(cdev, ctas):
+    BM, BN, BK = 32, 64, 16
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((BM, BK)).astype(np.float16), rng.standard_normal((BK, BN)).astype(np.float16)
+    c = cdev.put(np.zeros(BM * BN + BN * BN, np.float32))
+    k = _dot_plus_outer[(1, )](cdev.put(a), cdev.put(b), c, BM, BN, BK, num_ctas=ctas)
+    got = cdev.get(c)
+    np.testing.assert_allclose(got[:BM * BN].reshape(BM, BN), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2,
+                               atol=1e-2)
+    n = np.arange(BN)
+    np.testing.assert_array_equal(got[BM * BN:].reshape(BN, BN), n[:, None] * 3000 + n[None, :] * 3)
+    assert "tritium.cluster_split" not in k.asm["ttgir"]

@@ -198,6 +198,12 @@ def _plan(func: Any, n: int) -> Any:
         a, b = list(dot.operands)[:2]
         if split in (dims.find((a, 0)), dims.find((a, 1)), dims.find((b, 0))):
             return "the dot's N is tied to a dot's M or K"
+    along_n: dict = {}
+    for (v, d) in list(dims.parent):
+        if dims.find((v, d)) == split:
+            along_n.setdefault(v, []).append(d)
+    if any(len(ds) > 1 for ds in along_n.values()):
+        return "a tile with N along two of its dimensions"     # a CTA would hold only its diagonal block
     lengths = {_shape(v)[d] for (v, d) in list(dims.parent) if dims.find((v, d)) == split}
     if len(lengths) != 1:
         return "tensors of unequal lengths along N"
