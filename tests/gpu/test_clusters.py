@@ -434,3 +434,24 @@ def test_tile_with_n_twice_is_not_split(cdev, ctas):
     n = np.arange(BN)
     np.testing.assert_array_equal(got[BM * BN:].reshape(BN, BN), n[:, None] * 3000 + n[None, :] * 3)
     assert "tritium.cluster_split" not in k.asm["ttgir"]
+
+
+@triton.jit
+def _batched_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rb = tl.arange(0, B)[:, None, None]
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rb * BM * BK + rm[None, :, None] * BK + rk[None, None, :])
+    b = tl.load(b_ptr + rb * BK * BN + rk[None, :, None] * BN + rn[None, None, :])
+    tl.store(c_ptr + rb * BM * BN + rm[None, :, None] * BN + rn[None, None, :], tl.dot(a, b))
+
+
+@pytest.mark.parametrize("ctas", CTAS)
+def test_batched_dot(cdev, ctas):
+    B, BM, BN, BK = 2, 16, 32, 16
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((B, BM, BK)).astype(np.float16), rng.standard_normal((B, BK, BN)).astype(np.float16)
+    c = cdev.put(np.zeros((B, BM, BN), np.float32))
+    _batched_dot[(1, )](cdev.put(a), cdev.put(b), c, B, BM, BN, BK, num_ctas=ctas)
+    np.testing.assert_allclose(cdev.get(c), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2, atol=1e-2)

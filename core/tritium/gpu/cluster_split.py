@@ -133,7 +133,7 @@ def _classes(func: Any) -> tuple[_Dims, list, list, list]:
             tile = results[0] if _DESC_COORDS[name][1] is None else operands[_DESC_COORDS[name][1]]
             for d in range(len(_shape(tile))):
                 dims.tie(operands[0], d, tile, d)
-        elif name == "tt.dot":
+        elif name == "tt.dot" and len(_shape(results[0]) or ()) == 2:     # (a batched dot stays whole)
             a, b, c = operands[:3]
             r = results[0]
             dims.tie(a, 0, r, 0)
