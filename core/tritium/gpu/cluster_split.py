@@ -1,7 +1,8 @@
 """The cluster split (``num_ctas > 1``, the ``ttgir`` stage, before layouts): a dot's N dimension, and every
 tensor dimension tied to it, is shared out across the program's cluster, as Triton's CGA layouts split a
 wgmma accumulator's N. Each CTA computes ``N / num_ctas`` of the accumulator's columns, loads only its part of B
-and stores only its part of C; A (and whatever has no N dimension) is loaded by every CTA.
+and stores only its part of C (through pointers or tensor descriptors, whose block shrinks along N); A (and
+whatever has no N dimension) is loaded by every CTA.
 
 How: the dimensions of all tensors are grouped into classes that must be split together (an elementwise op ties
 its operands' and result's dimensions, ``expand_dims``/``trans``/``broadcast`` map them, a dot ties A's K to
@@ -11,11 +12,13 @@ each ``make_range`` that starts one is offset by this CTA's share (``tt.get_clus
 marked (``SPLIT_ATTR``) so the lowering runs every CTA instead of only the cluster's first
 (:mod:`.lower.clusters`).
 
-Nothing here crosses CTAs: the split is refused, and the kernel keeps the one-CTA form, where a value of the
-class would have to be whole somewhere (a reduction or scan along it, an op not known to keep elements apart: a
-reshape, a gather, a descriptor or block pointer, a print or assert), where a side effect would be repeated by
-every CTA (a store or atomic whose pointers do not run along the class, a scalar one), where the class reaches a
-dot's M or K, or where the split part would be narrower than ``MIN_PART`` elements or unequal.
+Nothing here crosses CTAs: the split is refused, and the kernel keeps the one-CTA form (the reason is left in the
+ttgir, ``ONE_CTA_ATTR``), where a value of the class would have to be whole somewhere (a reduction or scan along
+it, a tile with N along two dimensions, an op not known to keep elements apart: a reshape, a gather, a block
+pointer, a print or assert), where a side effect would be repeated by every CTA (a store or atomic whose pointers
+do not run along the class, a scalar one), where CTAs would have to see each other's writes (a load after a
+store through the same argument, an in-place update at other addresses), where the class reaches a dot's M or
+K, or where the split part would be narrower than ``MIN_PART`` elements or unequal.
 """
 from __future__ import annotations
 
