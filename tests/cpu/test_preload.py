@@ -151,3 +151,17 @@ def test_preload_refuses_text_it_cannot_use():
 @triton.jit
 def _add_one_other(X):
     pass
+
+
+def test_hook_gets_tritons_fn_and_repr():
+    seen = []
+    x = np.zeros(4, np.float32)
+    with knobs.runtime.scope():
+        knobs.runtime.jit_post_compile_hook = lambda **kw: seen.append(kw)
+        _add_one[(1, )](x, 3, 4, num_warps=2)
+    kw = seen[-1]
+    assert set(kw) == {"key", "repr", "fn", "compile", "is_manual_warmup", "already_compiled"}
+    fn = kw["fn"]
+    assert (fn.module, fn.name, fn.jit_function) == (_add_one.__module__, "_add_one", _add_one)
+    assert kw["repr"].startswith("_add_one[num_warps=2, num_ctas=1, num_stages=")
+    assert kw["repr"].endswith("](X: *fp32, n: i32, B: constexpr)")

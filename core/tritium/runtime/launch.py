@@ -194,21 +194,21 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
     info = {"key": key, "signature": signature, "constants": constexprs, "attrs": attrs, "options": parsed,
             "num_warps": getattr(parsed, "num_warps", None), "num_stages": getattr(parsed, "num_stages", None),
             "device": drv.get_current_device(), "is_warmup": warmup}
-    if knobs.runtime.jit_cache_hook is not None or knobs.runtime.jit_post_compile_hook is not None:
+    hook, post = knobs.runtime.jit_cache_hook, knobs.runtime.jit_post_compile_hook
+    if hook is not None or post is not None:
         from ..compiler.specialization import hook_fields  # Triton 3.6's entries, specialization_data among them
+        from .hook_info import hook_kwargs
         info.update(hook_fields(fn, signature, constexprs, attrs, parsed, key, options))
-    hook = knobs.runtime.jit_cache_hook
+        call = hook_kwargs(fn, key, info, warmup)
     # as in Triton: a cache hook that returns a true value takes the compilation over, and nothing runs
-    if hook is not None and hook(key=key, repr=repr(fn), fn=fn, compile=info, is_manual_warmup=warmup,
-                                 already_compiled=False):
+    if hook is not None and hook(**call):
         return None
     src = ASTSource(fn, signature, constexprs, attrs)
     kernel = compile(src, target=state.target, options=opts)
     launcher = drv.make_launcher(kernel)
     kernel._launcher = launcher
-    post = knobs.runtime.jit_post_compile_hook
     if post is not None:
-        post(key=key, repr=repr(fn), fn=fn, compile=info, is_manual_warmup=warmup, already_compiled=False)
+        post(**call)
     n_runtime = sum(1 for p in fn.params if not p.is_constexpr)
     return Entry(kernel, launcher, _selector(keep, n_runtime), make_guard(fn, key, kernel))
 
