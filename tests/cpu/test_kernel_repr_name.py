@@ -28,3 +28,17 @@ def test_repr_names_each_specialization_as_triton():
     _named[(1, )](x, 2**40, 1)
     assert x[0] == 2**40 + 1
     assert repr(_named).startswith("JITFunction(")
+
+
+@triton.jit
+def _plain(X, n):
+    tl.store(X, n)
+
+
+def test_module_names_the_kernel_it_holds():
+    # the module's tt.kernel attribute names the kernel function (what written-argument analysis looks up), with
+    # or without a repr=, whatever attributes the arguments carry
+    x = np.zeros(1, np.int64)
+    for k in (_plain.warmup(x, 32, grid=(1, )), _named.warmup(x, 5, 1, grid=(1, ))):
+        assert f'tt.kernel = "{k.name}"' in k.asm["ttir"]
+        assert f"func.func public @{k.name}(" in k.asm["ttir"]

@@ -51,8 +51,8 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: Opt
     module = builder.create_module()
     semantic = Semantic(builder, options, frozenset() if capabilities is None else capabilities)
     types, values = kernel_arg_types(fn, src)
-    name = getattr(src, "name", fn.__name__)  # a repr= given to @jit names the kernel (ASTSource.name)
-    gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=name, is_kernel=True,
+    kernel_name = getattr(src, "name", fn.__name__)  # a repr= given to @jit names the kernel (ASTSource.name)
+    gen = CodeGenerator(fn, semantic, module, {}, arg_values=values, func_name=kernel_name, is_kernel=True,
                         options=options)
     with context, ir.Location.unknown(context), compiling_for(capabilities):
         try:
@@ -76,7 +76,7 @@ def ast_to_ttir(fn: Any, src: Any, options: Any, context: Any, capabilities: Opt
                 arg_attrs.append(ir.DictAttr.get(attrs))
         if arg_attrs:
             fop.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
-        module.operation.attributes["tt.kernel"] = ir.StringAttr.get(name)
+        module.operation.attributes["tt.kernel"] = ir.StringAttr.get(kernel_name)
     try:
         ok = module.operation.verify()
     except Exception as exc:  # the bindings raise with the diagnostics; users get no IR dump
