@@ -25,6 +25,7 @@ def launch_path(request, cuda, monkeypatch):
     from tritium_nvidia.knobs import nvidia as nv_knobs
     monkeypatch.setattr(launch_call, "launch", launch_call.choose)  # chosen again at the next launch
     monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "packed", (None, None))
     monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
     with nv_knobs.scope():
         nv_knobs.native_launch = request.param
@@ -92,6 +93,7 @@ def test_build_failure_keeps_launching(cuda, monkeypatch):
         raise cu_mod.CudaError("no address (the test)")
     monkeypatch.setattr(launch_call, "launch", launch_call.choose)
     monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "packed", (None, None))
     monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
     monkeypatch.setattr(cu_mod, "launch_kernel_address", cannot)
     out = torch.zeros(100, device="cuda", dtype=torch.int32)

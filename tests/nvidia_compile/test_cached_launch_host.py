@@ -24,6 +24,8 @@ import tritium.language as tl  # noqa: E402
 from tritium_nvidia import cuda, driver, launch_call  # noqa: E402
 
 _received = (ctypes.c_uint64 * 11)()
+_seen = (ctypes.c_uint64 * 6)()   # many_kinds' parameters as the driver would read them through kernelParams
+_SEEN_TYPES = ("i64", "i32", "i64", "i32", "i8", "i32")   # ptr, i32, i64, float (its bits), i1, i32
 _calls = ctypes.c_int64(0)
 _HANDLE = 0x7000_0000_1230
 _STREAM = 0x7F00_AB00
@@ -48,6 +50,13 @@ def stand_in() -> int:
             value = f"%z{i}"
         body += [f"  %q{i} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_received)} to ptr), i64 {i}",
                  f"  store i64 {value}, ptr %q{i}"]
+    body.append("  %tab = inttoptr i64 %a9 to ptr")
+    for j, ty in enumerate(_SEEN_TYPES):
+        body += [f"  %s{j} = getelementptr ptr, ptr %tab, i64 {j}", f"  %p{j} = load ptr, ptr %s{j}",
+                 f"  %v{j} = load {ty}, ptr %p{j}, align 1"]
+        body.append(f"  %w{j} = zext {ty} %v{j} to i64" if ty != "i64" else f"  %w{j} = add i64 %v{j}, 0")
+        body += [f"  %t{j} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_seen)} to ptr), i64 {j}",
+                 f"  store i64 %w{j}, ptr %t{j}"]
     counter = f"inttoptr (i64 {ctypes.addressof(_calls)} to ptr)"
     body += [f"  %n = load i64, ptr {counter}", "  %n1 = add i64 %n, 1", f"  store i64 %n1, ptr {counter}"]
     text = f"define i32 @stand_in({params}) {{\n" + "\n".join(body) + "\n  ret i32 0\n}\n"
@@ -86,6 +95,7 @@ def host_driver(stand_in, monkeypatch, tmp_path):
     monkeypatch.setattr(cuda, "launch_kernel_address", lambda: (stand_in, "a stand-in"))
     monkeypatch.setattr(launch_call, "launch", launch_call.choose)
     monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "packed", (None, None))
     monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
     monkeypatch.setattr(driver, "_torch_c", types.SimpleNamespace(_cuda_getDevice=lambda: 0,
                                                                     _cuda_getCurrentRawStream=lambda d: _STREAM))
@@ -101,11 +111,12 @@ def host_driver(stand_in, monkeypatch, tmp_path):
 
 
 def _params(launcher: driver.CudaLauncher) -> list:
-    """The values in the launcher's parameter buffer, read back by the C type of each parameter."""
-    codes = {"ptr addrspace(1)": "Q", "i1": "B", "i32": "i", "i64": "q", "float": "f"}
-    base = ctypes.addressof(launcher.arguments.buffer)
-    raw = ctypes.string_at(base, launcher.arguments.packer.size)
-    return [struct.unpack_from("@" + codes[t], raw, off)[0] for t, off in zip(launcher.types, launcher.arguments.offsets)]
+    """The parameters the stand-in read through kernelParams at the last launch, by the C type of each."""
+    assert launcher.types == ["ptr addrspace(1)", "i32", "i64", "float", "i1", "i32"]
+    s = list(_seen)
+    as_i32 = [struct.unpack("<i", struct.pack("<I", v & 0xFFFFFFFF))[0] for v in s]
+    return [s[0], as_i32[1], struct.unpack("<q", struct.pack("<Q", s[2]))[0],
+            struct.unpack("<f", struct.pack("<I", s[3] & 0xFFFFFFFF))[0], s[4], as_i32[5]]
 
 
 def _launcher() -> driver.CudaLauncher:
@@ -124,19 +135,28 @@ def test_every_argument_kind_reaches_the_driver(host_driver):
     before = _calls.value
     many_kinds[(3, )](x, 5, 2**40, 1.5, True, -3, 1, None, C=7)
     assert _calls.value == before + 1
-    assert list(_received) == [_HANDLE, 3, 1, 1, launcher.block, 1, 1, launcher.shared, _STREAM,
-                               launcher.params_addr, 0]
+    # kernelParams: the launcher's own buffer, or (the native call's packing variant) one the builtin made
+    assert list(_received)[:9] + list(_received)[10:] == [_HANDLE, 3, 1, 1, launcher.block, 1, 1, launcher.shared,
+                                                          _STREAM, 0]
     assert _params(launcher) == [x.data_ptr(), 5, 2**40, 1.5, 1, -3]
+    assert _received[9] == launcher.params_addr  # chosen at this launch: the launcher's buffer
+    assert launch_call.packed[0] is launch_call.launch and launch_call.packed[1] is not None
     # the same specialization again, other values: the cached frame, no compilation, the new values packed
     many_kinds[(2, 4, 6)](y, 9, -(2**40), 0.25, False, -1, 1, None, C=7)
     assert _launcher() is launcher  # no new specialization
     assert _calls.value == before + 2
     assert list(_received)[1:4] == [2, 4, 6]
     assert _params(launcher) == [y.data_ptr(), 9, -(2**40), 0.25, 0, -1]
-    # a float past float's range, which struct refuses: the slow path converts it as C does (to infinity)
+    assert _received[9] != launcher.params_addr  # the packing variant's table
+    # a float past float's range becomes infinity, as C's conversion makes it
     many_kinds[(1, )](y, 2**31 - 1, 2**41, 1e300, True, 1 - 2**31, 1, None, C=7)
     assert _launcher() is launcher and _calls.value == before + 3
     assert _params(launcher) == [y.data_ptr(), 2**31 - 1, 2**41, float("inf"), 1, 1 - 2**31]
+    # without the packing variant (not built, or dropped): the launcher's buffer, under its lock
+    launch_call.packed = (None, None)
+    many_kinds[(1, )](x, 6, 2**42, -2.5, False, -4, 1, None, C=7)
+    assert _received[9] == launcher.params_addr and _calls.value == before + 4
+    assert _params(launcher) == [x.data_ptr(), 6, 2**42, -2.5, 0, -4]
     assert launch_call.is_native
 
 

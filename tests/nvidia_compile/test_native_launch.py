@@ -46,6 +46,7 @@ def fresh_choice(monkeypatch):
     """The launch call as before the process's first launch; restored afterwards."""
     monkeypatch.setattr(launch_call, "launch", launch_call.choose)
     monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "packed", (None, None))
     monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)  # chosen at the first launch, not the process's 100th
     with nv_knobs.scope():
         nv_knobs.launch_debug = False  # whatever TRITIUM_NVIDIA_LAUNCH_DEBUG the run has: each test says

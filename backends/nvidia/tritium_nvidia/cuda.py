@@ -190,12 +190,26 @@ def launch_kernel_address() -> tuple[int, str]:
     raise CudaError("cannot find cuLaunchKernel's address (" + "; ".join(reasons) + ")")
 
 
+#: the same call with ``kernelParams`` built by the builtin: ``offsets`` (bytes of native u64 offsets) and the
+#: packed parameters (bytes) in its place, so a launch needs no shared buffer (and no lock around it)
+PACKED_LAUNCH_KINDS = LAUNCH_KINDS[:9] + ("offsets", "ptrs", "u64")
+
+
 def native_launch() -> tuple[Any, str]:
     """A builtin ``f(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> CUresult (an int)``
     calling the driver directly, and where its target came from; raises where it cannot be built."""
     from tritium.llvmir.native_call import native_function
     address, source = launch_kernel_address()
     return native_function(address, LAUNCH_KINDS, "i32", name="cuLaunchKernel"), source
+
+
+def native_packed_launch() -> Any:
+    """``f(function, gx, gy, gz, bx, by, bz, shared, stream, offsets, data, extra) -> CUresult``: cuLaunchKernel
+    with ``kernelParams`` pointing into ``data`` (bytes, the parameters as their C struct) at ``offsets``. The
+    driver copies the parameters during the call, so ``data`` may be a fresh object per launch."""
+    from tritium.llvmir.native_call import native_function
+    address, _ = launch_kernel_address()
+    return native_function(address, PACKED_LAUNCH_KINDS, "i32", name="cuLaunchKernel_packed")
 
 
 def jit_link(ptx: str, kernel: str) -> bytes:

@@ -86,7 +86,8 @@ _blocking_may_be_set = eval(f"lambda: not {_unset_blocking(globals())}")  # noqa
 # check's dict lookups, inlined). Its globals are this module's: _torch_c, launch_call's current call and the
 # launcher's methods are read at every launch, so that tests and the fallbacks can replace them.
 _LAUNCH_SOURCE = f"""
-def make_launch(self, fast, pack, buffer, handles, lock, shared, params, num_ctas, name, has_assert):
+def make_launch(self, fast, pack, pack_into, offsets, buffer, handles, lock, shared, params, num_ctas, name,
+                has_assert):
     acquire, release = lock.acquire, lock.release
 
     def launch(grid, args):
@@ -106,11 +107,30 @@ def make_launch(self, fast, pack, buffer, handles, lock, shared, params, num_cta
             handle = self._handle(device)
         if num_ctas != 1:
             gx = gx * num_ctas
+        pk = _lc.packed
+        if fast and pk[0] is _lc.launch:
+            # the parameters packed into fresh bytes that the native call points the driver at: nothing shared,
+            # so no lock (a lock's acquire alone costs ~400 instructions). Anything else takes the path below.
+            try:
+                data = pack(*args)
+            except (_StructError, OverflowError):
+                data = None
+            if data is not None:
+                try:
+                    err = pk[1](handle, gx, gy, gz, self.block, 1, 1, shared, stream, offsets, data, 0)
+                except (TypeError, OverflowError) as exc:
+                    raise ValueError(f"kernel `{{name}}`: grid {{grid}} must be integers, x < 2**31 and y, z <= "
+                                     f"65535 programs ({{exc}})") from None
+                if not err:
+                    _recent(name)
+                    if has_assert or (not {_unset_blocking(globals())} and nv_knobs.launch_blocking):
+                        self._check_after(device, stream)
+                    return
         acquire()
         try:
             if fast:
                 try:
-                    pack(buffer, 0, *args)
+                    pack_into(buffer, 0, *args)
                 except (_StructError, OverflowError):
                     self._pack(args, device, stream)
             else:
@@ -186,8 +206,10 @@ class CudaLauncher:
         fast = args.pack_directly and args.maps is None and not self.orders_streams
         #: ``hot_call(grid, args)``: the launch as a plain function (what core's cached launch calls; calling the
         #: object goes through its type's __call__ first)
-        self.hot_call = _make_launch(self, fast, args.packer.pack_into, args.buffer, self.handles, self.lock,
-                                     self.shared, self.params_addr, self.num_ctas, self.name, self.has_assert)
+        offsets = struct.pack(f"@{len(args.offsets)}Q", *args.offsets)
+        self.hot_call = _make_launch(self, fast, args.packer.pack, args.packer.pack_into, offsets, args.buffer,
+                                     self.handles, self.lock, self.shared, self.params_addr, self.num_ctas,
+                                     self.name, self.has_assert)
 
     # -- loading -----------------------------------------------------------------------------------------
     def meta_parameters(self) -> str:

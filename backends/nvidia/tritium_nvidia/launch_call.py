@@ -28,14 +28,18 @@ def choose(*args: Any) -> int:
     """The launch call until the process's NATIVE_AFTER-th launch, which chooses it once per process: the native
     builtin, or the wrapper where the builtin cannot be built or TRITIUM_NVIDIA_NATIVE_LAUNCH=0. Chosen under the
     compile lock, which a fork waits for (runtime/forksafe.py)."""
-    global launch, is_native, _early_launches
+    global launch, is_native, packed, _early_launches
     if _early_launches < NATIVE_AFTER:
         _early_launches += 1  # racy across threads on purpose: a launch more or less before the choice is harmless
         return bindings_launch()(*args)
     from tritium.runtime.forksafe import compile_lock
     with compile_lock:
         if launch is choose:
-            launch, is_native = make_call()
+            call, native = make_call()
+            packing = make_packed() if native else None
+            # packed first: a launcher that sees the new launch call sees its packing variant with it
+            packed = (call, packing) if packing is not None else (None, None)
+            launch, is_native = call, native
     return launch(*args)
 
 
@@ -67,6 +71,17 @@ def make_call() -> tuple[Callable[..., int], bool]:
     return native, True
 
 
+def make_packed() -> Any:
+    """The native call's variant that builds ``kernelParams`` from packed bytes (cuda.native_packed_launch), or
+    None where it cannot be built (the launcher then packs into its buffer under its lock)."""
+    from . import cuda
+    try:
+        return cuda.native_packed_launch()
+    except Exception as exc:  # noqa: BLE001 - the plain native call still launches
+        say(f"the native call's packing variant cannot be built: {type(exc).__name__}: {exc}")
+        return None
+
+
 def after_failure(err: int, call: tuple, device: int) -> int:
     """The CUresult of a launch whose first attempt returned ``err`` (nonzero), after what may be retried:
     a thread that has not used CUDA yet has no current context, so the device's primary one (which torch and the
@@ -84,19 +99,19 @@ def after_failure(err: int, call: tuple, device: int) -> int:
 def confirm_failure(err: int, call: tuple) -> int:
     """A launch the native call says failed is made again through cuda-bindings (a failed launch queued
     nothing). Where that one succeeds the native call is wrong for this driver: it is dropped for the process."""
-    global launch, is_native
+    global launch, is_native, packed
     again = bindings_launch()(*call)
     if again == 0:
         say(f"the native cuLaunchKernel returned {err} where cuda-bindings' succeeded: launching through "
             "cuda-bindings from now on")
-        launch, is_native = bindings_launch(), False
+        launch, is_native, packed = bindings_launch(), False, (None, None)
     return again
 
 
 def reset() -> None:
     """Back to the state before the process's first launch (the choice is made again NATIVE_AFTER launches on)."""
-    global launch, is_native, _early_launches
-    launch, is_native, _early_launches = choose, False, 0
+    global launch, is_native, packed, _early_launches
+    launch, is_native, packed, _early_launches = choose, False, (None, None), 0
 
 
 def say(message: str) -> None:
@@ -107,3 +122,6 @@ def say(message: str) -> None:
 #: the current launch call: ``launch(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> CUresult``
 launch: Callable[..., int] = choose
 is_native = False
+#: (the native launch call, its packing variant): the launcher packs the parameters into fresh bytes and calls
+#: the variant while the first item is ``launch`` (so a test or fallback that replaces ``launch`` turns it off)
+packed: tuple = (None, None)

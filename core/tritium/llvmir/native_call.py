@@ -23,9 +23,13 @@ import sys
 import threading
 from typing import Any, Callable, Sequence
 
-#: argument kinds: C integer types (pointers and handles are ``u64``), by (bits, signed); and ``bytes``: a
-#: ``bytes`` object, passed as a pointer to its contents (valid for the call: the caller holds the object)
-ARG_KINDS = {"u64": (64, False), "i64": (64, True), "u32": (32, False), "i32": (32, True), "bytes": (0, False)}
+#: argument kinds: C integer types (pointers and handles are ``u64``), by (bits, signed); ``bytes``: a
+#: ``bytes`` object, passed as a pointer to its contents (valid for the call: the caller holds the object);
+#: ``offsets`` then ``ptrs``, two Python arguments for one C argument: a ``bytes`` of native 64-bit offsets and a
+#: ``bytes`` of data, passed as a pointer to an array (on the builtin's stack) of pointers into the data at those
+#: offsets (what cuLaunchKernel's ``kernelParams`` is), each offset checked to lie inside the data
+ARG_KINDS = {"u64": (64, False), "i64": (64, True), "u32": (32, False), "i32": (32, True), "bytes": (0, False),
+             "offsets": (0, False), "ptrs": (0, False)}
 #: result kinds: ``void`` returns None
 RESULT_KINDS = ("u64", "i64", "u32", "i32", "void")
 
@@ -93,9 +97,12 @@ def native_caller(args: Sequence[str], result: str = "i64", *, name: str = "nati
 
 def _get(address: int, args: Sequence[str], result: str, name: str, release_gil: bool) -> Callable[..., Any]:
     kinds = tuple(args)
-    for k in kinds:
+    for i, k in enumerate(kinds):
         if k not in ARG_KINDS:
             raise ValueError(f"argument kind {k!r} is not one of {sorted(ARG_KINDS)}")
+        if (k == "offsets") != (i + 1 < len(kinds) and kinds[i + 1] == "ptrs") or \
+                (k == "ptrs" and (i == 0 or kinds[i - 1] != "offsets")):
+            raise ValueError("argument kind 'offsets' must come right before 'ptrs', and only there")
     if result not in RESULT_KINDS:
         raise ValueError(f"result kind {result!r} is not one of {RESULT_KINDS}")
     if not name.isidentifier():
@@ -139,12 +146,14 @@ def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str,
     as_signed, as_unsigned = ("PyLong_AsLong", "PyLong_AsUnsignedLong") if lp64 else \
         ("PyLong_AsLongLong", "PyLong_AsUnsignedLongLong")
     api = {k: _fn(_api(k)) for k in ("PyNumber_Index", as_signed, as_unsigned, "Py_DecRef", "PyBytes_AsString",
+                                     "PyBytes_Size",
                                      "PyErr_Occurred", "PyErr_Format", "PyEval_SaveThread", "PyEval_RestoreThread",
                                      "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "Py_IncRef")}
     type_offset = _ob_type_offset()
     count_msg = _c_string(f"{name}() takes exactly {n} argument{'' if n == 1 else 's'} (%zd given)")
     range_msg = _c_string(f"{name}(): argument %zd does not fit in its C type (%s)")
     kind_names = {k: _c_string(k) for k in set(kinds)}
+    outside_msg = _c_string(f"{name}(): an offset of argument %zd lies outside its data (%zd bytes)")
     lines = [f"define ptr @{symbol}(ptr %self, ptr %args, i64 %nargs) {{",
              "entry:",
              f"  %count_ok = icmp eq i64 %nargs, {n}",
@@ -163,11 +172,16 @@ def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str,
         lines += [f"arg{i}:",
                   f"  %p{i} = getelementptr inbounds ptr, ptr %args, i64 {i}",
                   f"  %o{i} = load ptr, ptr %p{i}"]
-        if kind == "bytes":  # NULL with a TypeError set for anything but bytes
+        if kind in ("bytes", "offsets"):  # NULL with a TypeError set for anything but bytes
             lines += [f"  %v{i} = call ptr {api['PyBytes_AsString']}(ptr %o{i})",
                       f"  %nb{i} = icmp eq ptr %v{i}, null",
                       f"  br i1 %nb{i}, label %fail, label %{nxt}"]
-            values.append(f"ptr %v{i}")
+            if kind != "offsets":
+                values.append(f"ptr %v{i}")
+            continue
+        if kind == "ptrs":
+            lines += _pointer_table(i, nxt, api, outside_msg)
+            values.append(f"ptr %tab{i}")
             continue
         if type_offset is not None:  # an exact int is converted as it is
             lines += [f"  %tp{i} = getelementptr i8, ptr %o{i}, i64 {type_offset}",
@@ -245,6 +259,40 @@ def _ir(address: int, kinds: tuple, result: str, release_gil: bool, symbol: str,
         lines += [f"  %b = call ptr {boxed}(i64 {'%w' if result in ('i32', 'u32') else '%r'})", "  ret ptr %b"]
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _pointer_table(i: int, nxt: str, api: dict, outside_msg: int) -> list[str]:
+    """IR of a ``ptrs`` argument (Python argument ``i``; ``%v{i-1}`` holds the preceding ``offsets``' contents,
+    ``%o{i-1}`` that object): ``%tab{i}``, a stack array of the data's address plus each offset."""
+    k = i - 1
+    return [f"  %d{i} = call ptr {api['PyBytes_AsString']}(ptr %o{i})",
+            f"  %nd{i} = icmp eq ptr %d{i}, null",
+            f"  br i1 %nd{i}, label %fail, label %size{i}",
+            f"size{i}:",
+            f"  %ds{i} = call i64 {api['PyBytes_Size']}(ptr %o{i})",
+            f"  %os{i} = call i64 {api['PyBytes_Size']}(ptr %o{k})",
+            f"  %n{i} = lshr i64 %os{i}, 3",
+            f"  %tab{i} = alloca ptr, i64 %n{i}",
+            f"  br label %head{i}",
+            f"head{i}:",
+            f"  %j{i} = phi i64 [0, %size{i}], [%j1_{i}, %body{i}]",
+            f"  %more{i} = icmp ult i64 %j{i}, %n{i}",
+            f"  br i1 %more{i}, label %load{i}, label %{nxt}",
+            f"load{i}:",
+            f"  %op{i} = getelementptr i64, ptr %v{k}, i64 %j{i}",
+            f"  %off{i} = load i64, ptr %op{i}, align 1",
+            f"  %in{i} = icmp ult i64 %off{i}, %ds{i}",
+            f"  br i1 %in{i}, label %body{i}, label %outside{i}",
+            f"outside{i}:",
+            f"  call ptr (ptr, ptr, ...) {api['PyErr_Format']}(ptr {_fn(id(ValueError))}, "
+            f"ptr {_fn(outside_msg)}, i64 {i}, i64 %ds{i})",
+            "  br label %fail",
+            f"body{i}:",
+            f"  %at{i} = getelementptr i8, ptr %d{i}, i64 %off{i}",
+            f"  %slot{i} = getelementptr ptr, ptr %tab{i}, i64 %j{i}",
+            f"  store ptr %at{i}, ptr %slot{i}",
+            f"  %j1_{i} = add i64 %j{i}, 1",
+            f"  br label %head{i}"]
 
 
 def _ob_type_offset() -> Any:
