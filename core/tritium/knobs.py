@@ -425,6 +425,9 @@ class compilation_knobs(KnobGroup):
                                            doc="Let kernels read non-constexpr module globals")
     sanitize_overflow = BoolKnob("TRITON_SANITIZE_OVERFLOW",
                                  doc="Check signed integer arithmetic for overflow (debug mode)")
+    # the cluster split is fuzzed and conformance-tested through this: kernels are launched without num_ctas there
+    emulator_num_ctas = IntKnob("TRITIUM_EMULATOR_NUM_CTAS", 1,
+                                doc="GPU emulator (gpu-emu): num_ctas of kernels launched without one (1, 2, 4 or 8)")
 
 
 class runtime_knobs(KnobGroup):

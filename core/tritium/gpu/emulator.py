@@ -317,7 +317,7 @@ class EmulatorBackend(BaseBackend):
         ws = opts["warp_size"]
         if not isinstance(ws, int) or ws < 1 or ws & (ws - 1):
             raise ValueError(f"warp_size must be a power of 2, got {ws!r}")
-        n = opts.get("num_ctas", 1)
+        n = opts.setdefault("num_ctas", knobs.compilation.emulator_num_ctas)
         if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > 8:
             raise ValueError(f"num_ctas must be an int from 1 to 8 (CTAs per program), got {n!r}")
         return EmuOptions(**opts)

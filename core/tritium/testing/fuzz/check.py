@@ -19,6 +19,7 @@ class Outcome:
     detail: str = ""
     sinks: list = field(default_factory=list)   # names of mismatching parameters
     kinds: tuple = ()                           # "dtype:pattern" of each mismatching parameter
+    form: str = ""                              # how the kernel used a cluster (runner.cluster_form)
 
     @property
     def bad(self) -> bool:

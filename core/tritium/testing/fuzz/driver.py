@@ -37,6 +37,7 @@ class Stats:
     reject_samples: list = field(default_factory=list)
     seen: dict = field(default_factory=dict)           # fingerprint -> Finding, to recognise repeats
     flaky: int = 0                                     # worker crashes a fresh worker did not repeat
+    forms: dict = field(default_factory=dict)          # target -> {cluster form (runner.cluster_form): kernels}
     elapsed: float = 0.0
 
 
@@ -69,10 +70,11 @@ class Lane:
         if not got["ok"]:
             return chk.Outcome(target.name, "error", got["error"])
         bad = chk.compare(p, ref["arrays"], got["arrays"])
+        form = got.get("form", "")
         if bad:
             return chk.Outcome(target.name, "mismatch", chk.describe(bad), [b[0] for b in bad],
-                               tuple(sorted({b[5] for b in bad})))
-        return chk.Outcome(target.name, "ok")
+                               tuple(sorted({b[5] for b in bad})), form)
+        return chk.Outcome(target.name, "ok", form=form)
 
     def close(self) -> None:
         self.oracle.stop()
@@ -157,6 +159,9 @@ def _one(lane: Lane, p: Program, chosen: list, workdir: str, out: str, stats: St
         with lock:
             stats.per_target[t.name][0] += 1
             stats.per_target[t.name][1] += time.monotonic() - t0
+            if o is not None and o.form:
+                forms = stats.forms.setdefault(t.name, {})
+                forms[o.form] = forms.get(o.form, 0) + 1
         if o is not None and o.bad:
             log(f"fuzz: {t.name}: kernel seed {p.seed}: {o.kind}: {o.detail[:300]}")
             bad.append((t, o))
@@ -223,6 +228,14 @@ def summary(stats: Stats) -> str:
     for name, (n, secs) in sorted(stats.per_target.items()):
         rate = n / (secs / 60) if secs else 0.0
         lines.append(f"  {name}: {n} kernels, {rate:.1f} kernels/minute of its own time")
+        forms = stats.forms.get(name, {})
+        if forms:
+            # how often the cluster split was exercised, and why it was refused
+            split = forms.get("split", 0)
+            lines.append(f"    cluster split: {split} kernels, one-CTA form: {sum(forms.values()) - split}")
+            for why, c in sorted(forms.items(), key=lambda kv: -kv[1]):
+                if why != "split":
+                    lines.append(f"      {c:5d}  {why}")
     for seed, err in stats.reject_samples[:5]:
         lines.append(f"  rejected kernel seed {seed}: {err}")
     for f in stats.findings:

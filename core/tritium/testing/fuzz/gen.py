@@ -18,6 +18,13 @@ from . import types as T
 from .ops_elementwise import convert
 from .program import Program, Sink, Skip, Stmt
 
+#: a target feature (not a capability): kernels run on clusters of num_ctas > 1 CTAs. Dots then come more often
+#: and their N is wide enough for the cluster split (it refuses parts under 16 columns), so that the split is
+#: exercised rather than its one-CTA form; kernels for other targets keep the default distribution
+CLUSTER_FEATURE = "cluster-split"
+WIDE_N = [64, 64, 128]
+CLUSTER_DOT_WEIGHT = 10
+
 DEFAULT_FEATURES = frozenset({"fp64", "dot-fp32", "dot-fp16", "dot-bf16", "dot-int8", "dot-fp64", "int64-atomics",
                               "float-atomics", "ieee", "tf32", "tf32x3"})
 
@@ -101,7 +108,10 @@ class Gen:
         have = [s.shape for s in self.stmts if s.tol == "exact" and s.shape]
         if have and self.rng.random() < 0.7:
             return self.rng.choice(have)
-        return self.rng.choice([("M", "N")] * 4 + [("M",), ("N",), ("N", "M")])
+        # on clusters, a tile whose N does not follow the dot's ((N, M), or a vector along one of them) keeps the
+        # kernel in its one-CTA form: fewer of them
+        wide = 4 if CLUSTER_FEATURE not in self.features else 12
+        return self.rng.choice([("M", "N")] * wide + [("M",), ("N",), ("N", "M")])
 
     # -- the kernel -----------------------------------------------------------------------------------
     def program(self) -> Program:
@@ -114,6 +124,12 @@ class Gen:
         sizes = [16, 32] if self.small else [16, 32, 64]
         tiny = [1, 2, 4, 8, 16]
         self.blocks = {d: rng.choice(sizes if (has_dot or rng.random() < 0.7) else tiny) for d in "MNK"}
+        if has_dot and CLUSTER_FEATURE in self.features:
+            # M and K unlike N: CSE merges tl.arange(0, BK) with tl.arange(0, BN) when they are equal, which ties
+            # the dot's K to its N and the split is refused
+            self.blocks["N"] = rng.choice(WIDE_N)
+            for d in "MK":
+                self.blocks[d] = rng.choice([b for b in sizes if b != self.blocks["N"]])
         self.valid = {d: (b if rng.random() < 0.5 else rng.randint(1, b)) for d, b in self.blocks.items()}
         self.grid = rng.choice([1, 1, 2, 3])
 
@@ -148,7 +164,11 @@ class Gen:
         OPS = ops_table()
         ops = list(OPS)
         weights = [OPS[o][1] for o in ops]
+        if CLUSTER_FEATURE in self.features:
+            weights = [CLUSTER_DOT_WEIGHT if o == "dot" else w for o, w in zip(ops, weights)]
         plan = rng.choices(ops, weights, k=rng.randint(2, self.max_stmts))
+        if CLUSTER_FEATURE in self.features and "dot" not in plan:
+            plan.insert(rng.randrange(len(plan) + 1), "dot")    # without a dot there is nothing to split
         self.choose_blocks("dot" in plan)
         self.atomics: list[Sink] = []
         for _ in range(rng.randint(1, 2)):

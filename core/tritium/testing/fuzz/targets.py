@@ -8,6 +8,7 @@ environment settings, since knobs are read from the environment.
 """
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import select
 import subprocess
@@ -44,6 +45,20 @@ def _variants(spec: Any) -> dict:
     return dict(LazyCallable(path)() or {})
 
 
+def _importable(module: Any) -> str:
+    """How a worker imports the plugin ``module``: its name, or for a plugin file of TRITIUM_PLUGIN_PATHS (which
+    no import path reaches) the file."""
+    name = getattr(module, "__name__", "") or ""
+    path = getattr(module, "__file__", "") or ""
+    try:   # through sys.path, as a fresh worker would (importlib.util.find_spec answers from sys.modules)
+        found = importlib.machinery.PathFinder.find_spec(name.partition(".")[0]) if name else None
+    except (ImportError, ValueError):
+        found = None
+    if found is None and path.endswith(".py"):
+        return os.path.abspath(path)
+    return name
+
+
 def _active(spec: Any) -> bool:
     try:
         return bool(_load(spec.driver).is_active())
@@ -55,7 +70,7 @@ def discover(wanted: Optional[list] = None) -> list[Target]:
     """Targets to compare against the interpreter. ``wanted`` filters by backend or target name."""
     found: dict[str, tuple] = {}
     for name, (spec, info) in plugins.registry().backends.items():
-        found[name] = (spec, getattr(info.module, "__name__", ""), 1.0)
+        found[name] = (spec, _importable(info.module), 1.0)
     for module, share in SHIPPED_EXTRA.items():
         try:
             reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "extra": module})

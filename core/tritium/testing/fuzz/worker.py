@@ -41,12 +41,15 @@ def _describe(backend: str) -> dict:
     """What kernels this target can take: its capability flags and dot input precisions."""
     if backend == "interpreter":
         return {"features": None}
+    from . import gen
     b = backends()[backend]
     feats = set(b.spec.capabilities)
     try:
         target = driver.active.get_current_target()
         opts = b.compiler(target).parse_options({})
         feats |= set(getattr(opts, "allowed_dot_input_precisions", ("ieee",)))
+        if int(getattr(opts, "num_ctas", 1) or 1) > 1:
+            feats.add(gen.CLUSTER_FEATURE)   # launched on clusters: dots wide enough to be split
     except Exception:  # a backend without these options: ieee only
         feats.add("ieee")
     return {"features": sorted(feats)}
@@ -56,8 +59,9 @@ def _run(job: dict) -> dict:
     from . import runner
     try:
         kernel = runner.load_kernel(job["path"], job.get("kernel", "kernel"))
-        out = runner.run(kernel, job["arrays"], job["dtypes"], job["scalars"], job["grid"], job["options"])
-        return {"ok": True, "arrays": out}
+        info: dict = {}
+        out = runner.run(kernel, job["arrays"], job["dtypes"], job["scalars"], job["grid"], job["options"], info)
+        return {"ok": True, "arrays": out, "form": info.get("form", "")}
     except BaseException as exc:  # the kernel's error is the answer, not the worker's end
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
