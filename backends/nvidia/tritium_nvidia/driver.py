@@ -1,13 +1,13 @@
 """Running compiled kernels on NVIDIA GPUs through cuda-bindings.
 
-``make_launcher(kernel)`` builds, once per kernel, a buffer of parameter slots and the ``void**`` that
-``cuLaunchKernel`` reads; a launch then packs the arguments into the slots and makes one driver call on the
-current device and the current torch stream (the legacy default stream without torch). The module is loaded
-per device on first launch, where its resource needs are checked against the device's limits.
+``make_launcher(kernel)`` builds, once per kernel, a CudaLauncher: the parameters' layout (arguments.py) and the
+launch itself as one generated function (``hot_call``, hot_launch.py), which packs the arguments and makes one
+driver call (the call chosen by launch_call.py) on the current device and the current torch stream (the legacy
+default stream without torch). The module is loaded per device on first launch, where its resource needs are
+checked against the device's limits. What a failure raises is in faults.py.
 """
 from __future__ import annotations
 
-import collections
 import ctypes
 import os
 import struct
@@ -17,39 +17,13 @@ from typing import Any, Callable, Optional
 
 from tritium.backends.compiler import GPUTarget
 from tritium.backends.driver import DEFAULT_MAX_GRID, DriverBase
-from tritium.compiler.errors import OutOfResources as _CoreOutOfResources
 
-from . import launch_call as _lc
 from .arguments import ArgumentBuffer
 from .arguments import _setter as setter
+from .faults import _FAULTS, KernelAssertionError, KernelFault, OutOfResources, _last_launched, fault_message
+from .faults import _recent  # noqa: F401 - read by the generated launch (hot_launch.py) from this namespace
+from .hot_launch import blocking_check, launch_factory
 from .knobs import nvidia as nv_knobs
-
-_StructError = struct.error
-
-#: names of the kernels launched since the last synchronization (newest last), the last 16
-_last_launched: collections.deque[str] = collections.deque(maxlen=16)
-_recent = _last_launched.append
-
-
-class OutOfResources(_CoreOutOfResources, RuntimeError):
-    """A kernel needs more shared memory or registers per program than the device has. A subclass of core's
-    ``tritium.OutOfResources``, so the autotuner skips such configs and users catch it as in Triton."""
-
-    def __init__(self, message: str) -> None:
-        Exception.__init__(self, message)
-        self.required = self.limit = None
-        self.name = "GPU resources"
-
-    def __reduce__(self):
-        return (type(self), (str(self), ))
-
-
-class KernelFault(RuntimeError):
-    """A kernel made an illegal memory access (or another fault that ends the CUDA context)."""
-
-
-class KernelAssertionError(AssertionError):
-    """A ``tl.device_assert`` failed on the GPU."""
 
 
 def _torch() -> Any:
@@ -70,105 +44,8 @@ def _find_torch_c() -> Any:
     return _torch_c
 
 
-def _unset_blocking(ns: dict) -> str:
-    """An expression true only when CUDA_LAUNCH_BLOCKING is neither in the environment nor set from Python, i.e.
-    the knob is its default (off): a few dict lookups per launch where reading the knob costs ~0.5 us of a ~8 us
-    cached launch. Exact at every launch (the environment is looked up each time, not remembered)."""
-    from tritium import knobs
-    ns["_nv_group"] = nv_knobs.__dict__
-    unset = knobs.unset_check(type(nv_knobs).launch_blocking, ns=ns, prefix="_blk")
-    return f"({unset} and 'launch_blocking' not in _nv_group)"
-
-
-_blocking_may_be_set = eval(f"lambda: not {_unset_blocking(globals())}")  # noqa: S307 - our own text
-
-# One launch of one kernel, as a closure over what the launcher fixed once (written as text for the blocking
-# check's dict lookups, inlined). Its globals are this module's: _torch_c, launch_call's current call and the
-# launcher's methods are read at every launch, so that tests and the fallbacks can replace them.
-_LAUNCH_SOURCE = f"""
-def make_launch(self, fast, pack, pack_into, offsets, buffer, handles, lock, shared, params, num_ctas, name,
-                has_assert):
-    acquire, release = lock.acquire, lock.release
-
-    def launch(grid, args):
-        gx, gy, gz = grid
-        if gx <= 0 or gy <= 0 or gz <= 0:
-            if gx < 0 or gy < 0 or gz < 0:
-                raise ValueError(f"kernel `{{name}}`: negative grid {{grid}}")
-            return
-        tc = _torch_c or _find_torch_c()
-        if tc is not None:
-            device = tc._cuda_getDevice()
-            stream = tc._cuda_getCurrentRawStream(device)
-        else:
-            device, stream = self.driver.get_current_device(), 0
-        handle = handles.get(device)
-        if handle is None:
-            handle = self._handle(device)
-        if num_ctas != 1:
-            gx = gx * num_ctas
-        pk = _lc.packed
-        if fast and pk[0] is _lc.launch:
-            # the parameters packed into fresh bytes that the native call points the driver at: nothing shared,
-            # so no lock (a lock's acquire alone costs ~400 instructions). Anything else takes the path below.
-            try:
-                data = pack(*args)
-            except (_StructError, OverflowError):
-                data = None
-            if data is not None:
-                try:
-                    err = pk[1](handle, gx, gy, gz, self.block, 1, 1, shared, stream, offsets, data, 0)
-                except (TypeError, OverflowError) as exc:
-                    raise ValueError(f"kernel `{{name}}`: grid {{grid}} must be integers, x < 2**31 and y, z <= "
-                                     f"65535 programs ({{exc}})") from None
-                if not err:
-                    _recent(name)
-                    if has_assert or (not {_unset_blocking(globals())} and nv_knobs.launch_blocking):
-                        self._check_after(device, stream)
-                    return
-        acquire()
-        try:
-            if fast:
-                try:
-                    pack_into(buffer, 0, *args)
-                except (_StructError, OverflowError):
-                    self._pack(args, device, stream)
-            else:
-                self._pack(args, device, stream)
-            try:
-                err = _lc.launch(handle, gx, gy, gz, self.block, 1, 1, shared, stream, params, 0)
-            except (TypeError, OverflowError) as exc:
-                raise ValueError(f"kernel `{{name}}`: grid {{grid}} must be integers, x < 2**31 and y, z <= 65535 "
-                                 f"programs ({{exc}})") from None
-            if err:
-                err = _lc.after_failure(err, (handle, gx, gy, gz, self.block, 1, 1, shared, stream, params, 0),
-                                        device)
-        finally:
-            release()
-        if err:
-            self._launch_error(err, grid)
-        _recent(name)
-        if has_assert or (not {_unset_blocking(globals())} and nv_knobs.launch_blocking):
-            self._check_after(device, stream)
-    return launch
-"""
-exec(compile(_LAUNCH_SOURCE, "<tritium_nvidia launch>", "exec"), globals())
-_make_launch = globals().pop("make_launch")
-
-
-def fault_message(err_name: str, kernel: Optional[str], when: str) -> str:
-    culprit = f"kernel `{kernel}`" if kernel else "a kernel"
-    recent = ", ".join(f"`{k}`" for k in list(_last_launched)[-4:]) or "none recorded"
-    return (f"{culprit} faulted ({err_name}: an out-of-bounds or misaligned memory access, or another device "
-            f"exception), detected {when}; kernels launched since the last synchronization: {recent}. The CUDA "
-            "context cannot be used after this: restart the process. To find the access, run the kernel in the "
-            "interpreter (TRITON_INTERPRET=1), which checks every load and store against the arrays' bounds, "
-            "or set CUDA_LAUNCH_BLOCKING=1 so that the first faulting launch raises.")
-
-
-_FAULTS = ("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-           "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_INVALID_PC",
-           "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT")
+_make_launch = launch_factory(globals())
+_blocking_may_be_set = blocking_check(globals())
 
 
 class CudaLauncher:
