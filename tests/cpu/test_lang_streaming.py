@@ -99,3 +99,35 @@ def test_not_contiguous_or_ordered(threshold):
     k = counted[(4, )](x, y, count, N=4 * n)
     np.testing.assert_array_equal(y, x[:4 * n] + 1)
     assert count[0] == 4 and "!nontemporal" not in k.asm["llir"]
+
+
+def test_a_masked_load_streams_as_vector_loads(threshold, capsys):
+    """An unmasked store of a masked load's value (a row padded with ``other``): the streamed rows load each
+    vector with one masked vector load (codegen/lanes.py), not a branch around a scalar load per lane (``ld``
+    blocks in the LLVM IR the code generator writes), and store exactly what an ordinary store would."""
+    import re
+
+    from tritium import knobs
+
+    @triton.jit
+    def pad(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=-1.0)
+        tl.store(y_ptr + row * BLOCK + cols, x * 2.0)
+
+    threshold(1 << 12)
+    rows, n, block = 64, 201, 256
+    x = np.random.default_rng(0).standard_normal(rows * n).astype(np.float32)
+    y = np.zeros((rows, block), np.float32)
+    with knobs.compilation.scope():
+        knobs.compilation.llvm_ir_dump = True
+        k = pad[(rows, )](x, y, n, BLOCK=block)
+    want = np.full((rows, block), -2.0, np.float32)
+    want[:, :n] = x.reshape(rows, n) * np.float32(2)
+    np.testing.assert_array_equal(y, want)
+    assert "!nontemporal" in k.asm["llir"]
+    before = capsys.readouterr().err.split("LLVM IR after optimization")[0]
+    # one per element loop (unaligned rows, the unstreamed launch); a branch per lane made one per vector lane
+    lane_branches = len(re.findall(r"^ld\d*:", before, re.M))
+    assert 0 < lane_branches <= 3, f"{lane_branches} masked-load branches: lanes loaded one by one?"

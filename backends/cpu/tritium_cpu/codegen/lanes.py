@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from .irtext import SIZES, Function, const
-from .streaming import inner_step
-from .tiles import Elem, Evaluator, Load, Node, Remap, Select2
+from .tiles import Elem, Evaluator, Load, Node, Range, Remap, Select2, Splat
 
 # element types a vector load can carry, as the type it loads (halves travel as i16 and are bitcast)
 _MEMORY = {"float": "float", "double": "double", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
@@ -142,3 +141,46 @@ def _vector(fn: Function, ty: str, vals: list[str]) -> str:
     for lane, x in enumerate(vals):
         v = fn.inst(f"insertelement {vt} {v}, {ty} {x}, i64 {lane}")
     return v
+
+
+def inner_step(node: Node, axis: Optional[int]) -> Optional[int]:
+    """How much ``node`` changes when index ``axis`` of its own shape grows by one (bytes for pointers,
+    units for integers); 0 when it does not depend on it; None when not provably constant."""
+    if axis is None or isinstance(node, Splat):
+        return 0
+    if isinstance(node, Range):
+        return 1
+    if isinstance(node, Remap):
+        axes = getattr(node, "axes", None)
+        if axes is None:
+            return None
+        src_axis = axes.index(axis) if axis in axes else None
+        return inner_step(node.src, src_axis)
+    if not isinstance(node, Elem):
+        return None
+    steps = [inner_step(a, axis) for a in node.args]
+    if None in steps:
+        return None
+    name = node.name
+    if not any(steps):
+        return 0
+    if name in ("arith.addi", "arith.subi") and len(steps) == 2:
+        return steps[0] + steps[1] if name == "arith.addi" else steps[0] - steps[1]
+    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        return steps[0]
+    if name == "arith.muli":
+        for k in (0, 1):
+            other = node.args[1 - k]
+            if steps[1 - k] == 0 and isinstance(other, Splat) and _int_literal(other.value) is not None:
+                return steps[k] * _int_literal(other.value)
+        return None
+    if name == "tt.addptr" and "pointee_bytes" in node.attrs:
+        return steps[0] + steps[1] * node.attrs["pointee_bytes"]
+    return None
+
+
+def _int_literal(v: str) -> Optional[int]:
+    try:
+        return int(v)
+    except ValueError:
+        return None

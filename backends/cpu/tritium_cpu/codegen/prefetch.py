@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .context import Context
 from .irtext import SIZES, Function
-from .streaming import inner_step
+from .lanes import inner_step
 from .tiles import Evaluator, Node, loop_nest
 
 _LINE = 64

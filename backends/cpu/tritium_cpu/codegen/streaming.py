@@ -17,14 +17,15 @@ from __future__ import annotations
 import functools
 import glob
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 from tritium._mlir import ir
 
 from .context import Context
 from .irtext import SIZES, Function
+from .lanes import LaneGroup, inner_step
 from .opinfo import type_info
-from .tiles import Elem, Evaluator, Node, Range, Remap, Splat, loop_nest, numel
+from .tiles import Evaluator, Node, loop_nest, numel
 
 _ORDERING_OPS = ("tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_reduce", "gpu.barrier")
 _MEMORY_OPS = ("tt.load", "tt.store", "tt.descriptor_load", "tt.descriptor_store")
@@ -48,49 +49,6 @@ def llc_bytes() -> int:
         if digits.isdigit() and level > best[0]:
             best = (level, int(digits) * mult)
     return best[1]
-
-
-def inner_step(node: Node, axis: Optional[int]) -> Optional[int]:
-    """How much ``node`` changes when index ``axis`` of its own shape grows by one (bytes for pointers,
-    units for integers); 0 when it does not depend on it; None when not provably constant."""
-    if axis is None or isinstance(node, Splat):
-        return 0
-    if isinstance(node, Range):
-        return 1
-    if isinstance(node, Remap):
-        axes = getattr(node, "axes", None)
-        if axes is None:
-            return None
-        src_axis = axes.index(axis) if axis in axes else None
-        return inner_step(node.src, src_axis)
-    if not isinstance(node, Elem):
-        return None
-    steps = [inner_step(a, axis) for a in node.args]
-    if None in steps:
-        return None
-    name = node.name
-    if not any(steps):
-        return 0
-    if name in ("arith.addi", "arith.subi") and len(steps) == 2:
-        return steps[0] + steps[1] if name == "arith.addi" else steps[0] - steps[1]
-    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
-        return steps[0]
-    if name == "arith.muli":
-        for k in (0, 1):
-            other = node.args[1 - k]
-            if steps[1 - k] == 0 and isinstance(other, Splat) and _int_literal(other.value) is not None:
-                return steps[k] * _int_literal(other.value)
-        return None
-    if name == "tt.addptr" and "pointee_bytes" in node.attrs:
-        return steps[0] + steps[1] * node.attrs["pointee_bytes"]
-    return None
-
-
-def _int_literal(v: str) -> Optional[int]:
-    try:
-        return int(v)
-    except ValueError:
-        return None
 
 
 def block_traffic(ops: list[Any]) -> int:
@@ -205,12 +163,13 @@ class Streaming:
             fn.start_block(fast)
 
             def vec(idx: list[str]) -> None:
-                ev = Evaluator(fn, facts)
                 off = fn.inst(f"mul nuw nsw i64 {idx[0]}, {lanes}")
+                at = [outer + [fn.inst(f"add nuw nsw i64 {off}, {lane}") if lane else off] for lane in range(lanes)]
+                # masked loads in the value: one vector load per vector, not a branch per lane (lanes.py)
+                ev = Evaluator(fn, facts) if facts else LaneGroup(fn, facts, at, len(shape) - 1)
                 v = "poison"
-                for lane in range(lanes):
-                    e = fn.inst(f"add nuw nsw i64 {off}, {lane}") if lane else off
-                    v = fn.inst(f"insertelement {vt} {v}, {vty} {ev.value(vn, outer + [e])}, i64 {lane}")
+                for lane, i in enumerate(at):
+                    v = fn.inst(f"insertelement {vt} {v}, {vty} {ev.value(vn, i)}, i64 {lane}")
                 d = fn.inst(f"getelementptr {vty}, ptr {start}, i64 {off}")
                 fn.emit(f"store {vt} {v}, ptr {d}, align {vbytes}, !nontemporal {nt}")
             loop_nest(fn, (inner // lanes, ), vec)

@@ -122,7 +122,7 @@ class Remap(Node):
         self.src, self.shape, self.ty, self.remap = src, shape, src.ty, remap
         self.identity_safe = identity_safe
         #: for pure index shuffles: axes[d] is the axis of this tile that index d of ``src`` is, or None
-        #: where that index is constant (lets analyses such as streaming.inner_step see through the remap)
+        #: where that index is constant (lets analyses such as lanes.inner_step see through the remap)
         self.axes = axes
 
     def eval(self, ev: "Evaluator", idx: list[str]) -> str:
