@@ -183,6 +183,19 @@ class JITFunction(KernelInterface, DeviceFunction):
             self.used_globals = used
         return self._cache_key
 
+    @property
+    def hash(self) -> Optional[str]:
+        """Triton's attribute for the computed ``cache_key`` (None until computed). Assigning None forgets it,
+        as Triton's tests do after changing a called function's ``noinline``; callers' own keys stay until
+        they are reset too, as in Triton."""
+        return self._cache_key
+
+    @hash.setter
+    def hash(self, value: Optional[str]) -> None:
+        self._cache_key = value
+        if value is None:
+            self.used_globals = []
+
     def check_globals(self) -> None:
         """Forget the compiled kernels when a global they were built from now has another value."""
         for namespace, name, value in self.used_globals:
@@ -244,9 +257,15 @@ class JITFunction(KernelInterface, DeviceFunction):
 
     def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
         """Compile for these arguments without launching; returns the compiled kernel. Arrays may be given as
-        their element type (``torch.float32``, ``tl.float32``, ``"*fp32"``)."""
-        return self.run(*[MockTensor.wrap_dtype(a) for a in args], grid=grid, warmup=True,
-                        **{k: MockTensor.wrap_dtype(v) for k, v in kwargs.items()})
+        their element type (``torch.float32``, ``tl.float32``, ``"*fp32"``); a ``tl.constexpr`` parameter takes
+        a dtype as itself."""
+        by_name = {p.name: p for p in self.params}
+
+        def wrap(p: Optional[KernelParam], a: Any) -> Any:
+            return a if p is not None and p.is_constexpr else MockTensor.wrap_dtype(a)
+
+        return self.run(*[wrap(self.params[i] if i < len(self.params) else None, a) for i, a in enumerate(args)],
+                        grid=grid, warmup=True, **{k: wrap(by_name.get(k), v) for k, v in kwargs.items()})
 
     def preload(self, specialization_data: str) -> Any:
         """Compile the kernel that a ``jit_cache_hook``'s ``compile["specialization_data"]`` describes (written
