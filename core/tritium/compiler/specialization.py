@@ -44,7 +44,8 @@ def _encode(v: Any) -> Any:
     if isinstance(v, type):
         if _BUILTIN_TYPES.get(v.__name__) is v:
             return {"type": v.__name__}
-        if issubclass(v, dtype) and v.__module__.startswith("tritium.language"):
+        from ..language import dtypes
+        if issubclass(v, dtype) and getattr(dtypes, v.__name__, None) is v:  # (named triton.* under the compat alias)
             return {"type": f"tl.{v.__name__}"}
         if v.__module__ == "torch" and v.__name__ == "dtype":
             return {"type": "torch.dtype"}
