@@ -8,7 +8,6 @@ environment settings, since knobs are read from the environment.
 """
 from __future__ import annotations
 
-import importlib.machinery
 import os
 import select
 import subprocess
@@ -50,11 +49,17 @@ def _importable(module: Any) -> str:
     no import path reaches) the file."""
     name = getattr(module, "__name__", "") or ""
     path = getattr(module, "__file__", "") or ""
-    try:   # through sys.path, as a fresh worker would (importlib.util.find_spec answers from sys.modules)
-        found = importlib.machinery.PathFinder.find_spec(name.partition(".")[0]) if name else None
-    except (ImportError, ValueError):
-        found = None
-    if found is None and path.endswith(".py"):
+    # asked of the import finders, as a fresh worker would import it (importlib.util.find_spec answers from
+    # sys.modules, where a plugin file's module is too)
+    found = False
+    for finder in sys.meta_path if name else ():
+        try:
+            found = getattr(finder, "find_spec", lambda *a: None)(name.partition(".")[0], None) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            break
+    if not found and path.endswith(".py"):
         return os.path.abspath(path)
     return name
 
