@@ -325,7 +325,8 @@ def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -
     ``used`` collects (namespace, name, value) of those globals, so that a launch can notice a change."""
     seen.add(id(fn))
     used = [] if used is None else used
-    parts = [fn.src, repr(fn.version), str(fn.noinline)]
+    # the first line too, as Triton: compiled code carries line numbers (locations, device_assert messages)
+    parts = [fn.src, repr(fn.version), str(fn.noinline), str(fn.first_line)]
     g = fn.get_globals()
     module_globals = fn.fn.__globals__
     allow_any = knobs.compilation.allow_non_constexpr_globals
