@@ -188,6 +188,10 @@ def const_key(v: Any) -> tuple:
     """Key of a compile-time value: its type is part of it, since 1, 1.0 and True hash alike."""
     if isinstance(v, constexpr):
         v = v.value
+    if isinstance(v, DeviceFunction):
+        # a @jit function passed as a value is compiled into the kernel: its source (cache_key, which
+        # _unsafe_update_src resets) keys the kernel too, as Triton keys it by cache_key alone
+        return ("C", type(v), v, v.cache_key)
     try:
         hash(v)
         return ("C", type(v), v)
