@@ -165,3 +165,15 @@ def test_hook_gets_tritons_fn_and_repr():
     assert (fn.module, fn.name, fn.jit_function) == (_add_one.__module__, "_add_one", _add_one)
     assert kw["repr"].startswith("_add_one[num_warps=2, num_ctas=1, num_stages=")
     assert kw["repr"].endswith("](X: *fp32, n: i32, B: constexpr)")
+
+
+def test_hook_key_finds_the_kernel_in_kernel_cache():
+    # Triton's test_cache.py::test_hooks: compile["key"] is a key of device_caches[device][0]
+    keys = []
+    x = np.zeros(4, np.float32)
+    with knobs.runtime.scope():
+        knobs.runtime.jit_cache_hook = lambda **kw: keys.append(kw["compile"]["key"])
+        kernel = _add_one.warmup(x, 3, 4, grid=(1, ), num_warps=8)
+    cache = _add_one.device_caches[0][0]
+    assert keys[-1] in cache and cache[keys[-1]] is kernel
+    assert ("no such key", ) not in cache

@@ -55,7 +55,24 @@ class KernelCache(MutableMapping):
         self._fn, self._state = fn, state
 
     def __getitem__(self, key: Any) -> Any:
-        return self._state.kernels[key].kernel
+        kernels = self._state.kernels
+        try:
+            return kernels[key].kernel
+        except (KeyError, TypeError):
+            pass
+        # a hook's compile["key"] (the specialization key without the launch options, debug mode and settings):
+        # the kernel last compiled for it
+        for full in reversed(list(kernels)):
+            if type(full) is tuple and full and full[0] == key:
+                return kernels[full].kernel
+        raise KeyError(key)
+
+    def __contains__(self, key: Any) -> bool:
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
 
     def __setitem__(self, key: Any, value: Any) -> None:
         raise TypeError(f"{self._fn.__name__}.device_caches[...][0] holds tritium's launch entries: compiled kernels "
