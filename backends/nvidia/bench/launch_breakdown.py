@@ -1,5 +1,5 @@
 """Where the host time of a cached launch goes, on a GPU: the driver call alone (through cuda-bindings, through
-ctypes and through tritium's native builtin), tritium's whole cached launch with the launcher calling the driver
+ctypes, through tritium's native builtin and its packing variant, which builds kernelParams from packed bytes), tritium's whole cached launch with the launcher calling the driver
 each way (TRITIUM_NVIDIA_NATIVE_LAUNCH) and Triton's, in one process, then a profile of tritium's.
 
 Run on a machine with an NVIDIA GPU: python backends/nvidia/bench/launch_breakdown.py
@@ -10,6 +10,7 @@ import cProfile
 import ctypes
 import pstats
 import statistics
+import struct
 import sys
 import time
 from typing import Any, Callable
@@ -73,6 +74,11 @@ def main() -> None:
         rows.append(("cuLaunchKernel via the native builtin", per_call_us(
             lambda: native(h, 1, 1, 1, 32, 1, 1, 0, stream, params, 0))))
         print(f"native builtin: cuLaunchKernel's address from {source}")
+        packed = nv_cuda.native_packed_launch()
+        offsets = struct.pack(f"@{len(launcher.arguments.offsets)}Q", *launcher.arguments.offsets)
+        pack = launcher.arguments.packer.pack
+        rows.append(("cuLaunchKernel via the packing builtin (+ struct.pack)", per_call_us(
+            lambda: packed(h, 1, 1, 1, 32, 1, 1, 0, stream, offsets, pack(out.data_ptr(), 3), 0))))
     except Exception as exc:  # noqa: BLE001 - the table says what could be measured
         print(f"native builtin unavailable: {type(exc).__name__}: {exc}")
     for native_launch in (False, True):  # the launcher's launch call chosen again with the knob each way
@@ -81,9 +87,11 @@ def main() -> None:
         launch_call.NATIVE_AFTER = 0  # chosen at the next launch, not after the process's first 100
         store_one[(1, )](out, 3)
         torch.cuda.synchronize()
-        how = "native" if launch_call.is_native else "cuda-bindings"
-        rows.append((f"tritium launcher object only ({how})",
-                     per_call_us(lambda: launcher((1, 1, 1), (out.data_ptr(), 3)))))
+        how = "cuda-bindings"
+        if launch_call.is_native:
+            how = "native, packing" if launch_call.packed[0] is launch_call.launch else "native, buffer + lock"
+        rows.append((f"tritium launcher's hot_call only ({how})",
+                     per_call_us(lambda: launcher.hot_call((1, 1, 1), (out.data_ptr(), 3)))))
         rows.append((f"tritium kernel[(1,)](out, 3) ({how})", per_call_us(lambda: store_one[(1, )](out, 3))))
     try:
         import triton
@@ -98,7 +106,7 @@ def main() -> None:
     except ImportError:
         pass
     for name, us in rows:
-        print(f"{name:45s} {us:6.2f} us", flush=True)
+        print(f"{name:55s} {us:6.2f} us", flush=True)
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(20000):
