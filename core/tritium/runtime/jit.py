@@ -320,6 +320,20 @@ def _same_value(a: Any, b: Any) -> bool:
         return False
 
 
+class _Cell:
+    """A closure variable read like a namespace entry (``get``), so that launches notice when it changes."""
+    __slots__ = ("name", "cell")
+
+    def __init__(self, name: str, cell: Any) -> None:
+        self.name, self.cell = name, cell
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self.cell.cell_contents if name == self.name else default
+        except ValueError:  # an empty cell
+            return default
+
+
 def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -> str:
     """Hash the function's source with the identity of every global it reads that can change its code;
     ``used`` collects (namespace, name, value) of those globals, so that a launch can notice a change."""
@@ -329,6 +343,7 @@ def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -
     parts = [fn.src, repr(fn.version), str(fn.noinline), str(fn.first_line)]
     g = fn.get_globals()
     module_globals = fn.fn.__globals__
+    cells = {n: _Cell(n, c) for n, c in zip(fn.fn.__code__.co_freevars, fn.fn.__closure__ or ())}
     allow_any = knobs.compilation.allow_non_constexpr_globals
     for node in ast.walk(fn.parse()):
         namespace: Optional[dict] = None
@@ -354,6 +369,8 @@ def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -
             key_name = name
             if module_globals.get(name, _MISSING) is obj:
                 namespace = module_globals
+            elif name in cells:
+                namespace = cells[name]
         else:
             continue
         if isinstance(obj, JITFunction):
@@ -375,6 +392,10 @@ def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -
             continue
         if namespace is not None and not any(ns is namespace and n == key_name for ns, n, _ in used):
             used.append((namespace, key_name, obj))
+            if isinstance(obj, constexpr) and hasattr(obj, "__dict__"):
+                # assigning its `.value` in place changes the kernel too: watched like a global, at the cost of
+                # one more dictionary lookup per launch
+                used.append((vars(obj), "value", obj.value))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
