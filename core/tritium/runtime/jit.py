@@ -320,6 +320,14 @@ def _same_value(a: Any, b: Any) -> bool:
         return False
 
 
+def _constexpr_function_key(obj: Any) -> str:
+    """A @constexpr_function's part of a kernel's key: its source, and its code with the constants (bytecode
+    alone is the same for ``return 64`` and ``return 128``)."""
+    code = obj.__code__
+    text = f"{getattr(obj, 'src', '')}\n{code.co_code.hex()}\n{code.co_consts!r}\n{code.co_names!r}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class _Cell:
     """A closure variable read like a namespace entry (``get``), so that launches notice when it changes."""
     __slots__ = ("name", "cell")
@@ -385,7 +393,7 @@ def dependencies_hash(fn: JITFunction, seen: set, used: Optional[list] = None) -
         elif isinstance(obj, dtype):
             parts.append(f"{name}={obj}")
         elif getattr(obj, "__triton_constexpr_function__", False) and hasattr(obj, "__code__"):
-            parts.append(f"{name}:{hashlib.sha256(obj.__code__.co_code).hexdigest()}")
+            parts.append(f"{name}:{_constexpr_function_key(obj)}")
         elif allow_any and isinstance(obj, (int, float, bool, str)):
             parts.append(f"{name}={obj!r}")
         else:
