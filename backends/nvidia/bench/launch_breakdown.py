@@ -1,6 +1,7 @@
 """Where the host time of a cached launch goes, on a GPU: the driver call alone (through cuda-bindings, through
-ctypes, through tritium's native builtin and its packing variant, which builds kernelParams from packed bytes), tritium's whole cached launch with the launcher calling the driver
-each way (TRITIUM_NVIDIA_NATIVE_LAUNCH) and Triton's, in one process, then a profile of tritium's.
+ctypes, through tritium's native builtin and its packing variant, which builds kernelParams from packed bytes),
+tritium's whole cached launch with the launcher calling the driver each way (TRITIUM_NVIDIA_NATIVE_LAUNCH) and
+Triton's, in one process, then a profile of tritium's.
 
 Run on a machine with an NVIDIA GPU: python backends/nvidia/bench/launch_breakdown.py
 """
