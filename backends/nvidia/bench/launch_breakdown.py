@@ -94,6 +94,11 @@ def main() -> None:
         rows.append((f"tritium launcher's hot_call only ({how})",
                      per_call_us(lambda: launcher.hot_call((1, 1, 1), (out.data_ptr(), 3)))))
         rows.append((f"tritium kernel[(1,)](out, 3) ({how})", per_call_us(lambda: store_one[(1, )](out, 3))))
+        if launch_call.packed[0] is launch_call.launch:  # the same native call without its packing variant
+            saved, launch_call.packed = launch_call.packed, (None, None)
+            rows.append(("tritium kernel[(1,)](out, 3) (native, buffer + lock)",
+                         per_call_us(lambda: store_one[(1, )](out, 3))))
+            launch_call.packed = saved
     try:
         import triton
         import triton.language as ttl
