@@ -128,8 +128,7 @@ def test_descriptor_store_is_bulk_copies(isolated_tritium):
     k = _compile(ex.matmul_persistent, sig, consts)
     ptx = k.asm["ptx"]
     assert "tensormap.cp_fenceproxy" not in ptx and len(k.metadata_dict["tensor_map_params"]) == 3
-    # four boxes in the fused tile loop, four in its unfused twin (programs without K steps; gpu/flatten.py)
-    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 8
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
     assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
     assert "st.global" not in ptx
 

@@ -10,7 +10,6 @@ import ast
 import builtins
 from typing import Any
 
-from .._mlir import ir
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.elementwise import condition
@@ -121,9 +120,6 @@ class Loops:
         types = [t for v in inits for t in v.ir_types]
         # 2) the real loop
         op = b.op("scf.for", [lb.handle, ub.handle, st.handle] + flat(inits), types, regions=1)
-        if tl._unwrap(r.flatten) is True:
-            # a GPU lowering may fuse this loop with the one nested in it (gpu/flatten.py)
-            op.attributes["tt.flatten"] = ir.UnitAttr.get(b.context)
         block = op.regions[0].blocks.append(iv_ir, *types)
         scope = dict(liveins)
         scope.update(zip(carried, rebuild_all(inits, list(block.arguments)[1:])))

@@ -41,8 +41,6 @@ def make_ttgir(module: Any, metadata: dict, options: Any, backend: Any, target: 
     from .assign import assign_layouts
     from .cluster_split import split_cluster
     split_cluster(module, options)
-    from .flatten import flatten_loops
-    flatten_loops(module)
     assign_layouts(module, target.policy(options.num_warps))
     if TTGIR_PASSES:
         run_stage_passes(module, "ttgir", TTGIR_PASSES, options, backend, metadata)

@@ -9,7 +9,6 @@ from ..._mlir import block_ops
 from .context import Context
 from .optable import GPU_OPS
 from .phis import carried, fill_phis, flat_regs, flat_values, make_phis, rebuild
-from .deferred import wait_deferred_reads
 from .pipeline import lower_pipelined_for, pipeline_plan
 from .values import Scalar
 
@@ -74,7 +73,6 @@ def op_if(ctx: Context, op: Any) -> None:
         fn.start_block(label)
         ctx.scratch_dirty = dirty
         ctx.push_scope()
-        in_flight = wait_deferred_reads(ctx, region)
         blocks = list(region.blocks)
         if blocks:
             ops = block_ops(blocks[0])
@@ -82,7 +80,6 @@ def op_if(ctx: Context, op: Any) -> None:
             for k, (v, r) in enumerate(zip(ops[-1].operands, results)):
                 incoming[k].append((carried(ctx, v, r), None))
         ctx.pop_scope()
-        in_flight()
         for k in range(len(results)):
             incoming[k][-1] = (incoming[k][-1][0], fn.current)
         fn.br(join)

@@ -28,7 +28,6 @@ from ..._mlir import block_ops
 from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
-from .deferred import carried_through_branch
 from .descriptor_bulk import BulkStages
 from .memory import access_vector
 from .context import Context, staged_row_vector
@@ -216,41 +215,10 @@ def pipeline_plan(ctx: Context, op: Any) -> Optional[PipelinePlan]:
         if o.name == "tt.dot" and o.operands[2] in iters:
             j = iters.index(o.operands[2])
             uses = list(o.results[0].uses)
-            if len(list(o.operands[2].uses)) != 1:
-                continue
-            if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j:
-                deferred[o.results[0]] = j
-            elif carried_through_branch(o.results[0], j, yields_op=ops[-1]):
+            if len(uses) == 1 and uses[0].owner.name == "scf.yield" and uses[0].operand_number == j \
+                    and len(list(o.operands[2].uses)) == 1:
                 deferred[o.results[0]] = j
     return PipelinePlan(stages, loads, slice_ops, sorted(used), deferred)
-
-def _early_refill(ops: list, staged: set, deferred: set) -> Optional[int]:
-    """Where the next stage may be refilled in a loop whose dots run on: before the first op after the stages'
-    last reader, when what follows is a branch that reads a dot left running (a fused loop's epilogue); None
-    (after the body) otherwise."""
-    readers = set(staged)
-    for o in ops[:-1]:
-        if o.name == "tt.trans" and o.operands[0] in readers:
-            readers.update(o.results)
-    last = -1
-    for k, o in enumerate(ops[:-1]):
-        if o.name == "tt.dot" or any(v in readers for x in [o] + _nested(o) for v in x.operands):
-            last = k
-    rest = ops[last + 1:-1]
-    if not any(o.name == "scf.if" and any(v in deferred for x in _nested(o) for v in x.operands) for o in rest):
-        return None
-    return last + 1
-
-
-def _nested(o: Any) -> list:
-    out = []
-    for r in o.regions:
-        for b in r.blocks:
-            for x in block_ops(b):
-                out.append(x)
-                out.extend(_nested(x))
-    return out
-
 
 # -- evaluating the address arithmetic for another iteration --------------------------------------------
 def eval_slice(ctx: Context, op: Any, plan: PipelinePlan, iv: str, state: dict[int, Any], depth: int) -> tuple:
@@ -406,16 +374,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ctx.values[o.results[0]] = SharedTile(base, proto.smem, proto.ty)
         skip.add(o.results[0])
     ops = block_ops(block)
-    early = _early_refill(ops, skip, ctx.deferred_dots) if deferring else None
-    for k, o in enumerate(ops[:-1]):
-        if k == early and ctx.deferred_dots:
-            # the stages are read for the last time above and what follows reads this iteration's dot (the end of
-            # a tile in a fused loop: its epilogue): refill now, not after the epilogue, as Triton does
-            ctx.target.async_dot_wait(fn, 1, [])
-            ctx.target.barrier(fn)
-            next_state = copies_ahead()
-        elif k == early:
-            early = None
+    for o in ops[:-1]:
         if o.results and o.results[0] in skip:
             r = o.results[0]
             if not _dot_operand_uses(r) and not staged_row_vector(ctx, r):
@@ -425,7 +384,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
                 ctx.values[r] = ctx.read_tile(ctx.values[r], ctx.layout_of(r), ctx.value_type(r))
             continue
         ctx.lower_op(o)
-    if deferring and early is None:
+    if deferring:
         if ctx.deferred_dots:
             # this iteration's dots run on; the previous iteration's are done (in every warp, after the
             # barrier), so the stage they read can be refilled
