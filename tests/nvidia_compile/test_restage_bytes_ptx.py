@@ -67,3 +67,16 @@ def test_knob_off_keeps_byte_stores(isolated_tritium):
         nvidia.restage_bytes = False
         k = _compile("fp8e4nv", "fp32", m_major_a=False)
     assert _stores(k.asm["ptx"]).get("b8", 0) == 64      # 128 x 128 bytes over 256 threads
+
+
+def test_shapes_off_the_region_keep_the_byte_rewrite(isolated_tritium):
+    """K = 32 bytes is not a multiple of the 64-byte region the lane pattern tiles: the general rewrite (one byte
+    per store) stays, and the kernel still compiles."""
+    from tritium_nvidia.restage import can_restage
+    from tritium.gpu.lower.shared import SmemLayout
+    assert can_restage(SmemLayout((128, 256), 1, 1), 0, 8)
+    assert not can_restage(SmemLayout((32, 128), 1, 1), 0, 8)        # K 32
+    assert not can_restage(SmemLayout((128, 128), 0, 1), 0, 8)       # already K-major
+    assert not can_restage(SmemLayout((128, 128), 1, 2), 0, 8)       # 16-bit: wgmma reads it transposed
+    k = _compile("fp8e4nv", "fp32", m_major_a=False, BM=64, BN=64, BK=32, warps=4)
+    assert _stores(k.asm["ptx"]).get("b8", 0) > 0
