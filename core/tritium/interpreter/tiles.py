@@ -17,6 +17,13 @@ def _same_batch(*arrays: np.ndarray) -> list[np.ndarray]:
     return [a if a.shape[0] == b else np.broadcast_to(a, (b, ) + a.shape[1:]) for a in arrays]
 
 
+def _as_result(ty: Any, *arrays: np.ndarray) -> list[np.ndarray]:
+    """Operands in the result's storage: one may hold integers of the other signedness (a cast between signed and
+    unsigned of one width emits no op), and numpy would promote int64 with uint64 to float64."""
+    dt = storage(ty.scalar)
+    return [as_type(a, dt) for a in arrays]
+
+
 class BlockPtr(V):
     """A block pointer (``tl.make_block_ptr``): ``a`` is the base address; shape, strides and offsets are
     lists of per-program scalars (arrays of shape (B,))."""
@@ -80,8 +87,10 @@ class TileOps:
         elt = a.type.scalar
         out = ret.scalar
         if elt.is_int():
-            prod = np.matmul(a.a.astype(np.float64), b.a.astype(np.float64))  # exact below 2**53
-            acc = prod.astype(np.int64) + c.a.astype(np.int64)
+            # integer dots take int8 and accumulate in int32 (the semantic checks): signed, whatever the arrays hold
+            # (a cast from uint8 or uint32 emits no op, and the value keeps the unsigned array and type)
+            prod = np.matmul(signed(a.a).astype(np.float64), signed(b.a).astype(np.float64))  # exact below 2**53
+            acc = prod.astype(np.int64) + signed(c.a).astype(np.int64)
             return V(acc.astype(storage(out)), ret)
         wide = np.float64 if elt.name == "fp64" else np.float32
         x = ew.fvalue(a.a, elt).astype(wide, copy=False)
@@ -115,11 +124,11 @@ class TileOps:
     # -- cat, join, split ----------------------------------------------------------------------------
     @INTERPRETER_OPS.lowers("tt.cat")
     def tt_cat(self, o: dict, res: list, attrs: dict) -> V:
-        return V(np.concatenate(_same_batch(o["lhs"].a, o["rhs"].a), axis=1), res[0])
+        return V(np.concatenate(_same_batch(*_as_result(res[0], o["lhs"].a, o["rhs"].a)), axis=1), res[0])
 
     @INTERPRETER_OPS.lowers("tt.join")
     def tt_join(self, o: dict, res: list, attrs: dict) -> V:
-        return V(np.stack(_same_batch(o["lhs"].a, o["rhs"].a), axis=-1), res[0])
+        return V(np.stack(_same_batch(*_as_result(res[0], o["lhs"].a, o["rhs"].a)), axis=-1), res[0])
 
     @INTERPRETER_OPS.lowers("tt.split")
     def tt_split(self, o: dict, res: list, attrs: dict) -> list:
