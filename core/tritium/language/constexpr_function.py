@@ -34,6 +34,23 @@ class ConstexprFunction:
             self._src = text[m.start():] if m else text
         return self._src
 
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Replace the function by the one ``new_src`` defines (Triton's name; it keeps running the old Python
+        function and changes only the source its cache key reads, so a kernel compiled with the old result would
+        be stored under the new key). Defined in the function's module namespace: closure variables are lost.
+        Kernels that call it compile again at their next launch once their ``hash`` is reset, as in Triton."""
+        src = textwrap.dedent(new_src)
+        namespace = dict(self.fn.__globals__)
+        exec(compile(src, self.fn.__code__.co_filename, "exec"), namespace)
+        fn = namespace.get(self.fn.__name__)
+        if not callable(fn):
+            raise ValueError(f"_unsafe_update_src of constexpr function {self.fn.__name__}: the new source must "
+                             f"define a function named {self.fn.__name__}")
+        self.fn = fn
+        self.__code__ = fn.__code__
+        m = re.search(r"^def\s+\w+\s*\(", src, re.MULTILINE)
+        self._src = src[m.start():] if m else src
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
 
