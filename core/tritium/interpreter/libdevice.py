@@ -91,15 +91,21 @@ def _erfcinv(y: float) -> float:
         return math.nan
     if y in (0, 2):
         return math.inf if y == 0 else -math.inf
-    start = _erfinv(1 - y) if 1e-12 < y < 2 - 1e-12 else math.copysign(math.sqrt(-math.log(min(y, 2 - y))), 1 - y)
+    # erfcinv(y) = -erfcinv(2 - y), and 2 - y is exact above 1: solving erfc(x) = y near 2 directly would
+    # lose the digits erfc cannot show there (it is known to 2e-16 absolute, the root's slope is exp(x^2))
+    yy, sign = (y, 1.0) if y <= 1 else (2 - y, -1.0)
+    start = _erfinv(1 - yy) if yy > 1e-12 else math.sqrt(-math.log(yy))
     if not math.isfinite(start):
-        start = math.copysign(math.sqrt(-math.log(min(y, 2 - y))), 1 - y)
-    return _newton(start, lambda x: math.erfc(x) - y, lambda x: -2 / math.sqrt(math.pi) * math.exp(-x * x))
+        start = math.sqrt(-math.log(yy))
+    return sign * _newton(start, lambda x: math.erfc(x) - yy, lambda x: -2 / math.sqrt(math.pi) * math.exp(-x * x))
 
 
 def _erfcx(x: float) -> float:
     if x < 25:
-        return math.exp(x * x) * math.erfc(x)
+        # exp magnifies the rounding of x^2 by x^2 (hundreds of ulp near 25): carry its exact low part
+        sq = x * x
+        low = float(Fraction(x) ** 2 - Fraction(sq))
+        return math.exp(sq) * (1 + low) * math.erfc(x)
     # asymptotic: 1 / (x sqrt(pi)) * (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) ...)
     t, total, term = 1 / (2 * x * x), 1.0, 1.0
     for k in range(1, 12):

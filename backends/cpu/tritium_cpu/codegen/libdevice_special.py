@@ -1,6 +1,6 @@
 """libdevice functions the C library lacks or gets wrong for floats, computed in float64 for
 :mod:`.mathlib_extra`: reciprocal roots and norms, ``sinpi``/``cospi`` (exact reduction), ``normcdf``,
-``erfinv``/``erfcinv``/``normcdfinv`` (Newton steps on libm's ``erf``/``erfc`` from a rational guess),
+``erfinv``/``erfcinv``/``normcdfinv`` (Newton steps on libm's ``erf``/``erfc``, in the tail on log(erfc)),
 ``erfcx`` (an asymptotic series where the direct product underflows), ``cyl_bessel_i0``/``i1`` (power series,
 asymptotic expansion beyond 30)."""
 from __future__ import annotations
@@ -11,6 +11,15 @@ _SQRT1_2 = 0.7071067811865476
 _SQRT2 = 1.4142135623730951
 _TWO_OVER_SQRTPI = 1.1283791670955126
 _PI = 3.141592653589793
+
+
+def _erfcx_series() -> list[str]:
+    """1 - h (1 - 3h (1 - 5h (... (1 - 15h)))) with h = 1 / (2 x^2): the asymptotic series of x sqrt(pi) erfcx(x)."""
+    body = ["%w8 = fadd double 1.0, 0.0"]
+    for k in range(7, 0, -1):
+        body += [f"%hw{k} = fmul double %h, %w{k + 1}", f"%cw{k} = fmul double %hw{k}, {float(2 * k + 1)!r}",
+                 f"%w{k} = fsub double 1.0, %cw{k}"]
+    return body + ["%hw0 = fmul double %h, %w1", "%u = fsub double 1.0, %hw0"]
 
 
 def define() -> None:
@@ -110,40 +119,55 @@ def define() -> None:
         f"%r1 = select i1 %one, double %inf, double {prev}", f"%r2 = select i1 %out, double {d(float('nan'))}, double %r1",
         "%r = select i1 %zero, double %y, double %r2", "ret double %r"], c_syms=("erf", "exp", "log"))
 
-    # erfcinv: Newton on erfc from a guess that is good in the tails (erfc(x) ~ exp(-x^2) / (x sqrt(pi)))
+    # erfcinv. Centre (0.0625 <= y <= 1): Newton on erfc from erfinv(1 - y). Tail (y < 0.0625): Newton on
+    # log(erfc(x)) = log(erfcx(x)) - x^2, which is concave and nearly quadratic there, so from sqrt(-log y)
+    # (always right of the root) it converges monotonically; Newton on erfc itself, whose slope vanishes
+    # like exp(-x^2), crawls in the tail (erfcinv(1e-300) came out 25.5 instead of 26.2)
     steps = []
-    prev = "%g"
+    prev = "%g1"
     for i in range(6):
         steps += [f"%e{i} = call double {erfc}(double {prev})", f"%f{i} = fsub double %e{i}, %yy",
                   f"%sq{i} = fmul double {prev}, {prev}", f"%nsq{i} = fneg double %sq{i}",
                   f"%ex{i} = call double {exp}(double %nsq{i})", f"%dv{i} = fmul double %ex{i}, {d(-_TWO_OVER_SQRTPI)}",
                   f"%st{i} = fdiv double %f{i}, %dv{i}", f"%x{i + 1} = fsub double {prev}, %st{i}"]
         prev = f"%x{i + 1}"
+    centre = prev
+    tail = "%t0"
+    for i in range(8):
+        steps += [f"%cx{i} = call double @tritium_erfcx64(double {tail})",
+                  f"%lc{i} = call double {log}(double %cx{i})", f"%tq{i} = fmul double {tail}, {tail}",
+                  f"%h{i} = fsub double %lc{i}, %tq{i}", f"%hr{i} = fsub double %h{i}, %ly",
+                  f"%sc{i} = fmul double %cx{i}, {d(_PI ** 0.5 / 2)}", f"%ts{i} = fmul double %hr{i}, %sc{i}",
+                  f"%t{i + 1} = fadd double {tail}, %ts{i}"]
+        tail = f"%t{i + 1}"
     _def("tritium_erfcinv64", "double", [("double", "%y")], [
-        # by symmetry erfcinv(y) = -erfcinv(2 - y): work with yy <= 1, where the root is >= 0
+        # by symmetry erfcinv(y) = -erfcinv(2 - y) (2 - y is exact for y in [1, 2]): work with yy <= 1
         "%upper = fcmp ogt double %y, 1.0", "%refl = fsub double 2.0, %y",
         "%yy = select i1 %upper, double %refl, double %y",
         "%mid = fsub double 1.0, %yy", "%g1 = call double @tritium_erfinv64(double %mid)",
-        f"%ly = call double {log}(double %yy)", "%nly = fneg double %ly", "%tail0 = call double @llvm.sqrt.f64(double %nly)",
-        "%tiny = fcmp olt double %yy, 0.0625", "%g = select i1 %tiny, double %tail0, double %g1"] + steps + [
-        "%neg = fneg double " + prev, f"%res = select i1 %upper, double %neg, double {prev}",
+        f"%ly = call double {log}(double %yy)", "%nly = fneg double %ly", "%t0 = call double @llvm.sqrt.f64(double %nly)"]
+        + steps + [
+        "%tiny = fcmp olt double %yy, 0.0625", f"%root = select i1 %tiny, double {tail}, double {centre}",
+        "%neg = fneg double %root", "%res = select i1 %upper, double %neg, double %root",
         "%z = fcmp oeq double %y, 0.0", "%two = fcmp oeq double %y, 2.0",
         "%bad = fcmp ult double %y, 0.0", "%bad2 = fcmp ogt double %y, 2.0", "%nan = or i1 %bad, %bad2",
         f"%r1 = select i1 %z, double {d(float('inf'))}, double %res",
         f"%r2 = select i1 %two, double {d(float('-inf'))}, double %r1",
         f"%r = select i1 %nan, double {d(float('nan'))}, double %r2", "ret double %r"],
-        calls=("tritium_erfinv64", ), c_syms=("erfc", "exp", "log"))
+        calls=("tritium_erfinv64", "tritium_erfcx64"), c_syms=("erfc", "exp", "log"))
 
-    # erfcx(x) = exp(x^2) erfc(x); for x >= 26 the product underflows, use the asymptotic series
+    # erfcx(x) = exp(x^2) erfc(x). x^2 is split into hi + lo exactly (an fma) so that its rounding, which
+    # exp magnifies x^2 times (about 300 ulp near x = 26), stays out; for x > 26 the product underflows and the
+    # asymptotic series sum_k (-1)^k (2k-1)!! / (2x^2)^k is used, through k = 8 (the next term is below 1e-19
+    # there; four terms left 2e-13)
     _def("tritium_erfcx64", "double", [("double", "%x")], [
-        "%sq = fmul double %x, %x", f"%ex = call double {exp}(double %sq)", f"%ec = call double {erfc}(double %x)",
-        "%direct = fmul double %ex, %ec",
+        "%sq = fmul double %x, %x", "%nsq = fneg double %sq",
+        "%sqlo = call double @llvm.fma.f64(double %x, double %x, double %nsq)",
+        f"%ex0 = call double {exp}(double %sq)", "%corr = fadd double %sqlo, 1.0", "%ex = fmul double %ex0, %corr",
+        f"%ec = call double {erfc}(double %x)", "%direct = fmul double %ex, %ec",
         "%i2 = fdiv double 1.0, %sq", "%h = fmul double %i2, 0.5",
-        # 1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + 105/(16x^8)
-        "%t1 = fmul double %h, 105.0", "%u1 = fsub double 15.0, %t1", "%t2 = fmul double %h, %u1",
-        "%u2 = fsub double 3.0, %t2", "%t3 = fmul double %h, %u2", "%u3 = fsub double 1.0, %t3",
-        "%t4 = fmul double %h, %u3", "%u4 = fsub double 1.0, %t4",
-        f"%den = fmul double %x, {d(_PI ** 0.5)}", "%asym = fdiv double %u4, %den",
+        *_erfcx_series(),
+        f"%den = fmul double %x, {d(_PI ** 0.5)}", "%asym = fdiv double %u, %den",
         "%big = fcmp ogt double %x, 26.0", "%r = select i1 %big, double %asym, double %direct", "ret double %r"],
         c_syms=("exp", "erfc"))
 
