@@ -8,6 +8,7 @@ from __future__ import annotations
 from .mathlib_defs import _FUNCS, _c, _def, _fconst, _fix_int_param, _via_double
 
 _SQRT1_2 = 0.7071067811865476
+_SQRT1_2_LO = -4.833646656726457e-17  # 1/sqrt(2) - _SQRT1_2
 _SQRT2 = 1.4142135623730951
 _TWO_OVER_SQRTPI = 1.1283791670955126
 _PI = 3.141592653589793
@@ -46,9 +47,14 @@ def define() -> None:
             _via_double(f"tritium_ld_r{name}_{'_'.join([s] * n)}", s, n, sq + acc + [
                 f"%rt = call double @llvm.sqrt.f64(double {last})", "%r = fdiv double 1.0, %rt"])
         # sinpi/cospi: x = n + r with n an integer and |r| <= 1/2 exactly
-        for name, fn_ in (("sinpi", sin), ("cospi", cos)):
-            body = ["%n = call double @llvm.roundeven.f64(double %a0)", "%rr = fsub double %a0, %n",
-                    f"%pr = fmul double %rr, {d(_PI)}", f"%t = call double {fn_}(double %pr)",
+        # cospi is sin(pi (1/2 - |r|)) (exact too): cos(pi r) near r = 1/2 would magnify pi r's rounding
+        # thousands of times (3e3 ulp at x = 1.5001); sin's relative error stays that of its argument
+        for name, fn_ in (("sinpi", sin), ("cospi", sin)):
+            body = ["%n = call double @llvm.roundeven.f64(double %a0)", "%rr = fsub double %a0, %n"]
+            if name == "cospi":
+                body += ["%ar0 = call double @llvm.fabs.f64(double %rr)", "%rc = fsub double 0.5, %ar0"]
+            body += [f"%pr = fmul double {'%rc' if name == 'cospi' else '%rr'}, {d(_PI)}",
+                     f"%t = call double {fn_}(double %pr)",
                     "%h = fmul double %n, 0.5", "%hf = call double @llvm.floor.f64(double %h)",
                     "%odd = fcmp one double %h, %hf", "%nt = fneg double %t",
                     "%r0 = select i1 %odd, double %nt, double %t"]
@@ -57,10 +63,19 @@ def define() -> None:
                          "%r = select i1 %half, double 0.0, double %r0"]
             else:
                 body += ["%r = bitcast double %r0 to double"]
-            _via_double(f"tritium_ld_{name}_{s}", s, 1, body, c_syms=("sin" if name == "sinpi" else "cos", ))
+            _via_double(f"tritium_ld_{name}_{s}", s, 1, body, c_syms=("sin", ))
+        # normcdf(x) = erfc(m + dm) / 2 with m + dm = -x / sqrt(2) to twice double's precision: in the lower
+        # tail erfc magnifies m's rounding about 2 m^2 times (1e3 ulp at x = -28), so the first-order
+        # correction erfc(m + dm) = erfc(m) (1 - dm 2 / (sqrt(pi) erfcx(m))) is applied where m > 0
         _via_double(f"tritium_ld_normcdf_{s}", s, 1, [
-            f"%m = fmul double %a0, {d(-_SQRT1_2)}", f"%e = call double {erfc}(double %m)", "%r = fmul double %e, 0.5"],
-            c_syms=("erfc", ))
+            "%z = fneg double %a0", f"%m = fmul double %z, {d(_SQRT1_2)}", "%nm = fneg double %m",
+            f"%mlo = call double @llvm.fma.f64(double %z, double {d(_SQRT1_2)}, double %nm)",
+            f"%clo = fmul double %z, {d(_SQRT1_2_LO)}", "%dm = fadd double %mlo, %clo",
+            f"%e = call double {erfc}(double %m)", "%cx = call double @tritium_erfcx64(double %m)",
+            f"%sl = fmul double %dm, {d(_TWO_OVER_SQRTPI)}", "%rel = fdiv double %sl, %cx",
+            "%fac = fsub double 1.0, %rel", "%pos = fcmp ogt double %m, 0.0", "%ef = fmul double %e, %fac",
+            "%ec = select i1 %pos, double %ef, double %e", "%r = fmul double %ec, 0.5"],
+            calls=("tritium_erfcx64", ), c_syms=("erfc", ))
         _via_double(f"tritium_ld_erfinv_{s}", s, 1, ["%r = call double @tritium_erfinv64(double %a0)"],
                     calls=("tritium_erfinv64", ))
         _via_double(f"tritium_ld_erfcinv_{s}", s, 1, ["%r = call double @tritium_erfcinv64(double %a0)"],
@@ -89,7 +104,7 @@ def define() -> None:
                    f"%ex{i} = call double {exp}(double %nsq{i})", f"%dv{i} = fmul double %ex{i}, {d(_TWO_OVER_SQRTPI)}",
                    f"%st{i} = fdiv double %f{i}, %dv{i}", f"%x{i + 1} = fsub double {prev}, %st{i}"]
         prev = f"%x{i + 1}"
-    _def("tritium_erfinv64", "double", [("double", "%y")], [
+    _def("tritium_erfinv64_core", "double", [("double", "%y")], [
         # Giles' approximation: w = -log((1 - y)(1 + y)); a polynomial in w (or sqrt(w)) times y
         "%omy = fsub double 1.0, %y", "%opy = fadd double 1.0, %y", "%pr = fmul double %omy, %opy",
         f"%lw = call double {log}(double %pr)", "%w = fneg double %lw", "%small = fcmp olt double %w, 5.0",
@@ -118,6 +133,15 @@ def define() -> None:
         "%out = fcmp ogt double %ay, 1.0", "%zero = fcmp oeq double %y, 0.0",
         f"%r1 = select i1 %one, double %inf, double {prev}", f"%r2 = select i1 %out, double {d(float('nan'))}, double %r1",
         "%r = select i1 %zero, double %y, double %r2", "ret double %r"], c_syms=("erf", "exp", "log"))
+    # above |y| = 1/2 the root is erfcinv(1 - |y|) (1 - |y| is exact): Newton on erf there is limited by erf's
+    # absolute rounding near 1, which the root's slope exp(x^2) magnifies (erfinv(1 - 2^-53) was 5.46, not 5.86)
+    _def("tritium_erfinv64", "double", [("double", "%y")], [
+        "%ay = call double @llvm.fabs.f64(double %y)", "%big = fcmp ogt double %ay, 0.5",
+        "%c = fsub double 1.0, %ay", "%t = call double @tritium_erfcinv64(double %c)",
+        "%tail = call double @llvm.copysign.f64(double %t, double %y)",
+        "%core = call double @tritium_erfinv64_core(double %y)",
+        "%r = select i1 %big, double %tail, double %core", "ret double %r"],
+        calls=("tritium_erfinv64_core", "tritium_erfcinv64"))
 
     # erfcinv. Centre (0.0625 <= y <= 1): Newton on erfc from erfinv(1 - y). Tail (y < 0.0625): Newton on
     # log(erfc(x)) = log(erfcx(x)) - x^2, which is concave and nearly quadratic there, so from sqrt(-log y)
@@ -144,7 +168,7 @@ def define() -> None:
         # by symmetry erfcinv(y) = -erfcinv(2 - y) (2 - y is exact for y in [1, 2]): work with yy <= 1
         "%upper = fcmp ogt double %y, 1.0", "%refl = fsub double 2.0, %y",
         "%yy = select i1 %upper, double %refl, double %y",
-        "%mid = fsub double 1.0, %yy", "%g1 = call double @tritium_erfinv64(double %mid)",
+        "%mid = fsub double 1.0, %yy", "%g1 = call double @tritium_erfinv64_core(double %mid)",
         f"%ly = call double {log}(double %yy)", "%nly = fneg double %ly", "%t0 = call double @llvm.sqrt.f64(double %nly)"]
         + steps + [
         "%tiny = fcmp olt double %yy, 0.0625", f"%root = select i1 %tiny, double {tail}, double {centre}",
@@ -154,7 +178,7 @@ def define() -> None:
         f"%r1 = select i1 %z, double {d(float('inf'))}, double %res",
         f"%r2 = select i1 %two, double {d(float('-inf'))}, double %r1",
         f"%r = select i1 %nan, double {d(float('nan'))}, double %r2", "ret double %r"],
-        calls=("tritium_erfinv64", "tritium_erfcx64"), c_syms=("erfc", "exp", "log"))
+        calls=("tritium_erfinv64_core", "tritium_erfcx64"), c_syms=("erfc", "exp", "log"))
 
     # erfcx(x) = exp(x^2) erfc(x). x^2 is split into hi + lo exactly (an fma) so that its rounding, which
     # exp magnifies x^2 times (about 300 ulp near x = 26), stays out; for x > 26 the product underflows and the
@@ -163,7 +187,10 @@ def define() -> None:
     _def("tritium_erfcx64", "double", [("double", "%x")], [
         "%sq = fmul double %x, %x", "%nsq = fneg double %sq",
         "%sqlo = call double @llvm.fma.f64(double %x, double %x, double %nsq)",
-        f"%ex0 = call double {exp}(double %sq)", "%corr = fadd double %sqlo, 1.0", "%ex = fmul double %ex0, %corr",
+        f"%ex0 = call double {exp}(double %sq)", "%corr0 = fadd double %sqlo, 1.0",
+        # where x^2 overflows its low part is -inf or NaN (erfcx(-1e200) came out -inf): exp(x^2) is +inf anyway
+        f"%sqinf = fcmp oeq double %sq, {d(float('inf'))}", "%corr = select i1 %sqinf, double 1.0, double %corr0",
+        "%ex = fmul double %ex0, %corr",
         f"%ec = call double {erfc}(double %x)", "%direct = fmul double %ex, %ec",
         "%i2 = fdiv double 1.0, %sq", "%h = fmul double %i2, 0.5",
         *_erfcx_series(),
