@@ -146,8 +146,22 @@ def _bessel_i(k: int, x: float) -> float:
     for j in range(1, 30):
         term *= -(mu - (2 * j - 1) ** 2) / (j * 8 * ax)
         total += term
-    r = math.exp(ax) / math.sqrt(2 * math.pi * ax) * total if ax < 709 else math.inf
+    # exp(x) overflows from 709.8 while i0/i1 stay finite up to 713.9: exp(x / 2) twice there
+    half = math.exp(ax / 2) if ax < 1e4 else math.inf
+    r = half / math.sqrt(2 * math.pi * ax) * total * half if ax > 700 else \
+        math.exp(ax) / math.sqrt(2 * math.pi * ax) * total
     return -r if (k == 1 and x < 0) else r
+
+
+def _norm(v: tuple) -> np.ndarray:
+    # scaled by a power of two (exact) from the largest magnitude: the squares neither overflow (norm3d(1e200,
+    # ...) was inf) nor underflow; an infinite argument gives +inf even beside a NaN, as hypot
+    a = [np.abs(np.asarray(x, F64)) for x in v]
+    m = np.fmax.reduce(a)
+    with np.errstate(all="ignore"):
+        sc = np.where(m > 2.0 ** 500, 2.0 ** -600, np.where(m < 2.0 ** -500, 2.0 ** 600, 1.0))
+        r = np.sqrt(sum((x * sc) ** 2 for x in a)) / sc
+    return np.where(np.logical_or.reduce([np.isinf(x) for x in a]), np.inf, r)
 
 
 def _pi_reduced(x: np.ndarray, cos: bool) -> np.ndarray:
@@ -191,10 +205,8 @@ _F64: dict[str, Callable[..., np.ndarray]] = {
     "y1": _c("y1", ctypes.c_double), "logb": _logb,
     "atan2": np.arctan2, "hypot": np.hypot, "fmod": np.fmod, "remainder": _vec(math.remainder), "pow": np.power,
     "rhypot": lambda a, b: 1.0 / np.hypot(a, b), "rcbrt": lambda x: 1.0 / np.cbrt(x),
-    "norm3d": lambda a, b, c: np.sqrt(a * a + b * b + c * c),
-    "rnorm3d": lambda a, b, c: 1.0 / np.sqrt(a * a + b * b + c * c),
-    "norm4d": lambda a, b, c, d: np.sqrt(a * a + b * b + c * c + d * d),
-    "rnorm4d": lambda a, b, c, d: 1.0 / np.sqrt(a * a + b * b + c * c + d * d),
+    "norm3d": lambda *v: _norm(v), "rnorm3d": lambda *v: 1.0 / _norm(v),
+    "norm4d": lambda *v: _norm(v), "rnorm4d": lambda *v: 1.0 / _norm(v),
     "sinpi": lambda x: _pi_reduced(x, False), "cospi": lambda x: _pi_reduced(x, True),
     "normcdf": _vec(_normcdf),
     "erfinv": _vec(_erfinv), "erfcinv": _vec(_erfcinv),

@@ -39,13 +39,31 @@ def define() -> None:
         _via_double(f"tritium_ld_rhypot_{s}_{s}", s, 2, [f"%h = call double {hypot}(double %a0, double %a1)",
                                                          "%r = fdiv double 1.0, %h"], c_syms=("hypot", ))
         for n, name in ((3, "norm3d"), (4, "norm4d")):
-            sq = [f"%q{i} = fmul double %a{i}, %a{i}" for i in range(n)]
+            # scaled by a power of two (exact) chosen from the largest magnitude, so that the squares neither
+            # overflow (norm3d(1e200, ...) was inf) nor underflow (norm3d(1e-200, ...) was 0); an infinite
+            # argument gives +inf even beside a NaN, as hypot
+            sq = [f"%b{i} = call double @llvm.fabs.f64(double %a{i})" for i in range(n)]
+            sq += ["%m1 = call double @llvm.maxnum.f64(double %b0, double %b1)"]
+            sq += [f"%m{i} = call double @llvm.maxnum.f64(double %m{i - 1}, double %b{i})" for i in range(2, n)]
+            sq += [f"%isinf{i} = fcmp oeq double %b{i}, {d(float('inf'))}" for i in range(n)]
+            sq += ["%anyinf1 = or i1 %isinf0, %isinf1"] + [f"%anyinf{i} = or i1 %anyinf{i - 1}, %isinf{i}"
+                                                           for i in range(2, n)]
+            sq += [f"%huge = fcmp ogt double %m{n - 1}, {d(2.0 ** 500)}",
+                   f"%tiny = fcmp olt double %m{n - 1}, {d(2.0 ** -500)}",
+                   f"%sc0 = select i1 %huge, double {d(2.0 ** -600)}, double 1.0",
+                   f"%sc = select i1 %tiny, double {d(2.0 ** 600)}, double %sc0",
+                   f"%un0 = select i1 %huge, double {d(2.0 ** 600)}, double 1.0",
+                   f"%un = select i1 %tiny, double {d(2.0 ** -600)}, double %un0"]
+            sq += [f"%c{i} = fmul double %b{i}, %sc" for i in range(n)]
+            sq += [f"%q{i} = fmul double %c{i}, %c{i}" for i in range(n)]
             acc = ["%s1 = fadd double %q0, %q1"] + [f"%s{i} = fadd double %s{i - 1}, %q{i}" for i in range(2, n)]
             last = f"%s{n - 1}"
-            _via_double(f"tritium_ld_{name}_{'_'.join([s] * n)}", s, n, sq + acc + [
-                f"%r = call double @llvm.sqrt.f64(double {last})"])
-            _via_double(f"tritium_ld_r{name}_{'_'.join([s] * n)}", s, n, sq + acc + [
-                f"%rt = call double @llvm.sqrt.f64(double {last})", "%r = fdiv double 1.0, %rt"])
+            root = [f"%rs = call double @llvm.sqrt.f64(double {last})", "%ru = fmul double %rs, %un",
+                    f"%rt = select i1 %anyinf{n - 1}, double {d(float('inf'))}, double %ru"]
+            _via_double(f"tritium_ld_{name}_{'_'.join([s] * n)}", s, n, sq + acc + root + [
+                "%r = bitcast double %rt to double"])
+            _via_double(f"tritium_ld_r{name}_{'_'.join([s] * n)}", s, n, sq + acc + root + [
+                "%r = fdiv double 1.0, %rt"])
         # sinpi/cospi: x = n + r with n an integer and |r| <= 1/2 exactly
         # cospi is sin(pi (1/2 - |r|)) (exact too): cos(pi r) near r = 1/2 would magnify pi r's rounding
         # thousands of times (3e3 ulp at x = 1.5001); sin's relative error stays that of its argument
@@ -214,9 +232,13 @@ def define() -> None:
             coef = -(mu - (2 * j - 1) ** 2) / (j * 8.0)
             asym += [f"%am{j} = fmul double %a{j - 1}, %ix", f"%a{j} = fmul double %am{j}, {d(coef)}",
                      f"%as{j} = fadd double %as{j - 1}, %a{j}"]
+        # exp(x) overflows from 709.8 while i0/i1 stay finite up to 713.9: there exp(x / 2) twice (x / 2 exact)
         asym += [f"%ee = call double {exp}(double %ax)", f"%pf = fmul double %ax, {d(2 * _PI)}",
                  "%sp = call double @llvm.sqrt.f64(double %pf)", "%pre = fdiv double %ee, %sp",
-                 "%big = fmul double %pre, %as15"]
+                 "%big0 = fmul double %pre, %as15", "%hax = fmul double %ax, 0.5",
+                 f"%eh = call double {exp}(double %hax)", "%preh = fdiv double %eh, %sp",
+                 "%bh0 = fmul double %preh, %as15", "%bh = fmul double %bh0, %eh",
+                 "%vbig = fcmp ogt double %ax, 700.0", "%big = select i1 %vbig, double %bh, double %big0"]
         tail = ["%large = fcmp ogt double %ax, 30.0", "%mag = select i1 %large, double %big, double %sum71"]
         tail += (["ret double %mag"] if k == 0 else
                  ["%r = call double @llvm.copysign.f64(double %mag, double %x)", "ret double %r"])
