@@ -99,3 +99,13 @@ def test_erfcx_where_the_square_overflows(mode):
     x = np.array([-1e200, -1e160, -np.inf, -27.0])
     got = _run(mode, "erfcx", x)
     assert np.all(got == np.inf), got
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_normcdf_erfinv_special_values(mode):
+    # the tail correction must leave the ends alone (normcdf(-inf) came out NaN with it)
+    x = np.array([-np.inf, np.inf, np.nan, -1e300, 1e300, -0.0, 0.0])
+    np.testing.assert_array_equal(_run(mode, "normcdf", x), [0.0, 1.0, np.nan, 0.0, 1.0, 0.5, 0.5])
+    y = _run(mode, "erfinv", np.array([1.0, -1.0, 1.5, np.nan, -0.0, 0.0]))
+    np.testing.assert_array_equal(y, [np.inf, -np.inf, np.nan, np.nan, -0.0, 0.0])
+    assert np.signbit(y[4]) and not np.signbit(y[5])

@@ -112,7 +112,7 @@ def _normcdf(x: float) -> float:
     # erfc(m + dm) / 2 with m + dm = -x / sqrt(2) to twice double's precision: in the lower tail erfc
     # magnifies m's rounding about 2 m^2 times (1e3 ulp at x = -28); first-order correction where m > 0
     m = -x * _SQRT1_2
-    if not m > 0 or math.isinf(m):
+    if not 0 < m < 40:     # past 40 erfc(m) is 0 and the correction may overflow
         return 0.5 * math.erfc(m)
     dm = float(Fraction(-x) * Fraction(_SQRT1_2) - Fraction(m)) - x * _SQRT1_2_LO
     return 0.5 * math.erfc(m) * (1 - dm * (2 / math.sqrt(math.pi)) / _erfcx(m))

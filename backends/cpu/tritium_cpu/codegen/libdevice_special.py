@@ -91,7 +91,9 @@ def define() -> None:
             f"%clo = fmul double %z, {d(_SQRT1_2_LO)}", "%dm = fadd double %mlo, %clo",
             f"%e = call double {erfc}(double %m)", "%cx = call double @tritium_erfcx64(double %m)",
             f"%sl = fmul double %dm, {d(_TWO_OVER_SQRTPI)}", "%rel = fdiv double %sl, %cx",
-            "%fac = fsub double 1.0, %rel", "%pos = fcmp ogt double %m, 0.0", "%ef = fmul double %e, %fac",
+            "%fac = fsub double 1.0, %rel", "%pos0 = fcmp ogt double %m, 0.0",
+            # past 40 erfc(m) is 0 and the correction may be NaN (normcdf(-inf))
+            "%fin = fcmp olt double %m, 40.0", "%pos = and i1 %pos0, %fin", "%ef = fmul double %e, %fac",
             "%ec = select i1 %pos, double %ef, double %e", "%r = fmul double %ec, 0.5"],
             calls=("tritium_erfcx64", ), c_syms=("erfc", ))
         _via_double(f"tritium_ld_erfinv_{s}", s, 1, ["%r = call double @tritium_erfinv64(double %a0)"],
