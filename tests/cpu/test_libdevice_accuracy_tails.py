@@ -32,6 +32,8 @@ def _one(x_ptr, y_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
         y = libdevice.normcdf(x)
     elif FN == "cospi":
         y = libdevice.cospi(x)
+    elif FN == "sinpi":
+        y = libdevice.sinpi(x)
     else:
         y = libdevice.erfcx(x)
     tl.store(y_ptr + offs, y, mask=mask)
@@ -109,3 +111,12 @@ def test_normcdf_erfinv_special_values(mode):
     y = _run(mode, "erfinv", np.array([1.0, -1.0, 1.5, np.nan, -0.0, 0.0]))
     np.testing.assert_array_equal(y, [np.inf, -np.inf, np.nan, np.nan, -0.0, 0.0])
     assert np.signbit(y[4]) and not np.signbit(y[5])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sinpi_cospi_special_values(mode):
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 1.5])
+    s = _run(mode, "sinpi", x)
+    np.testing.assert_array_equal(s, [0.0, -0.0, np.nan, np.nan, np.nan, 1.0, -1.0, -1.0])
+    assert list(np.signbit(s[:2])) == [False, True], s     # sinpi(-0) was +0
+    np.testing.assert_array_equal(_run(mode, "cospi", x), [1.0, 1.0, np.nan, np.nan, np.nan, 0.0, 0.0, 0.0])

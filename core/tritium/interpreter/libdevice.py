@@ -170,7 +170,8 @@ def _pi_reduced(x: np.ndarray, cos: bool) -> np.ndarray:
     # cos(pi r) = sin(pi (1/2 - |r|)), exact too: cos near r = 1/2 magnified pi r's rounding (3e3 ulp)
     t = np.sin(np.pi * (0.5 - np.abs(r))) if cos else np.sin(np.pi * r)
     t = np.where(np.fmod(n, 2) != 0, -t, t)
-    return np.where(np.abs(r) == 0.5, 0.0, t) if cos else t
+    # x - round(x) loses the sign of -0: sinpi(-0) is -0 (odd, as CUDA and C23 say)
+    return np.where(np.abs(r) == 0.5, 0.0, t) if cos else np.where(x == 0, x, t)
 
 
 def _ilogb(x: np.ndarray) -> np.ndarray:

@@ -80,7 +80,8 @@ def define() -> None:
                 body += ["%ar = call double @llvm.fabs.f64(double %rr)", "%half = fcmp oeq double %ar, 0.5",
                          "%r = select i1 %half, double 0.0, double %r0"]
             else:
-                body += ["%r = bitcast double %r0 to double"]
+                # x - round(x) loses the sign of -0: sinpi(-0) is -0 (odd, as CUDA and C23 say)
+                body += ["%z = fcmp oeq double %a0, 0.0", "%r = select i1 %z, double %a0, double %r0"]
             _via_double(f"tritium_ld_{name}_{s}", s, 1, body, c_syms=("sin", ))
         # normcdf(x) = erfc(m + dm) / 2 with m + dm = -x / sqrt(2) to twice double's precision: in the lower
         # tail erfc magnifies m's rounding about 2 m^2 times (1e3 ulp at x = -28), so the first-order
