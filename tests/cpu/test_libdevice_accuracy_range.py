@@ -115,3 +115,13 @@ def test_bessel_i_up_to_their_overflow(mode):
     err = _ulps(out, want)
     worst = int(np.argmax(err))
     assert err[worst] <= 6, f"i{worst // x.size}({x[worst % x.size]!r}) = {out[worst]!r}: {err[worst]:.3g} ulp"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bessel_i_special_values(mode):
+    # i0(+-inf) and i1(+-inf) were NaN (inf / inf in the asymptotic form); i1 is odd, so i1(-0) is -0
+    x = np.array([np.inf, -np.inf, 0.0, -0.0, np.nan])
+    out = np.empty(2 * x.size)
+    _launch(mode, _bessel, x, out, x.size, 16)
+    np.testing.assert_array_equal(out, [np.inf, np.inf, 1.0, 1.0, np.nan, np.inf, -np.inf, 0.0, -0.0, np.nan])
+    assert list(np.signbit(out[7:9])) == [False, True], out

@@ -140,7 +140,9 @@ def _bessel_i(k: int, x: float) -> float:
             j += 1
             term *= (x / 2) ** 2 / (j * (j + k))
             if abs(term) <= 1e-18 * abs(total) or j > 500:
-                return total
+                return total if total else x * k    # i1(-0) is -0 (odd)
+    if math.isinf(x):
+        return math.inf if k == 0 else x
     ax, mu = abs(x), 4.0 * k * k
     total, term = 1.0, 1.0
     for j in range(1, 30):

@@ -242,7 +242,10 @@ def define() -> None:
                  f"%eh = call double {exp}(double %hax)", "%preh = fdiv double %eh, %sp",
                  "%bh0 = fmul double %preh, %as15", "%bh = fmul double %bh0, %eh",
                  "%vbig = fcmp ogt double %ax, 700.0", "%big = select i1 %vbig, double %bh, double %big0"]
-        tail = ["%large = fcmp ogt double %ax, 30.0", "%mag = select i1 %large, double %big, double %sum71"]
+        # at infinity exp / sqrt is inf / inf: i0(+-inf) = +inf, i1(+-inf) = +-inf
+        tail = ["%large = fcmp ogt double %ax, 30.0", "%mag0 = select i1 %large, double %big, double %sum71",
+                f"%xinf = fcmp oeq double %ax, {d(float('inf'))}",
+                f"%mag = select i1 %xinf, double {d(float('inf'))}, double %mag0"]
         tail += (["ret double %mag"] if k == 0 else
                  ["%r = call double @llvm.copysign.f64(double %mag, double %x)", "ret double %r"])
         _def(f"tritium_bessel_i{k}", "double", [("double", "%x")], series + asym + tail, c_syms=("exp", ))
