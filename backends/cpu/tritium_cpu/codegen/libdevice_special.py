@@ -34,8 +34,10 @@ def define() -> None:
     cbrt = _c("cbrt", "double", "double")
     hypot = _c("hypot", "double", "double", "double")
     for s in ("f32", "f64"):
-        _via_double(f"tritium_ld_rcbrt_{s}", s, 1, [f"%c = call double {cbrt}(double %a0)", "%r = fdiv double 1.0, %c"],
-                    c_syms=("cbrt", ))
+        _via_double(f"tritium_ld_cbrt_{s}", s, 1, ["%r = call double @tritium_cbrt64(double %a0, i1 false)"],
+                    calls=("tritium_cbrt64", ))
+        _via_double(f"tritium_ld_rcbrt_{s}", s, 1, ["%r = call double @tritium_cbrt64(double %a0, i1 true)"],
+                    calls=("tritium_cbrt64", ))
         _via_double(f"tritium_ld_rhypot_{s}_{s}", s, 2, [f"%h = call double {hypot}(double %a0, double %a1)",
                                                          "%r = fdiv double 1.0, %h"], c_syms=("hypot", ))
         for n, name in ((3, "norm3d"), (4, "norm4d")):
@@ -115,6 +117,37 @@ def define() -> None:
             _fix_int_param(name)
     for name in ("tritium_ld_jn_i32_f64", "tritium_ld_yn_i32_f64"):
         _fix_int_param(name)
+
+    # cbrt (or its reciprocal) to ~0.5 ulp: libm's cbrt (up to 2.6 ulp measured; 1/cbrt 4.4 ulp) polished by one
+    # Newton step whose residual y^3 - x is computed exactly with fmas. |x| outside [2^-900, 2^900] is scaled
+    # by 2^+-900 first (exact), so that y^3 neither underflows (the residual would lose its digits) nor overflows
+    _def("tritium_cbrt64", "double", [("double", "%x"), ("i1", "%recip")], [
+        "%ax = call double @llvm.fabs.f64(double %x)",
+        f"%tiny = fcmp olt double %ax, {d(2.0 ** -900)}", f"%huge = fcmp ogt double %ax, {d(2.0 ** 900)}",
+        f"%s0 = select i1 %huge, double {d(2.0 ** -900)}, double 1.0",
+        f"%s = select i1 %tiny, double {d(2.0 ** 900)}, double %s0",
+        f"%u0 = select i1 %huge, double {d(2.0 ** 300)}, double 1.0",
+        f"%u = select i1 %tiny, double {d(2.0 ** -300)}, double %u0",
+        "%xs = fmul double %x, %s", f"%y = call double {cbrt}(double %xs)",
+        "%y2 = fmul double %y, %y", "%ny2 = fneg double %y2",
+        "%y2lo = call double @llvm.fma.f64(double %y, double %y, double %ny2)",
+        "%y3 = fmul double %y2, %y", "%ny3 = fneg double %y3",
+        "%y3e = call double @llvm.fma.f64(double %y2, double %y, double %ny3)",
+        "%y3lo = call double @llvm.fma.f64(double %y2lo, double %y, double %y3e)",
+        "%d0 = fsub double %y3, %xs", "%res = fadd double %d0, %y3lo",
+        "%den = fmul double %y2, 3.0", "%corr = fdiv double %res, %den",
+        # the root is y - corr; for the reciprocal, 1/(y - corr) = q (1 + e + corr q) with q = 1/y, e = 1 - y q
+        "%root = fsub double %y, %corr",
+        "%q = fdiv double 1.0, %y", "%nq = fneg double %q",
+        "%e = call double @llvm.fma.f64(double %y, double %nq, double 1.0)",
+        "%t = call double @llvm.fma.f64(double %corr, double %q, double %e)",
+        "%rq = call double @llvm.fma.f64(double %q, double %t, double %q)",
+        "%pol = select i1 %recip, double %rq, double %root", "%pu = fmul double %pol, %u",
+        "%un = fdiv double 1.0, %u", "%pr = fmul double %pol, %un", "%scaled = select i1 %recip, double %pr, double %pu",
+        # zeros, infinities and NaN: libm's answer (the Newton step would be 0/0 or inf/inf)
+        f"%fin = fcmp one double %ax, {d(float('inf'))}", "%nz = fcmp une double %ax, 0.0", "%ok = and i1 %fin, %nz",
+        "%plain = select i1 %recip, double %q, double %y", "%r = select i1 %ok, double %scaled, double %plain",
+        "ret double %r"], c_syms=("cbrt", ))
 
     # erfinv: a rational first guess, then Newton steps on erf (quadratic convergence; three are plenty)
     newton = []

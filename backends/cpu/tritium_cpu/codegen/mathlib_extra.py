@@ -269,7 +269,7 @@ def _define_integer() -> None:
 
 # libdevice name -> C function (float64) for one-argument functions computed through libm
 _LIBM1 = {"tan": "tan", "sinh": "sinh", "cosh": "cosh", "asin": "asin", "acos": "acos", "atan": "atan",
-          "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "erfc": "erfc", "cbrt": "cbrt", "log10": "log10",
+          "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "erfc": "erfc", "log10": "log10",
           "log1p": "log1p", "expm1": "expm1", "j0": "j0", "j1": "j1", "y0": "y0", "y1": "y1", "lgamma": "lgamma",
           "tgamma": "tgamma", "exp10": "exp10", "logb": "logb", "fast_exp10f": "exp10", "exp": "exp",
           "log": "log", "sin": "sin", "cos": "cos", "exp2": "exp2", "log2": "log2", "erf": "erf", "tanh": "tanh"}
