@@ -23,6 +23,33 @@ def _erfcx_series() -> list[str]:
     return body + ["%hw0 = fmul double %h, %w1", "%u = fsub double 1.0, %hw0"]
 
 
+def _recip_root(n: int, hi: str) -> list[str]:
+    """1 / sqrt of the sum of the squares %q<i> (whose rounded sum is ``hi``), to ~0.5 ulp: the squares' and the
+    additions' rounding errors are gathered (fma, TwoSum) into a low part, and one Newton step for the
+    reciprocal square root of hi + lo polishes 1 / sqrt(hi) (1 / hypot and 1 / sqrt(sum) were 1.1-1.4 ulp off;
+    CUDA documents 1). The result is rescaled by %sc; an infinite argument gives 0, a zero sum inf."""
+    body = [f"%nq{i} = fneg double %q{i}" for i in range(n)]
+    body += [f"%ql{i} = call double @llvm.fma.f64(double %c{i}, double %c{i}, double %nq{i})" for i in range(n)]
+    body += ["%lo0 = fadd double %ql0, %ql1"] + [f"%lo{i - 1} = fadd double %lo{i - 2}, %ql{i}" for i in range(2, n)]
+    prev, lo = "%q0", f"%lo{n - 2}"
+    for i in range(1, n):      # TwoSum of each addition
+        body += [f"%tb{i} = fsub double %s{i}, {prev}", f"%ta{i} = fsub double %s{i}, %tb{i}",
+                 f"%da{i} = fsub double {prev}, %ta{i}", f"%db{i} = fsub double %q{i}, %tb{i}",
+                 f"%te{i} = fadd double %da{i}, %db{i}", f"%lt{i} = fadd double {lo}, %te{i}"]
+        prev, lo = f"%s{i}", f"%lt{i}"
+    return body + [
+        f"%sr = call double @llvm.sqrt.f64(double {hi})", "%r0 = fdiv double 1.0, %sr",
+        "%r2 = fmul double %r0, %r0", "%nr2 = fneg double %r2",
+        "%r2lo = call double @llvm.fma.f64(double %r0, double %r0, double %nr2)",
+        f"%nhi = fneg double {hi}", "%e0 = call double @llvm.fma.f64(double %nhi, double %r2, double 1.0)",
+        "%e1 = call double @llvm.fma.f64(double %nhi, double %r2lo, double %e0)",
+        f"%nlo = fneg double {lo}", "%e2 = call double @llvm.fma.f64(double %nlo, double %r2, double %e1)",
+        "%hr = fmul double %r0, 0.5", "%r1 = call double @llvm.fma.f64(double %hr, double %e2, double %r0)",
+        "%rsc = fmul double %r1, %sc", f"%zero = fcmp oeq double {hi}, 0.0",
+        f"%rz = select i1 %zero, double {_fconst('double', float('inf'))}, double %rsc",
+        f"%r = select i1 %anyinf{n - 1}, double 0.0, double %rz"]
+
+
 def define() -> None:
     d = lambda v: _fconst("double", v)  # noqa: E731
     erf = _c("erf", "double", "double")
@@ -32,15 +59,12 @@ def define() -> None:
     sin = _c("sin", "double", "double")
     cos = _c("cos", "double", "double")
     cbrt = _c("cbrt", "double", "double")
-    hypot = _c("hypot", "double", "double", "double")
     for s in ("f32", "f64"):
         _via_double(f"tritium_ld_cbrt_{s}", s, 1, ["%r = call double @tritium_cbrt64(double %a0, i1 false)"],
                     calls=("tritium_cbrt64", ))
         _via_double(f"tritium_ld_rcbrt_{s}", s, 1, ["%r = call double @tritium_cbrt64(double %a0, i1 true)"],
                     calls=("tritium_cbrt64", ))
-        _via_double(f"tritium_ld_rhypot_{s}_{s}", s, 2, [f"%h = call double {hypot}(double %a0, double %a1)",
-                                                         "%r = fdiv double 1.0, %h"], c_syms=("hypot", ))
-        for n, name in ((3, "norm3d"), (4, "norm4d")):
+        for n, name in ((2, "hypot"), (3, "norm3d"), (4, "norm4d")):
             # scaled by a power of two (exact) chosen from the largest magnitude, so that the squares neither
             # overflow (norm3d(1e200, ...) was inf) nor underflow (norm3d(1e-200, ...) was 0); an infinite
             # argument gives +inf even beside a NaN, as hypot
@@ -62,10 +86,10 @@ def define() -> None:
             last = f"%s{n - 1}"
             root = [f"%rs = call double @llvm.sqrt.f64(double {last})", "%ru = fmul double %rs, %un",
                     f"%rt = select i1 %anyinf{n - 1}, double {d(float('inf'))}, double %ru"]
-            _via_double(f"tritium_ld_{name}_{'_'.join([s] * n)}", s, n, sq + acc + root + [
-                "%r = bitcast double %rt to double"])
-            _via_double(f"tritium_ld_r{name}_{'_'.join([s] * n)}", s, n, sq + acc + root + [
-                "%r = fdiv double 1.0, %rt"])
+            if name != "hypot":      # hypot itself is libm's (0.5 ulp measured)
+                _via_double(f"tritium_ld_{name}_{'_'.join([s] * n)}", s, n, sq + acc + root + [
+                    "%r = bitcast double %rt to double"])
+            _via_double(f"tritium_ld_r{name}_{'_'.join([s] * n)}", s, n, sq + acc + _recip_root(n, last))
         # sinpi/cospi: x = n + r with n an integer and |r| <= 1/2 exactly
         # cospi is sin(pi (1/2 - |r|)) (exact too): cos(pi r) near r = 1/2 would magnify pi r's rounding
         # thousands of times (3e3 ulp at x = 1.5001); sin's relative error stays that of its argument
