@@ -12,6 +12,8 @@ _SQRT1_2_LO = -4.833646656726457e-17  # 1/sqrt(2) - _SQRT1_2
 _SQRT2 = 1.4142135623730951
 _TWO_OVER_SQRTPI = 1.1283791670955126
 _PI = 3.141592653589793
+_LN10 = 2.302585092994046
+_LN10_LO = -2.1707562233822494e-16  # ln(10) - _LN10
 
 
 def _erfcx_series() -> list[str]:
@@ -59,7 +61,18 @@ def define() -> None:
     sin = _c("sin", "double", "double")
     cos = _c("cos", "double", "double")
     cbrt = _c("cbrt", "double", "double")
+    # exp10(x) = exp(t) (1 + t_lo) with t + t_lo = x ln(10) to twice double's precision (an fma and ln(10)'s
+    # tail): libm's exp10 was 1.8 ulp off (CUDA documents 1); where exp(t) is 0 or inf (or x is NaN) it stands
+    _def("tritium_exp10_64", "double", [("double", "%x")], [
+        f"%t = fmul double %x, {d(_LN10)}", "%nt = fneg double %t",
+        f"%te = call double @llvm.fma.f64(double %x, double {d(_LN10)}, double %nt)",
+        f"%tl = call double @llvm.fma.f64(double %x, double {d(_LN10_LO)}, double %te)",
+        f"%e = call double {exp}(double %t)", "%p = call double @llvm.fma.f64(double %e, double %tl, double %e)",
+        f"%fin = fcmp one double %e, {d(float('inf'))}", "%nz = fcmp une double %e, 0.0", "%ok = and i1 %fin, %nz",
+        "%r = select i1 %ok, double %p, double %e", "ret double %r"], c_syms=("exp", ))
     for s in ("f32", "f64"):
+        _via_double(f"tritium_ld_exp10_{s}", s, 1, ["%r = call double @tritium_exp10_64(double %a0)"],
+                    calls=("tritium_exp10_64", ))
         _via_double(f"tritium_ld_cbrt_{s}", s, 1, ["%r = call double @tritium_cbrt64(double %a0, i1 false)"],
                     calls=("tritium_cbrt64", ))
         _via_double(f"tritium_ld_rcbrt_{s}", s, 1, ["%r = call double @tritium_cbrt64(double %a0, i1 true)"],

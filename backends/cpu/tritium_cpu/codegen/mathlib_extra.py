@@ -271,7 +271,7 @@ def _define_integer() -> None:
 _LIBM1 = {"tan": "tan", "sinh": "sinh", "cosh": "cosh", "asin": "asin", "acos": "acos", "atan": "atan",
           "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "erfc": "erfc", "log10": "log10",
           "log1p": "log1p", "expm1": "expm1", "j0": "j0", "j1": "j1", "y0": "y0", "y1": "y1", "lgamma": "lgamma",
-          "tgamma": "tgamma", "exp10": "exp10", "logb": "logb", "fast_exp10f": "exp10", "exp": "exp",
+          "tgamma": "tgamma", "logb": "logb", "fast_exp10f": "exp10", "exp": "exp",
           "log": "log", "sin": "sin", "cos": "cos", "exp2": "exp2", "log2": "log2", "erf": "erf", "tanh": "tanh"}
 _LIBM2 = {"atan2": "atan2", "hypot": "hypot", "fmod": "fmod", "remainder": "remainder", "pow": "pow"}
 
