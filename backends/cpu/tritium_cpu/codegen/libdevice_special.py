@@ -1,8 +1,10 @@
 """libdevice functions the C library lacks or gets wrong for floats, computed in float64 for
-:mod:`.mathlib_extra`: reciprocal roots and norms, ``sinpi``/``cospi`` (exact reduction), ``normcdf``,
-``erfinv``/``erfcinv``/``normcdfinv`` (Newton steps on libm's ``erf``/``erfc``, in the tail on log(erfc)),
-``erfcx`` (an asymptotic series where the direct product underflows), ``cyl_bessel_i0``/``i1`` (power series,
-asymptotic expansion beyond 30)."""
+:mod:`.mathlib_extra`: ``cbrt``/``rcbrt`` and ``exp10`` (libm's polished to CUDA's 1 ulp), reciprocal norms
+(double-double sums of squares, one Newton step), norms (scaled), ``sinpi``/``cospi`` (exact reduction),
+``normcdf`` (the argument's rounding corrected), ``erfinv``/``erfcinv``/``normcdfinv`` (Newton steps on libm's
+``erf``/``erfc``, in the tail on log(erfc)), ``erfcx`` (an asymptotic series where the direct product
+underflows), ``cyl_bessel_i0``/``i1`` (power series, asymptotic expansion beyond 30).
+tests/cpu/test_libdevice_accuracy_*.py hold them to CUDA's documented float64 bounds over their domains."""
 from __future__ import annotations
 
 from .mathlib_defs import _FUNCS, _c, _def, _fconst, _fix_int_param, _via_double
