@@ -176,6 +176,9 @@ def _grouped_matmul(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gemm_sizes, 
 def _pointer_roundtrip(x_ptr, addr_ptr, y_ptr, N: tl.constexpr):
     # an address kept as an integer in memory, then typed again with tl.pointer_type
     tl.store(addr_ptr, x_ptr.to(tl.int64))
+    # the store is one thread's and the load every thread's: as in Triton, nothing orders a global store before
+    # other threads' later loads of it but a barrier (without it the GPU emulator read 0 now and then, and crashed)
+    tl.debug_barrier()
     p = tl.load(addr_ptr).to(tl.pointer_type(tl.float32))
     tl.store(y_ptr + tl.arange(0, N), tl.load(p + tl.arange(0, N)) * 2)
 
