@@ -32,6 +32,12 @@ class KernelAssertionError(AssertionError):
     """A ``tl.device_assert`` failed on the GPU."""
 
 
+def grid_error(kernel: str, grid: tuple, exc: BaseException) -> ValueError:
+    """A grid the launch call could not convert to the driver's integers."""
+    return ValueError(f"kernel `{kernel}`: grid {grid} must be integers, x < 2**31 and y, z <= 65535 programs "
+                      f"({exc})")
+
+
 def fault_message(err_name: str, kernel: Optional[str], when: str) -> str:
     culprit = f"kernel `{kernel}`" if kernel else "a kernel"
     recent = ", ".join(f"`{k}`" for k in list(_last_launched)[-4:]) or "none recorded"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Callable
 
-from . import launch_call
+from . import faults, launch_call
 from .knobs import nvidia as nv_knobs
 
 
@@ -63,8 +63,7 @@ def make_launch(self, fast, pack, pack_into, offsets, buffer, handles, lock, sha
                 try:
                     err = pk[1](handle, gx, gy, gz, self.block, 1, 1, shared, stream, offsets, data, 0)
                 except (TypeError, OverflowError) as exc:
-                    raise ValueError(f"kernel `{name}`: grid {grid} must be integers, x < 2**31 and y, z <= "
-                                     f"65535 programs ({exc})") from None
+                    raise _grid_error(name, grid, exc) from None
                 if not err:
                     _recent(name)
                     if has_assert or (not {UNSET} and nv_knobs.launch_blocking):
@@ -82,8 +81,7 @@ def make_launch(self, fast, pack, pack_into, offsets, buffer, handles, lock, sha
             try:
                 err = _lc.launch(handle, gx, gy, gz, self.block, 1, 1, shared, stream, params, 0)
             except (TypeError, OverflowError) as exc:
-                raise ValueError(f"kernel `{name}`: grid {grid} must be integers, x < 2**31 and y, z <= 65535 "
-                                 f"programs ({exc})") from None
+                raise _grid_error(name, grid, exc) from None
             if err:
                 err = _lc.after_failure(err, (handle, gx, gy, gz, self.block, 1, 1, shared, stream, params, 0),
                                         device)
@@ -101,7 +99,7 @@ def make_launch(self, fast, pack, pack_into, offsets, buffer, handles, lock, sha
 def launch_factory(ns: dict) -> Callable[..., Callable[[tuple, tuple], None]]:
     """``make_launch(launcher, ...) -> hot_call``, evaluated in ``ns`` (the driver module's globals, which must hold
     ``_torch_c``, ``_find_torch_c`` and ``_recent``)."""
-    ns.update(_lc=launch_call, _StructError=struct.error, nv_knobs=nv_knobs)
+    ns.update(_lc=launch_call, _StructError=struct.error, nv_knobs=nv_knobs, _grid_error=faults.grid_error)
     source = LAUNCH_SOURCE.replace("{UNSET}", _unset_blocking(ns))
     exec(compile(source, "<tritium_nvidia launch>", "exec"), ns)  # noqa: S102 - our own text
     return ns.pop("make_launch")
