@@ -110,13 +110,18 @@ def _erfcinv(y: float) -> float:
     return sign * _newton(start, lambda x: math.erfc(x) - yy, lambda x: -2 / math.sqrt(math.pi) * math.exp(-x * x))
 
 
+def _product_low(a: float, b: float, rounded: float) -> float:
+    """The exact rounding error of the float product ``rounded`` of ``a`` and ``b``: a * b - rounded."""
+    return float(Fraction(a) * Fraction(b) - Fraction(rounded))
+
+
 def _normcdf(x: float) -> float:
     # erfc(m + dm) / 2 with m + dm = -x / sqrt(2) to twice double's precision: in the lower tail erfc
     # magnifies m's rounding about 2 m^2 times (1e3 ulp at x = -28); first-order correction where m > 0
     m = -x * _SQRT1_2
     if not 0 < m < 40:     # past 40 erfc(m) is 0 and the correction may overflow
         return 0.5 * math.erfc(m)
-    dm = float(Fraction(-x) * Fraction(_SQRT1_2) - Fraction(m)) - x * _SQRT1_2_LO
+    dm = _product_low(-x, _SQRT1_2, m) - x * _SQRT1_2_LO
     return 0.5 * math.erfc(m) * (1 - dm * (2 / math.sqrt(math.pi)) / _erfcx(m))
 
 
@@ -124,7 +129,7 @@ def _erfcx(x: float) -> float:
     if x < 25:
         # exp magnifies the rounding of x^2 by x^2 (hundreds of ulp near 25): carry its exact low part
         sq = x * x
-        low = float(Fraction(x) ** 2 - Fraction(sq))
+        low = _product_low(x, x, sq)
         return math.exp(sq) * (1 + low) * math.erfc(x)
     # asymptotic: 1 / (x sqrt(pi)) * (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) ...)
     t, total, term = 1 / (2 * x * x), 1.0, 1.0
@@ -163,7 +168,7 @@ def _exp10(x: float) -> float:
     e = math.exp(t)
     if not math.isfinite(x) or e == 0 or math.isinf(e):
         return e
-    lo = float(Fraction(x) * Fraction(_LN10) - Fraction(t)) + x * _LN10_LO
+    lo = _product_low(x, _LN10, t) + x * _LN10_LO
     return e + e * lo
 
 
