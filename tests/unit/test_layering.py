@@ -20,6 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / "core" / "tritium"
 LAYERS = {
     # 1: configuration and the extension surface
     "tritium.knobs": 1,
+    "tritium.knob_types": 1,     # the knob machinery that knobs.py declares its groups with
     "tritium._version": 1,        # __version__, for the compiler's cache keys and the remote cache's records
     "tritium.hookspecs": 1,
     "tritium.plugins": 1,
