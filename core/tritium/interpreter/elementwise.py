@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..language import core as tl
-from . import floats
+from . import floats, libdevice_f64
 from .values import SIGNED, UNSIGNED, V, as_type, signed, storage, unsigned
 
 # -- floats --------------------------------------------------------------------------------------------
@@ -96,10 +96,10 @@ _FUN: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "arith.negf": np.negative, "math.absf": np.abs, "math.floor": np.floor, "math.ceil": np.ceil,
     "math.sqrt": np.sqrt, "tt.precise_sqrt": np.sqrt, "math.exp": _wide(np.exp), "math.exp2": _wide(np.exp2),
     "math.log": _wide(np.log), "math.log2": _wide(np.log2), "math.sin": _wide(np.sin), "math.cos": _wide(np.cos),
-    "math.tanh": _wide(np.tanh), "math.erf": _wide(_erf), "math.trunc": np.trunc,
+    "math.tanh": _wide(libdevice_f64.tanh), "math.erf": _wide(_erf), "math.trunc": np.trunc,
     "math.round": lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x)),
-    "math.rsqrt": lambda x: np.asarray(1.0, x.dtype) / np.sqrt(x),
-    "math.tan": _wide(np.tan), "math.sinh": _wide(np.sinh), "math.cosh": _wide(np.cosh),
+    "math.rsqrt": libdevice_f64.rsqrt,
+    "math.tan": _wide(np.tan), "math.sinh": _wide(np.sinh), "math.cosh": _wide(libdevice_f64.cosh),
     "math.asin": _wide(np.arcsin), "math.acos": _wide(np.arccos), "math.atan": _wide(np.arctan),
     "math.asinh": _wide(np.arcsinh), "math.acosh": _wide(np.arccosh), "math.atanh": _wide(np.arctanh),
     "math.erfc": _wide(np.vectorize(math.erfc, otypes=[np.float64])), "math.cbrt": _wide(np.cbrt),

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import floats
+from . import floats, libdevice_f64
 from .elementwise import _f2i
 from .values import SIGNED, UNSIGNED, as_type, signed, storage, unsigned
 
@@ -249,10 +249,10 @@ def _round_away(x: np.ndarray) -> np.ndarray:
 
 # -- float functions computed in float64 (float32 variants round once), by libdevice name -----------------
 _F64: dict[str, Callable[..., np.ndarray]] = {
-    "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "tan": np.tan, "sinh": np.sinh, "cosh": libdevice_f64.cosh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "erfc": _vec(math.erfc), "erf": _vec(math.erf),
     "cbrt": _vec(lambda v: _cbrt(v, False)), "log10": np.log10, "log1p": np.log1p, "expm1": np.expm1, "exp": np.exp, "exp2": np.exp2,
-    "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+    "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": libdevice_f64.tanh,
     "exp10": _vec(lambda v: _exp10(v)), "fast_exp10f": _vec(lambda v: _exp10(v)),
     "lgamma": _c("lgamma", ctypes.c_double), "tgamma": _c("tgamma", ctypes.c_double),
     "j0": _c("j0", ctypes.c_double), "j1": _c("j1", ctypes.c_double), "y0": _c("y0", ctypes.c_double),

@@ -263,8 +263,25 @@ class ScalarEmitter:
 
     @SCALAR_OPS.lowers("math.rsqrt")
     def rsqrt(self, o: ScalarOp) -> str:
-        s = self.call(o.fn, "sqrt", o.t, o.args[:1])
-        return o.fn.inst(f"fdiv {o.t} {const(o.t, 1.0)}, {s}")
+        fn, x = o.fn, o.args[0]
+        s = self.call(fn, "sqrt", o.t, [x])
+        y = fn.inst(f"fdiv {o.t} {const(o.t, 1.0)}, {s}")
+        if o.t != "double":
+            return y        # float32: two roundings stay within the 2 ulp documented for rsqrtf
+        # In double, 1 / sqrt(x) rounds twice (up to 1.4 ulp; CUDA documents 1): one Newton step on the residual
+        # 1 - x y^2, computed exactly enough with fmas (x y first, so that nothing overflows for subnormal x),
+        # leaves ~0.5 ulp. Zeros, infinities, negative numbers and NaN keep 1 / sqrt(x)'s answer.
+        def fma(a: str, b: str, c: str) -> str:
+            return self.call(fn, "fma", "double", [a, b, c])
+        t = fn.inst(f"fmul double {x}, {y}")
+        t_err = fma(x, y, fn.inst(f"fneg double {t}"))
+        e = fma(fn.inst(f"fneg double {t}"), y, const("double", 1.0))
+        e = fma(fn.inst(f"fneg double {t_err}"), y, e)
+        r = fma(fn.inst(f"fmul double {y}, {const('double', 0.5)}"), e, y)
+        pos = fn.inst(f"fcmp ogt double {x}, {const('double', 0.0)}")
+        fin = fn.inst(f"fcmp olt double {x}, {const('double', float('inf'))}")
+        ok = fn.inst(f"and i1 {pos}, {fin}")
+        return fn.inst(f"select i1 {ok}, double {r}, double {y}")
 
     @SCALAR_OPS.lowers(*LIBM)
     def libm_op(self, o: ScalarOp) -> str:

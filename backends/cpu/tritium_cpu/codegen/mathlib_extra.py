@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from . import libdevice_special
+from . import libdevice_special, mathlib_f64
 from .mathlib_defs import C_SYMBOLS, _DECLS, _FUNCS, _c, _def, _fconst, _via_double
 
 __all__ = ["C_SYMBOLS", "function_names", "libdevice_function", "library_ir"]
@@ -268,11 +268,11 @@ def _define_integer() -> None:
 # -- float functions -------------------------------------------------------------------------------------
 
 # libdevice name -> C function (float64) for one-argument functions computed through libm
-_LIBM1 = {"tan": "tan", "sinh": "sinh", "cosh": "cosh", "asin": "asin", "acos": "acos", "atan": "atan",
+_LIBM1 = {"tan": "tan", "sinh": "sinh", "asin": "asin", "acos": "acos", "atan": "atan",
           "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "erfc": "erfc", "log10": "log10",
           "log1p": "log1p", "expm1": "expm1", "j0": "j0", "j1": "j1", "y0": "y0", "y1": "y1", "lgamma": "lgamma",
           "tgamma": "tgamma", "logb": "logb", "fast_exp10f": "exp10", "exp": "exp",
-          "log": "log", "sin": "sin", "cos": "cos", "exp2": "exp2", "log2": "log2", "erf": "erf", "tanh": "tanh"}
+          "log": "log", "sin": "sin", "cos": "cos", "exp2": "exp2", "log2": "log2", "erf": "erf"}
 _LIBM2 = {"atan2": "atan2", "hypot": "hypot", "fmod": "fmod", "remainder": "remainder", "pow": "pow"}
 
 
@@ -322,6 +322,13 @@ def _define_float() -> None:
         for s in ("f32", "f64"):
             _via_double(f"tritium_ld_{ld}_i32_{s}", s, 1, [f"%r = call double {fn}(i32 %n, double %a0)"],
                         c_syms=(ld, ))
+    # tanh and cosh: mathlib_f64's (glibc's are over CUDA's 1 ulp), the same code as tl.math's
+    for ld, body in (("tanh", mathlib_f64.TANH), ("cosh", mathlib_f64.COSH)):
+        core = f"tritium_{ld}64"
+        text = mathlib_f64.text_definition(core, body)
+        _FUNCS[core] = (lambda text=text: text, (), ())
+        for s in ("f32", "f64"):
+            _via_double(f"tritium_ld_{ld}_{s}", s, 1, [f"%r = call double @{core}(double %a0)"], calls=(core, ))
     libdevice_special.define()
 
 
