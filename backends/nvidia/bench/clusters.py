@@ -2,9 +2,10 @@
 in one process (CUDA-event medians), each result's relative error against torch. Three kernels: examples/03's
 (pointer tensors, grouped order), a plain tiled kernel on tensor descriptors (the shape of Triton's num_ctas=2
 example) and examples/08's persistent descriptor kernel. Prints the form tritium took (split along N, or one CTA
-computing and why).
+computing and why) and, at num_ctas > 1 on
+descriptors, tritium with TMA multicast of A (default) and without (knob TRITIUM_NVIDIA_MULTICAST off).
 
-    python backends/nvidia/bench/clusters.py
+    python backends/nvidia/bench/clusters.py [--ctas 1,2,4] [--kinds desc,...]
 """
 from __future__ import annotations
 
@@ -76,7 +77,14 @@ def form(kernel) -> str:
 
 
 def main() -> None:
+    import argparse
+
     import torch
+    from tritium_nvidia.knobs import nvidia as nvk
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ctas", default="1,2,4")
+    ap.add_argument("--kinds", default="desc,persistent desc (08),ptr (03)")
+    args = ap.parse_args()
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     from _bench import median_ms, triton_twin
     p03 = os.path.join(ROOT, "examples", "03-matrix-multiplication.py")
@@ -89,36 +97,50 @@ def main() -> None:
     b_nk = torch.randn(N, K, device="cuda", dtype=torch.float16)
     b = b_nk.T.contiguous()
     ref = a.float() @ b.float()
-    cases = [("ptr (03)", (128, 256, 64)), ("ptr (03)", (128, 128, 64)), ("desc", (128, 256, 64)),
-             ("persistent desc (08)", (128, 256, 64))]
+    kinds = args.kinds.split(",")
+    cases = [(k, blocks) for k, blocks in (("desc", (128, 256, 64)), ("desc", (128, 128, 64)),
+                                           ("persistent desc (08)", (128, 256, 64)),
+                                           ("persistent desc (08)", (128, 128, 64)), ("ptr (03)", (128, 256, 64)))
+             if k in kinds]
     rows = []
     for kind, (BM, BN, BK) in cases:
-        for ctas in (1, 2):
+        for ctas in (int(x) for x in args.ctas.split(",")):
+            # tritium with multicast (the default) and without (TRITIUM_NVIDIA_MULTICAST=0), then Triton
+            variants = [("tritium", True), ("tritium", False), ("triton", None)] if ctas > 1 and kind != "ptr (03)" \
+                else [("tritium", True), ("triton", None)]
             res, shape = {}, ""
-            for fw, table in (("tritium", ours), ("triton", theirs)):
+            for fw, mc in variants:
+                key = fw if mc is not False else "tritium no-mc"
+                table = theirs if fw == "triton" else ours
                 if table is None:
-                    res[fw] = (float("nan"), "Triton absent")
+                    res[key] = (float("nan"), "Triton absent")
                     continue
                 fn = table[kind]
                 c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
                 launch = dict(num_warps=8, num_stages=3, num_ctas=ctas)
-                run = (lambda fn=fn, c=c: fn(a, b, b_nk, c, BM, BN, BK, **launch))
-                try:
-                    k = run()
-                    torch.cuda.synchronize()
-                    err = ((c.float() - ref).norm() / ref.norm()).item()
-                    if fw == "tritium" and ctas > 1:
-                        shape = form(k)
-                    ms = median_ms(run, "cuda")
-                    res[fw] = (2 * M * N * K / (ms * 1e-3) / 1e12, f"{err:.1e}")
-                except Exception as exc:  # noqa: BLE001
-                    res[fw] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+                run = (lambda fn=fn, c=c, blocks=(BM, BN, BK), launch=launch: fn(a, b, b_nk, c, *blocks, **launch))
+                with nvk.scope():
+                    if mc is not None:
+                        nvk.multicast = mc
+                    try:
+                        k = run()
+                        torch.cuda.synchronize()
+                        err = ((c.float() - ref).norm() / ref.norm()).item()
+                        if fw == "tritium" and ctas > 1 and mc:
+                            shape = form(k)
+                            if "multicast::cluster" in k.asm.get("ptx", ""):
+                                shape += ", A multicast"
+                        ms = median_ms(run, "cuda")
+                        res[key] = (2 * M * N * K / (ms * 1e-3) / 1e12, f"{err:.1e}")
+                    except Exception as exc:  # noqa: BLE001
+                        res[key] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+            tri = res["triton"][0]
+            cells = " | ".join(f"{k} {v[0]:.0f} ({v[0] / tri:.2f}x)" for k, v in res.items() if k != "triton")
             line = (f"matmul fp16 {M}^3 {kind} {BM}x{BN}x{BK} num_ctas={ctas}{' (' + shape + ')' if shape else ''}: "
-                    f"tritium {res['tritium'][0]:.0f} TFLOP/s | Triton {res['triton'][0]:.0f} | ratio "
-                    f"{res['tritium'][0] / res['triton'][0]:.2f}x | rel err {res['tritium'][1]} / {res['triton'][1]}")
+                    f"{cells} | Triton {tri:.0f} TFLOP/s | rel err " + " / ".join(v[1] for v in res.values()))
             print(line, flush=True)
             rows.append(line)
-    print("\n".join(rows))
+    print("\n".join(["== table"] + rows))
 
 
 if __name__ == "__main__":

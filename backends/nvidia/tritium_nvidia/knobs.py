@@ -34,6 +34,13 @@ class nvidia_knobs(KnobGroup):
     restage_bytes = BoolKnob("TRITIUM_NVIDIA_RESTAGE_BYTES", default=True, doc="On sm_90, an fp8/int8 dot operand "
                              "staged along its other dimension (B stored (K, N)) is rewritten K-major for wgmma in "
                              "4 x 4-byte blocks, conflict-free (restage.py); off: one byte per shared store")
+    multicast = BoolKnob("TRITIUM_NVIDIA_MULTICAST", default=True, doc="In a kernel split across a cluster "
+                         "(num_ctas > 1), each CTA copies 1/num_ctas of the operand every CTA reads (a dot's A) with "
+                         "TMA and multicasts it to the whole cluster, a cluster barrier guarding each stage's "
+                         "reuse (gpu/lower/multicast.py); off: every CTA copies the whole block itself")
+    cp_async_fence = BoolKnob("TRITIUM_NVIDIA_CP_ASYNC_FENCE", default=True, doc="On sm_90, a "
+                              "fence.proxy.async after each cp.async wait, before wgmma reads the stage (the PTX "
+                              "memory model's proxy rule; Triton 3.6 emits none there). Off: no fence")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

@@ -292,7 +292,8 @@ class NvidiaTarget(TargetHooks):
 
     def async_wait(self, fn: Function, pending: int) -> None:
         fn.emit(f'call void asm sideeffect "cp.async.wait_group {pending};", "~{{memory}}"()')
-        if self.capability >= 90:
+        from .knobs import nvidia
+        if self.capability >= 90 and nvidia.cp_async_fence:
             # what cp.async wrote may be read next by wgmma, through the async proxy
             fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
 
@@ -366,6 +367,20 @@ class NvidiaTarget(TargetHooks):
     def bulk_tensor_load(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str) -> None:
         from .tma import tensor_load
         tensor_load(fn, dst, tmap, coords, bar)
+
+    @property
+    def cluster_multicast(self) -> bool:
+        from .knobs import nvidia
+        return self.num_ctas > 1 and nvidia.multicast and self.bulk_tensor_copies
+
+    def bulk_tensor_load_multicast(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str,
+                                   mask: int) -> None:
+        from .tma import tensor_load
+        tensor_load(fn, dst, tmap, coords, bar, mask)
+
+    def cluster_barrier(self, fn: Function) -> None:
+        from .tma import cluster_barrier
+        cluster_barrier(fn)
 
     def bulk_store_fence(self, fn: Function) -> None:
         fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')

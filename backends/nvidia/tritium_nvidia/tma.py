@@ -145,14 +145,27 @@ def wait_parity(fn: Function, bar: str, parity: str) -> None:
     fn.start_block(done)
 
 
-def tensor_load(fn: Function, dst: str, tmap: str, coords: list[str], bar: str) -> None:
-    """Bulk copy of one box at ``coords`` (i32, innermost first) into shared ``dst``, completing on ``bar``."""
+def tensor_load(fn: Function, dst: str, tmap: str, coords: list[str], bar: str, mask: int = 0) -> None:
+    """Bulk copy of one box at ``coords`` (i32, innermost first) into shared ``dst``, completing on ``bar``. With a
+    ``mask``, the box lands at ``dst`` in every CTA of the cluster whose rank bit is set, completing on each one's
+    ``bar`` (multicast)."""
     n = len(coords)
     cs = ", ".join(f"${3 + i}" for i in range(n))
-    _asm(fn, f"cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {{{cs}}}], [$2];",
-         "r,l,r" + ",r" * n + ",~{memory}",
-         [f"i32 {_saddr(fn, dst)}", f"i64 {tmap}", f"i32 {_saddr(fn, bar)}", *[f"i32 {c}" for c in coords]])
+    mc = mc_op = mask_c = ""
+    mask_arg = []
+    if mask:
+        mc, mc_op, mask_c, mask_arg = ".multicast::cluster", f", ${3 + n}", ",h", [f"i16 {mask}"]
+    _asm(fn, f"cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes{mc} [$0], "
+             f"[$1, {{{cs}}}], [$2]{mc_op};",
+         "r,l,r" + ",r" * n + mask_c + ",~{memory}",
+         [f"i32 {_saddr(fn, dst)}", f"i64 {tmap}", f"i32 {_saddr(fn, bar)}", *[f"i32 {c}" for c in coords],
+          *mask_arg])
 
+
+def cluster_barrier(fn: Function) -> None:
+    """All threads of the cluster meet; arrive releases, wait acquires (shared memory across the cluster)."""
+    _asm(fn, "barrier.cluster.arrive.release.aligned;", "~{memory}", [])
+    _asm(fn, "barrier.cluster.wait.acquire.aligned;", "~{memory}", [])
 
 
 def tensor_store(fn: Function, tmap: str, coords: list[str], src: str) -> None:

@@ -293,6 +293,24 @@ class TargetHooks:
         """Commit this thread's bulk stores and wait until they have read their shared memory."""
         raise NotImplementedError
 
+    # -- clusters: bulk loads shared by the CTAs of a program (gpu/lower/multicast.py) -----------------------
+    @property
+    def cluster_multicast(self) -> bool:
+        """One bulk load can land in the shared memory of several CTAs of the cluster at once
+        (:meth:`bulk_tensor_load_multicast`), each CTA's barrier counting the bytes it receives."""
+        return False
+
+    def bulk_tensor_load_multicast(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str,
+                                   mask: int) -> None:
+        """:meth:`bulk_tensor_load` into ``dst`` of every CTA of the cluster whose rank is set in ``mask``, each
+        completing on its own ``bar`` (the same offsets in every CTA)."""
+        raise NotImplementedError
+
+    def cluster_barrier(self, fn: Function) -> None:
+        """Every thread of every CTA of the cluster waits for all the others; shared-memory accesses before it
+        (this CTA's and the others') are ordered before those after it."""
+        raise NotImplementedError
+
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic",
           "": "acq_rel"}
