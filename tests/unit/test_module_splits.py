@@ -44,6 +44,23 @@ def test_groups_declared_in_knobs_count_as_tritiums():
     assert type(knobs.compilation).__module__ == knobs.__name__
 
 
-@pytest.mark.parametrize("module", ["tritium.knobs"])
+@pytest.mark.parametrize("module, part, names", [
+    ("tritium.language.core", "tritium.language.builtin_protocol",
+     # (not must_use_result: language/__init__.py puts extern.py's copy on tl.core)
+     ["TRITON_BUILTIN", "CompileTimeError", "_ambient_semantic", "builtin", "is_builtin", "unused_result_error"]),
+])
+def test_split_out_names_keep_their_import_path(module, part, names):
+    old, new = importlib.import_module(module), importlib.import_module(part)
+    for name in names:
+        assert getattr(old, name) is getattr(new, name), name
+
+
+def test_language_namespace_keeps_the_builtin_decorator():
+    # a submodule named like a tl name would replace it on the package when imported
+    import tritium.language as tl
+    assert callable(tl.builtin) and tl.builtin is tl.core.builtin
+
+
+@pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core"])
 def test_old_modules_import(module):
     importlib.import_module(module)

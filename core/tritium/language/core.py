@@ -1,94 +1,23 @@
-"""Values of the Triton language: compile-time constants, tensors, tuples, and the builtin protocol.
+"""Values of the Triton language: compile-time constants, tensors and tuples.
 
-A *builtin* is a Python function the code generator calls while it compiles a kernel, passing the
-semantic layer as ``_semantic`` (and itself as ``_generator`` when the builtin asks for it). Calling
-a builtin outside a kernel is an error that says so.
+The builtin protocol (``@builtin``, ``CompileTimeError``, the ambient semantic layer of the interpreter) is
+builtin_protocol.py and the types are dtypes.py; both are re-exported here, where Triton keeps them
+(``tl.core.builtin``, ``tl.core.dtype``).
 """
 from __future__ import annotations
 
 import builtins as _py
-import contextvars
-import functools
-import inspect
-from typing import Any, Callable, Optional, Sequence, TypeVar
+from typing import Any, Callable, Sequence
 
+from .builtin_protocol import (  # noqa: F401  (re-exported as tl.core.*)
+    TRITON_BUILTIN, CompileTimeError, _ambient_semantic, builtin, is_builtin, must_use_result, unused_result_error)
+from .constexpr_function import ConstexprFunction, constexpr_function  # noqa: F401  (Triton's tl.core names)
 from .dtypes import (  # noqa: F401  (re-exported as tl.core.*)
     KIND, SIGNEDNESS, block_type, bfloat16, constexpr_type, dtype, float8e4b8, float8e4b15, float8e4nv,
     float8e5, float8e5b16, float16, float32, float64, int1, int8, int16, int32, int64, pi32_t, pointer_type,
     tuple_type, uint8, uint16, uint32, uint64, void)
 
-T = TypeVar("T")
-TRITON_BUILTIN = "__triton_builtin__"
 TRITON_MAX_TENSOR_NUMEL = 1048576
-
-
-class CompileTimeError(Exception):
-    """Raised by builtins for user errors; the code generator adds the kernel, line and caret.
-
-    ``str(err)`` says what is wrong, in Triton's words where Triton has them: code written for Triton (its own
-    tests among it) compares the cause of a CompilationError whole. ``hint``, the details and what to do
-    about it, follows that in the message the user sees (:meth:`described`)."""
-
-    def __init__(self, message: str = "", hint: str = "") -> None:
-        super().__init__(message)
-        self.hint = hint
-
-    def described(self) -> str:
-        return f"{self}; {self.hint}" if self.hint else str(self)
-
-
-#: set by an execution engine that runs kernels as Python (the interpreter): builtins called without
-#: ``_semantic`` then use this one
-_ambient_semantic: contextvars.ContextVar[Any] = contextvars.ContextVar("tritium_ambient_semantic", default=None)
-
-
-def must_use_result(fn: Any, message: Any = True) -> Any:
-    """Make a call whose result is thrown away (a bare expression statement) a compile error;
-    ``@must_use_result("why")`` adds the reason to the error. Triton's ``triton.must_use_result``."""
-    if isinstance(fn, str):
-        return lambda f: must_use_result(f, fn)
-    fn._must_use_result = message
-    return fn
-
-
-def unused_result_error(fn: Any, call_text: str) -> Optional[str]:
-    """The error for a discarded result of ``fn`` (None when it may be discarded)."""
-    why = getattr(fn, "_must_use_result", False)
-    if not why:
-        return None
-    text = f"The result of {call_text} is not being used."
-    return f"{text} {why}" if isinstance(why, str) else text
-
-
-def builtin(fn: T) -> T:
-    """Mark a function as a builtin: it runs at compile time and receives ``_semantic``."""
-    wants_generator = "_generator" in inspect.signature(fn).parameters  # type: ignore[arg-type]
-
-    @functools.wraps(fn)  # type: ignore[arg-type]
-    def wrapper(*args, **kwargs):
-        if kwargs.get("_semantic") is None:
-            ambient = _ambient_semantic.get()
-            if ambient is not None:
-                kwargs["_semantic"] = ambient
-                if not wants_generator:
-                    kwargs.pop("_generator", None)
-                elif kwargs.get("_generator") is None:
-                    # a kernel run unrewritten (no source): combine functions call back through the launch
-                    kwargs["_generator"] = getattr(getattr(ambient, "launch", None), "generator", None)
-                return fn(*args, **kwargs)  # type: ignore[operator]
-            raise ValueError(f"{fn.__name__}() can only be called inside a @triton.jit function "  # type: ignore
-                             "(did you forget the @jit decorator?)")
-        if not wants_generator:
-            kwargs.pop("_generator", None)
-        return fn(*args, **kwargs)  # type: ignore[operator]
-
-    setattr(wrapper, TRITON_BUILTIN, True)
-    wrapper.__wants_generator__ = wants_generator  # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
-
-
-def is_builtin(fn: Any) -> bool:
-    return getattr(fn, TRITON_BUILTIN, False)
 
 
 def _unwrap_if_constexpr(o: Any) -> Any:
@@ -466,14 +395,8 @@ def _is_const_like(a: Any) -> bool:
     return isinstance(a, (int, float, bool, str, type(None), dtype)) or callable(a)
 
 
-from .constexpr_function import ConstexprFunction, constexpr_function  # noqa: E402,F401
-
-
 def is_constexpr_function(fn: Any) -> bool:
     return getattr(fn, "__triton_constexpr_function__", False)
-
-
-_py_min, _py_max = _py.min, _py.max
 
 
 def __getattr__(name: str) -> Any:
