@@ -48,6 +48,9 @@ def test_groups_declared_in_knobs_count_as_tritiums():
     ("tritium.language.core", "tritium.language.builtin_protocol",
      # (not must_use_result: language/__init__.py puts extern.py's copy on tl.core)
      ["TRITON_BUILTIN", "CompileTimeError", "_ambient_semantic", "builtin", "is_builtin", "unused_result_error"]),
+    ("tritium.language.dtypes", "tritium.language.scalar_types",
+     ["KIND", "SIGNEDNESS", "dtype", "void_type", "void", "int1", "int32", "uint64", "float8e4nv", "bfloat16",
+      "float64"]),
 ])
 def test_split_out_names_keep_their_import_path(module, part, names):
     old, new = importlib.import_module(module), importlib.import_module(part)
@@ -59,8 +62,9 @@ def test_language_namespace_keeps_the_builtin_decorator():
     # a submodule named like a tl name would replace it on the package when imported
     import tritium.language as tl
     assert callable(tl.builtin) and tl.builtin is tl.core.builtin
+    assert tl.dtype is tl.core.dtype and tl.int32 is tl.core.int32
 
 
-@pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core"])
+@pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes"])
 def test_old_modules_import(module):
     importlib.import_module(module)
