@@ -8,7 +8,7 @@ process when it loads an object. Names start with ``tritium_``; libdevice functi
 
 Accuracy: float32 functions that have no branch-free implementation in :mod:`.mathlib` call the float64
 libm function and round once (correctly rounded but for rare double-rounding cases); float64 functions call
-libm. Directed-rounding arithmetic (``add_rd``...) is exact: it computes the round-to-nearest result and the
+libm, but for ``tanh`` and ``cosh`` (:mod:`.mathlib_f64`'s, within CUDA's 1 ulp where glibc's are not). Directed-rounding arithmetic (``add_rd``...) is exact: it computes the round-to-nearest result and the
 exact sign of its error (error-free transformations) and steps one ulp where the direction demands.
 The libdevice functions libm lacks are computed in float64: ``erfinv``/``erfcinv``/``normcdfinv`` by Newton
 iteration on libm's ``erf``/``erfc``, ``erfcx`` from ``erfc`` with an asymptotic series for large arguments,
