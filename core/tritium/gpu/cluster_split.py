@@ -22,11 +22,11 @@ K, or where the split part would be narrower than ``MIN_PART`` elements or unequ
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Optional
 
 from .._mlir import ir
 from ..dialect import PURE_OPS
+from ..dialect.block_types import block_of, descriptor_type, is_descriptor
 from ..dialect.pointers import UNKNOWN, pointer_root
 from ..llvmir.scalar import is_scalar_op
 
@@ -46,7 +46,6 @@ _SOURCES = {"tt.splat", "tt.make_range", "arith.constant", "tt.debug_barrier", "
 _IMPURE_OK = {"tt.load", "tt.debug_barrier", "tt.descriptor_load"} | _SIDE_EFFECTS
 #: descriptor accesses: the operand index of the first block coordinate, and of the tile (None: the result)
 _DESC_COORDS = {"tt.descriptor_load": (1, None), "tt.descriptor_store": (2, 1)}
-_DESC = re.compile(r"!tt\.tensordesc<tensor<((?:\d+x)+)([^>]+)>>")
 
 
 def _shape(v: Any) -> Optional[list[int]]:
@@ -54,16 +53,15 @@ def _shape(v: Any) -> Optional[list[int]]:
     t = v.type
     if isinstance(t, ir.RankedTensorType):
         return list(ir.RankedTensorType(t).shape)
-    m = _DESC.fullmatch(str(t))
-    return [int(x) for x in m.group(1).split("x")[:-1]] if m else None
+    block = block_of(t) if is_descriptor(t) else None
+    return list(block[0]) if block else None
 
 
 def _with_shape(t: Any, shape: list[int]) -> Any:
     if isinstance(t, ir.RankedTensorType):
         t = ir.RankedTensorType(t)
         return ir.RankedTensorType.get(shape, t.element_type, t.encoding)
-    elem = _DESC.fullmatch(str(t)).group(2)
-    return ir.Type.parse(f"!tt.tensordesc<tensor<{'x'.join(map(str, shape))}x{elem}>>")
+    return ir.Type.parse(descriptor_type(shape, block_of(t)[1]))
 
 
 class _Dims:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..._mlir import block_ops, ir
+from ...dialect.block_types import block_of
 from ...llvmir.types import BYTES, const
 from .. import layout as L
 from ..assign import blocked_for, tensor_shape
@@ -45,16 +46,10 @@ class Composite:
 
 def _block_of(t: Any) -> tuple[tuple[int, ...], str]:
     """(block shape, element type) of ``!tt.ptr<tensor<...>>`` or ``!tt.tensordesc<tensor<...>>``."""
-    text = str(t)
-    inner = text[text.index("tensor<") + 7:]
-    dims = []
-    parts = inner.split("x")
-    i = 0
-    while parts[i].isdigit():
-        dims.append(int(parts[i]))
-        i += 1
-    elem = "x".join(parts[i:]).split(">")[0].split(",")[0]
-    return tuple(dims), elem
+    block = block_of(t)
+    if block is None:
+        raise LoweringError(f"not a block pointer or tensor descriptor type: {t}")
+    return block
 
 
 def _composite_elem(ctx: Context, t: Any) -> tuple[tuple[int, ...], str]:
