@@ -279,6 +279,19 @@ def check(mod, Z, H, N, D, causal, device, seed=0, fwd_cfg=None, bwd=None):
     return max(errs)
 
 
+def interleaved(fns, dev, rounds=4, min_time=0.1):
+    """Median over ``rounds`` of each function's median time (ms), the functions taking turns in alternating
+    order, so that a drift of the GPU's clock during the run does not favour the one timed first."""
+    import statistics
+    from _bench import median_ms
+    names = list(fns)
+    times = {n: [] for n in names}
+    for r in range(rounds):
+        for n in (names if r % 2 == 0 else names[::-1]):
+            times[n].append(median_ms(fns[n], dev, min_time=min_time))
+    return {n: statistics.median(t) for n, t in times.items()}
+
+
 def main():
     from _bench import device, median_ms, triton_twin
     import sys
@@ -303,13 +316,15 @@ def main():
             q, k, v, do = (torch.randn((Z, H, N, D), device="cuda", dtype=torch.float16) for _ in range(4))
             sm = 1 / math.sqrt(D)
             flops = 4 * Z * H * N * N * D * (0.5 if causal else 1.0)
-            res = {}
+            fwd, bwd = {}, {}
             for name, mod in (("tritium", me), ("triton", twin)):
                 if mod is None:
                     continue
                 o, M = mod.forward(q, k, v, causal, sm)
-                res[name] = (median_ms(lambda: mod.forward(q, k, v, causal, sm), dev),
-                             median_ms(lambda: mod.backward(q, k, v, o, M, do, causal, sm), dev))
+                fwd[name] = lambda mod=mod: mod.forward(q, k, v, causal, sm)
+                bwd[name] = lambda mod=mod, o=o, M=M: mod.backward(q, k, v, o, M, do, causal, sm)
+            tf, tb = interleaved(fwd, dev), interleaved(bwd, dev)
+            res = {name: (tf[name], tb[name]) for name in fwd}
             qs, ks, vs = (t.detach().requires_grad_() for t in (q, k, v))
             fwd = lambda: torch.nn.functional.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)  # noqa
             out = fwd()
