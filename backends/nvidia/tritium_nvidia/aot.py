@@ -57,7 +57,7 @@ def _encode_map(i: int, spec: dict, params: list[dict]) -> str:
         CUresult e = cuTensorMapEncodeTiled(&tmap{i}, CU_TENSOR_MAP_DATA_TYPE_{spec["elem_type"]}, {rank},
             (void *)(uintptr_t){base}, dims, strides, box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
             (CUtensorMapSwizzle){spec["swizzle"]}, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_{spec.get("oob_fill", "NONE")});
         if (e != CUDA_SUCCESS) return e;
     }}
 """

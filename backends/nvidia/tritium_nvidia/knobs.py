@@ -24,9 +24,9 @@ class nvidia_knobs(KnobGroup):
                       "PERF.md), 0 keeps the lowering's op-major order, auto (default) assembles both for kernels "
                       "without tensor cores and keeps the element-major one only where ptxas then needs fewer "
                       "registers (layer norm at 4 warps: 62 -> 56; the persistent softmax would go 60 -> 64)")
-    tma = BoolKnob("TRITIUM_NVIDIA_TMA", default=True, doc="On sm_90, copy the blocks of pipelined tensor-descriptor "
-                   "loads with TMA (a tensor map built on the device per descriptor whose fields are the same in "
-                   "every program); off: 16-byte cp.async copies, as on sm_80")
+    tma = BoolKnob("TRITIUM_NVIDIA_TMA", default=True, doc="On sm_90, copy tensor-descriptor blocks (rank 1 to 5, loads "
+                   "and stores) with TMA where a descriptor's fields are the same in every program; off: "
+                   "pipelined loads take 16-byte cp.async copies as on sm_80, other accesses go element by element")
     tma_host_maps = BoolKnob("TRITIUM_NVIDIA_TMA_HOST_MAPS", default=True, doc="With TMA on: a host "
                              "TensorDescriptor's tensor map is encoded by the launcher and passed as a 128-byte "
                              "kernel parameter (as Triton does); off: built on the device by each program, in a "

@@ -333,16 +333,18 @@ class NvidiaTarget(TargetHooks):
         return toolchain.ptx_isa(self.capability) >= MIN_ISA
 
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
-                         stride_bytes: list[str], box: list[int], eb: int, swizzle: int) -> str:
+                         stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
+                         nan_fill: Optional[str] = None) -> str:
         from .tma import build_tensor_map
-        return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle)
+        return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle, nan_fill)
 
-    def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int) -> Optional[str]:
+    def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int,
+                         nan_fill: Optional[str] = None) -> Optional[str]:
         from .knobs import nvidia
         if not nvidia.tma_host_maps:
             return None
         from .tma import param_tensor_map
-        return param_tensor_map(fn, self._param_maps, args, box, eb, swizzle)
+        return param_tensor_map(fn, self._param_maps, args, box, eb, swizzle, nan_fill)
 
     def kernel_metadata(self) -> dict:
         return {"tensor_map_params": list(self._param_maps)} if getattr(self, "_param_maps", None) else {}

@@ -143,10 +143,11 @@ def _encode(spec: dict, base: int, dims: list[int], stride_bytes: list[int]) -> 
     u64, u32 = cu.cuuint64_t, cu.cuuint32_t
     err, tmap = cu.cuTensorMapEncodeTiled(
         getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{spec['elem_type']}"), rank, base,
-        [u64(d) for d in reversed(dims)], [u64(s) for s in reversed(stride_bytes)],
+        # a 1-D map has no outer strides; the driver reads none of the (placeholder) entry
+        [u64(d) for d in reversed(dims)], [u64(s) for s in reversed(stride_bytes)] or [u64(16)],
         [u32(b) for b in spec["box"]], [u32(1)] * rank, cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         cu.CUtensorMapSwizzle(spec["swizzle"]), cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+        getattr(cu.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{spec.get('oob_fill', 'NONE')}"))
     if err != cu.CUresult.CUDA_SUCCESS:
         name, desc = cuda.error_text(err)
         return None, f"cuTensorMapEncodeTiled refused it ({name}: {desc})"

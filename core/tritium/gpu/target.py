@@ -246,12 +246,16 @@ class TargetHooks:
     bulk_tensor_copies = False
 
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
-                         stride_bytes: list[str], box: list[int], eb: int, swizzle: int) -> str:
+                         stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
+                         nan_fill: Optional[str] = None) -> str:
         """The address (i64) of a tensor map of ``base`` (dims innermost first, i32; outer strides in bytes,
-        i64; box innermost first) written by this program; ``template``: 128 free shared bytes."""
+        i64, innermost first; box innermost first; rank 1 to 5) written by this program; ``template``: 128 free
+        shared bytes. ``nan_fill``: the float type (LLVM's name) whose out-of-bounds elements read NaN, or None
+        for zeros."""
         raise NotImplementedError
 
-    def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int) -> Optional[str]:
+    def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int,
+                         nan_fill: Optional[str] = None) -> Optional[str]:
         """The address (i64) of a tensor map that the launcher encodes from ``args`` (the base, the dims outermost
         first and the outer strides in elements, each a kernel-argument number or ["const", value]) and passes as
         a parameter of the kernel; None where the target cannot (the program then builds it:

@@ -17,6 +17,7 @@ from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from .context import Context
 from .descriptor_bulk import store_block_bulk, tensor_map_for
+from .descriptor_load import load_block_bulk, takes_bulk_load
 from .operands import mem_value, reg_value, split_operands, str_attr
 from .optable import GPU_OPS
 from .reduce import _Overlay
@@ -191,6 +192,9 @@ def op_descriptor_load(ctx: Context, op: Any) -> None:
     parts = split_operands(op, ["desc", "indices"])
     c = ctx.values[parts["desc"][0]]
     idx = [ctx.scalar_of(v) for v in parts["indices"]]
+    if takes_bulk_load(ctx, op, parts["desc"][0], c):
+        load_block_bulk(ctx, op, c, idx)
+        return
     block_load(ctx, op.results[0], c, idx, list(range(len(c.block))), c.padding)
 
 

@@ -1,18 +1,21 @@
 """Tensor-descriptor blocks copied whole by the target's copy engine (``target.bulk_tensor_copies``).
 
 A descriptor qualifies when its base, shape and strides are the same in every program of a launch (kernel
-arguments, constants and arithmetic on them: the host ``TensorDescriptor`` is rebuilt that way), it has two
-dimensions and zero padding, and a descriptor load or store uses it. When its base, shape and strides are
+arguments, constants and arithmetic on them: the host ``TensorDescriptor`` is rebuilt that way), it has 1 to 5
+dimensions, its base and outer strides are known 16-byte multiples, its block fits the engine's boxes
+(:func:`box_for`), and a descriptor load or store uses it. When its base, shape and strides are
 kernel arguments or constants (every host ``TensorDescriptor``, and a kernel's own descriptor of its
 arguments) the launcher encodes its tensor map and passes it as a kernel parameter
 (``target.param_tensor_map``); any other's is written where the descriptor is made, once per program.
 Pipelined loads of it (pipeline.py) become bulk copies of boxes into
 the stage, whose layout is :class:`~.shared.SmemLayout` with the last dimension contiguous: rows of at most
 128 bytes ("panels"), 16-byte chunks swizzled by row, which is what the copy engine's 32/64/128-byte swizzle
-modes write when the stage starts 1024-byte aligned. Out-of-bounds elements (either dimension, negative
-offsets too) arrive as zeros, as the portable path's masked copies give. A store of such a descriptor writes
-the block to shared memory in the same layout and copies it out in boxes; the engine drops the elements
-outside the tensor, as the portable path's masked stores do.
+modes write when the stage starts 1024-byte aligned; other loads of it copy the same way once
+(descriptor_load.py). Out-of-bounds elements (any dimension, negative offsets too) arrive as zeros, or NaN
+for a ``padding_option="nan"`` descriptor of floats (the map asks the engine for a NaN fill), as the portable
+path's masked loads give. A store of such a descriptor writes the block to shared memory in the same layout
+and copies it out in boxes; the engine drops the elements outside the tensor, as the portable path's masked
+stores do.
 """
 from __future__ import annotations
 
@@ -34,27 +37,41 @@ _MAX_BOX = 256
 
 @dataclass(frozen=True)
 class BulkMap:
-    """A tensor map of a 2-D descriptor: its address (i64), and the boxes one block is copied in."""
+    """A descriptor's tensor map: its address (i64), and the boxes one block is copied in."""
     addr: str
     ok: str             # i1: no dimension is empty (the engine cannot describe one); where one is, every
-                        # element is out of bounds: loads give zeros, stores write nothing
-    rows: int           # block rows
-    cols: int           # block columns (contiguous)
+                        # element is out of bounds: loads give the padding, stores write nothing
+    block: tuple        # block shape, outermost first
     eb: int             # bytes per element
-    panel: int          # box columns
-    box_rows: int
+    box: tuple          # box shape, innermost first (the copies' coordinate order)
+
+    @property
+    def rows(self) -> int:
+        n = 1
+        for d in self.block[:-1]:
+            n *= d
+        return n
+
+    @property
+    def cols(self) -> int:
+        return self.block[-1]
 
     @property
     def smem(self) -> SmemLayout:
-        return SmemLayout((self.rows, self.cols), 1, self.eb)
+        return SmemLayout(tuple(self.block), len(self.block) - 1, self.eb)
 
-    def boxes(self) -> list[tuple[int, int, int]]:
-        """(column offset, row offset, byte offset in the stage) of each box of one block."""
+    def boxes(self) -> list[tuple[list[int], int]]:
+        """(the box's offset per coordinate, innermost first; its byte offset in the stage) for each box of one
+        block. Boxes split the contiguous dimension into panels and the outermost into runs of at most 256;
+        each then lands as whole rows of the stage's layout (every other dimension is whole in the box)."""
+        rank, panel = len(self.block), self.box[0]
+        outer = self.box[-1] if rank > 1 else 1
+        mid = self.rows // self.block[0] if rank > 1 else 1
         out = []
-        for p in range(self.cols // self.panel):
-            for q in range(self.rows // self.box_rows):
-                out.append((p * self.panel, q * self.box_rows,
-                            (p * self.rows + q * self.box_rows) * self.panel * self.eb))
+        for p in range(self.cols // panel):
+            for q in range(self.block[0] // outer if rank > 1 else 1):
+                coords = [p * panel] + [0] * (rank - 2) + [q * outer] if rank > 1 else [p * panel]
+                out.append((coords, (p * self.rows + q * outer * mid) * panel * self.eb))
         return out
 
     @property
@@ -133,27 +150,55 @@ def _read_by_loads(v: Any) -> bool:
     return any(u.owner.name in ("tt.descriptor_load", "tt.descriptor_store") for u in v.uses)
 
 
+#: the engine's element types of a NaN fill (out-of-bounds elements of a ``padding_option="nan"`` descriptor)
+NAN_FILLED = ("half", "bfloat", "float", "double")
+
+
+def box_for(block: tuple, eb: int) -> Optional[tuple[list[int], int]]:
+    """(the box, innermost first; the swizzle: 0 none, 1/2/3 for 32/64/128-byte rows) that copies ``block`` into
+    the stage's layout (:class:`SmemLayout`), or None where the engine cannot. A block of one row is plain
+    contiguous (runs of up to 256 elements); otherwise the contiguous dimension is cut into panels of at most 128 bytes,
+    swizzled as the layout is, the outermost dimension into runs of at most 256, and every dimension between
+    must fit a box whole (at most 256)."""
+    rank, cols = len(block), block[-1]
+    if eb not in (1, 2, 4, 8) or cols * eb < 16 or not 1 <= rank <= 5:
+        return None
+    rows = 1
+    for d in block[:-1]:
+        rows *= d
+    if rows == 1:
+        # one row (a 1-D block, or a row of a softmax): the layout is plain contiguous, whatever its panels
+        return [min(cols, _MAX_BOX)] + [1] * (rank - 1), 0
+    if any(d > _MAX_BOX for d in block[1:-1]):
+        return None
+    panel = min(cols, 128 // eb)
+    # every box must start at a whole swizzle pattern (8 rows of the panel) for the engine's swizzle to be
+    # the stage's
+    if cols > panel and rows * panel * eb % 1024:
+        return None
+    return [panel, *reversed(block[1:-1]), min(block[0], _MAX_BOX)], _swizzle(panel * eb)
+
+
 def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     """The tensor map of the descriptor ``c`` made by ``op``, written here, when it qualifies (module doc)."""
-    if not ctx.target.bulk_tensor_copies or len(c.block) != 2 or c.padding != "zero":
+    if not ctx.target.bulk_tensor_copies or c.padding not in ("zero", "nan"):
+        return None
+    nan = c.padding == "nan"
+    if nan and c.elem not in NAN_FILLED:
         return None
     if not _read_by_loads(op.results[0]) or not all(launch_uniform(x) for x in op.operands):
         return None
     eb = BYTES.get(c.elem, 0)
-    # the engine needs a 16-byte aligned base and row stride: what a host descriptor's rules promise (its
+    shaped = box_for(tuple(c.block), eb)
+    if shaped is None:
+        return None
+    box, swizzle = shaped
+    # the engine needs a 16-byte aligned base and outer strides: what a host descriptor's rules promise (its
     # arguments say so) and a kernel's own descriptor has when its arguments were specialized so; a
     # descriptor of 40-byte int8 rows keeps the portable path
     parts = split_operands(op, ["base", "shape", "strides"])
-    if ctx.axis.info(parts["base"][0]).div[0] % 16 or ctx.axis.info(parts["strides"][0]).div[0] * eb % 16:
-        return None
-    rows, cols = c.block
-    if eb not in (1, 2, 4, 8) or cols * eb < 16:
-        return None
-    panel = min(cols, 128 // eb)
-    box_rows = min(rows, _MAX_BOX)
-    # every box must start at a whole swizzle pattern (8 rows of the panel) for the engine's swizzle to be
-    # the stage's
-    if cols > panel and rows * panel * eb % 1024:
+    if ctx.axis.info(parts["base"][0]).div[0] % 16 or any(ctx.axis.info(s).div[0] * eb % 16
+                                                          for s in parts["strides"][:-1]):
         return None
     fn = ctx.fn
 
@@ -164,33 +209,39 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
         return s.value if s.ty == "i32" else fn.inst(f"trunc {s.ty} {s.value} to i32")
 
     base = fn.inst(f"ptrtoint {ctx.target.global_ptr} {c.base.value} to i64")
-    dims = [i32(c.shape[1]), i32(c.shape[0])]
-    stride = fn.inst(f"mul i64 {i64(c.strides[0])}, {eb}")
+    dims = [i32(s) for s in reversed(c.shape)]
+    strides = [fn.inst(f"mul i64 {i64(s)}, {eb}") for s in reversed(c.strides[:-1])]
     ok = "true"
     for d in dims:
         gt = fn.inst(f"icmp sgt i32 {d}, 0")
         ok = gt if ok == "true" else fn.inst(f"and i1 {ok}, {gt}")
+    fill = c.elem if nan else None
     # a map of kernel arguments comes encoded with the launch (one per launch: no per-program cost, and no
     # memory that concurrent launches share); others (fields computed in the kernel) are built by each program
     host = launch_argument_fields(op, ctx.func)
-    addr = ctx.target.param_tensor_map(fn, host, [panel, box_rows], eb, _swizzle(panel * eb)) if host else None
+    addr = ctx.target.param_tensor_map(fn, host, box, eb, swizzle, nan_fill=fill) if host else None
     if addr is None:
         template = ctx.scratch(128, 128)
-        addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, [stride], [panel, box_rows], eb,
-                                           _swizzle(panel * eb))
+        addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, strides, box, eb, swizzle,
+                                           nan_fill=fill)
         ctx.scratch_read_done()
-    return BulkMap(addr, ok, rows, cols, eb, panel, box_rows)
+    return BulkMap(addr, ok, tuple(c.block), eb, tuple(box))
+
+
+def box_coords(ctx: Context, m: BulkMap, idx: list) -> list[tuple[list[str], int]]:
+    """(coordinates, innermost first, i32; byte offset in the block's shared copy) of each box of the block at
+    ``idx`` (Scalars, outermost first)."""
+    fn = ctx.fn
+    first = [s.value if s.ty == "i32" else fn.inst(f"trunc {s.ty} {s.value} to i32") for s in reversed(idx)]
+    return [([x if d == 0 else fn.inst(f"add i32 {x}, {d}") for x, d in zip(first, offs)], off)
+            for offs, off in m.boxes()]
 
 
 def issue_bulk_loads(ctx: Context, m: BulkMap, idx: list, dst: str, bar: str) -> None:
-    """Start the copies of the block at ``idx`` (row, column Scalars) into the stage at ``dst``, counted by
-    ``bar`` (the caller arrived on it expecting ``m.nbytes``; a single thread calls this)."""
-    fn = ctx.fn
-    row, col = (s.value if s.ty == "i32" else fn.inst(f"trunc {s.ty} {s.value} to i32") for s in idx)
-    for dc, dr, off in m.boxes():
-        c = col if dc == 0 else fn.inst(f"add i32 {col}, {dc}")
-        r = row if dr == 0 else fn.inst(f"add i32 {row}, {dr}")
-        ctx.target.bulk_tensor_load(fn, ctx.smem_ptr(dst, str(off)) if off else dst, m.addr, [c, r], bar)
+    """Start the copies of the block at ``idx`` (Scalars, outermost first) into the stage at ``dst``, counted
+    by ``bar`` (the caller arrived on it expecting ``m.nbytes``; a single thread calls this)."""
+    for coords, off in box_coords(ctx, m, idx):
+        ctx.target.bulk_tensor_load(ctx.fn, ctx.smem_ptr(dst, str(off)) if off else dst, m.addr, coords, bar)
 
 
 class BulkStages:
@@ -267,14 +318,12 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
     write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
     ctx.target.bulk_store_fence(fn)
     ctx.target.barrier(fn)
-    row, col = (s.value if s.ty == "i32" else fn.inst(f"trunc {s.ty} {s.value} to i32") for s in idx)
+    boxes = box_coords(ctx, m, idx)
     leader = fn.inst(f"icmp eq i32 {ctx.target.thread_id(fn)}, 0")
 
     def emit() -> None:
-        for dc, dr, off in m.boxes():
-            cc = col if dc == 0 else fn.inst(f"add i32 {col}, {dc}")
-            r = row if dr == 0 else fn.inst(f"add i32 {row}, {dr}")
-            ctx.target.bulk_tensor_store(fn, m.addr, [cc, r], ctx.smem_ptr(base, str(off)) if off else base)
+        for coords, off in boxes:
+            ctx.target.bulk_tensor_store(fn, m.addr, coords, ctx.smem_ptr(base, str(off)) if off else base)
         ctx.target.bulk_store_wait_read(fn)
     guarded(fn, leader, emit)
     ctx.scratch_read_done()

@@ -1,0 +1,146 @@
+"""Tensor descriptors of every rank on sm_90 compile to the copy engine's forms (no GPU needed; ptxas assembles
+the PTX): each case of tests/gpu/test_tma_rank.py loads its block with ``cp.async.bulk.tensor.{rank}d`` into
+shared memory, completing on an mbarrier, and stores with the bulk tensor store of the same rank, for
+descriptors the kernel makes of its arguments (maps encoded by the launcher, ``tensor_map_params``), of values
+it computes (maps built on the device, ``tensormap.replace``) and host ``TensorDescriptor`` arguments. A NaN
+padding asks the engine for a NaN fill (a float element type). Where the engine cannot express the block, or
+the kernel also writes through the descriptor, the portable per-element path stays."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+import tritium
+import tritium as triton
+import tritium.language as tl
+from tritium.backends.compiler import GPUTarget
+from tritium.compiler import ASTSource
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
+from test_tma_rank import BUILT, CASES, HOST, KERNELS, OWN, _ids  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+_TY = {"float16": "fp16", "float32": "fp32", "int8": "i8"}
+
+
+def _compile(fn, sig, consts, attrs, warps=4):
+    from tritium import plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg):
+        return tritium.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                               options={"num_warps": warps, "num_stages": 3})
+
+
+def _case_kernel(dtype, shape, block, pad, mode):
+    rank = len(shape)
+    ty = _TY[dtype]
+    if mode == HOST:
+        desc = f"tensordesc<{ty}[{', '.join(map(str, block))}]"
+        sig = {"x": desc + (",padding=nan>" if pad == "nan" else ">"), "y": desc + ">"}
+    else:
+        sig = {"x": f"*{ty}", "y": f"*{ty}"}
+    sig["out"] = f"*{ty}"
+    names = [f"n{d}" for d in range(rank)] + [f"s{d}" for d in range(rank - 1)] + [f"o{d}" for d in range(rank)]
+    sig.update({n: "i32" for n in names + ["zero"]})
+    sig.update({f"B{d}": "constexpr" for d in range(rank)})
+    sig.update(PAD="constexpr", MODE="constexpr")
+    consts = {f"B{d}": b for d, b in enumerate(block)}
+    consts.update(PAD=pad, MODE=mode)
+    # pointers 16-byte aligned and strides multiples of 16, as a launch specializes them
+    aligned = [0, 1, 2] + [3 + rank + d for d in range(rank - 1)]
+    return _compile(KERNELS[rank], sig, consts, {(i, ): [["tt.divisibility", 16]] for i in aligned})
+
+
+@pytest.mark.parametrize("mode", [OWN, BUILT, HOST], ids=["own", "built", "host"])
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_every_rank_copies_through_tma(isolated_tritium, case, mode):
+    dtype, shape, block, _, pad, _ = case
+    rank = len(shape)
+    k = _case_kernel(dtype, shape, block, pad, mode)
+    ptx = k.asm["ptx"]
+    loads = re.findall(r"cp\.async\.bulk\.tensor\.(\d)d\.shared::cluster\.global\.mbarrier::complete_tx::bytes", ptx)
+    stores = re.findall(r"cp\.async\.bulk\.tensor\.(\d)d\.global\.shared::cta\.bulk_group", ptx)
+    # one copy per box: 1-D blocks in runs of 256, rows in 128-byte panels, the outer dimension in runs of 256
+    eb = {"float16": 2, "float32": 4, "int8": 1}[dtype]
+    if rank == 1:
+        boxes = -(-block[0] // 256)
+    else:
+        boxes = -(-block[-1] * eb // 128) * -(-block[0] // 256)
+    assert loads == [str(rank)] * boxes and stores == [str(rank)] * boxes
+    assert "mbarrier.try_wait.parity" in ptx and "mbarrier.inval" in ptx
+    assert not re.search(r"\bld\.global", ptx), "the block is not also read element by element"
+    assert k.asm.get("cubin")
+    maps = k.metadata_dict.get("tensor_map_params") or []
+    if mode == BUILT:
+        # x's and y's shapes are computed in the kernel: both maps are built by the program
+        assert ptx.count("tensormap.cp_fenceproxy") == 2 and not maps
+        assert ("tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [$0], 1" in k.asm["llir"]) == (pad == "nan")
+    else:
+        assert "tensormap.replace" not in ptx and len(maps) == 2
+        assert [len(m["box"]) for m in maps] == [rank, rank]
+        assert (maps[0].get("oob_fill") == "NAN_REQUEST_ZERO_FMA") == (pad == "nan")
+        if pad == "nan":
+            assert maps[0]["elem_type"] == {"float16": "FLOAT16", "float32": "FLOAT32"}[dtype]
+        assert "oob_fill" not in maps[1] and maps[1]["elem_type"].startswith("UINT")
+
+
+@triton.jit
+def _softmax_rows(x_desc, y_desc, BN: tl.constexpr):
+    # one row block per program, fed to reductions (no dot, no loop): Triton 3.6 loads it through TMA too
+    r = tl.program_id(0)
+    v = x_desc.load([r, 0]).to(tl.float32)
+    e = tl.exp(v - tl.max(v, 1)[:, None])
+    y_desc.store([r, 0], (e / tl.sum(e, 1)[:, None]).to(tl.float16))
+
+
+def test_single_load_feeding_reductions_is_tma(isolated_tritium):
+    sig = {"x_desc": "tensordesc<fp16[1, 1024]>", "y_desc": "tensordesc<fp16[1, 1024]>", "BN": "constexpr"}
+    k = _compile(_softmax_rows, sig, {"BN": 1024}, {})
+    ptx = k.asm["ptx"]
+    # one row: plain contiguous runs of 256 elements (no swizzle: the row's 128-byte panels would each need a
+    # 1024-byte aligned start)
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 4
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 4
+
+
+@triton.jit
+def _three(x, y, n0, n1, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr, SAME: tl.constexpr):
+    d = tl.make_tensor_descriptor(x, [n0, n1, 64], [n1 * 64, 64, 1], [B0, B1, B2])
+    if SAME:
+        out = d
+    else:
+        out = tl.make_tensor_descriptor(y, [n0, n1, 64], [n1 * 64, 64, 1], [B0, B1, B2])
+    v = d.load([tl.program_id(0) * B0, 0, 0])
+    out.store([tl.program_id(0) * B0, 0, 0], v * 2)
+
+
+@pytest.mark.parametrize("B1,same", [(4, True), (512, False)])
+def test_portable_where_tma_cannot_or_must_not(isolated_tritium, B1, same):
+    """A descriptor the kernel also stores through keeps per-element loads (the engine's reads would need a
+    proxy fence after the program's own stores); a middle dimension of 512 fits no box (at most 256)."""
+    sig = {"x": "*fp32", "y": "*fp32", "n0": "i32", "n1": "i32", "B0": "constexpr", "B1": "constexpr",
+           "B2": "constexpr", "SAME": "constexpr"}
+    k = _compile(_three, sig, {"B0": 2, "B1": B1, "B2": 32, "SAME": same},
+                 {(i, ): [["tt.divisibility", 16]] for i in (0, 1)})
+    ptx = k.asm["ptx"]
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global" not in ptx
+    assert re.search(r"\bld\.global", ptx)
+    # the check is the engine's, not a refusal of the kernel: the same with a middle dimension of 4 is TMA
+    if not same:
+        k = _compile(_three, sig, {"B0": 2, "B1": 4, "B2": 32, "SAME": same},
+                     {(i, ): [["tt.divisibility", 16]] for i in (0, 1)})
+        assert "cp.async.bulk.tensor.3d.shared::cluster.global" in k.asm["ptx"]
+
+
+def test_knob_off_keeps_the_portable_path(isolated_tritium):
+    from tritium_nvidia.knobs import nvidia
+    with nvidia.scope():
+        nvidia.tma = False
+        k = _case_kernel("float16", (5, 7, 40), (2, 4, 64), "zero", OWN)
+    assert "cp.async.bulk.tensor" not in k.asm["ptx"] and re.search(r"\bld\.global", k.asm["ptx"])
