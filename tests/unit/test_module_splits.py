@@ -51,6 +51,7 @@ def test_groups_declared_in_knobs_count_as_tritiums():
     ("tritium.language.dtypes", "tritium.language.scalar_types",
      ["KIND", "SIGNEDNESS", "dtype", "void_type", "void", "int1", "int32", "uint64", "float8e4nv", "bfloat16",
       "float64"]),
+    ("tritium.interpreter.memory", "tritium.interpreter.regions", ["SLOT_SHIFT", "Region", "HostMemory"]),
 ])
 def test_split_out_names_keep_their_import_path(module, part, names):
     old, new = importlib.import_module(module), importlib.import_module(part)
@@ -65,6 +66,7 @@ def test_language_namespace_keeps_the_builtin_decorator():
     assert tl.dtype is tl.core.dtype and tl.int32 is tl.core.int32
 
 
-@pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes"])
+@pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes",
+                                    "tritium.interpreter.memory"])
 def test_old_modules_import(module):
     importlib.import_module(module)
