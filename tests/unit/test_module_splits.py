@@ -52,6 +52,8 @@ def test_groups_declared_in_knobs_count_as_tritiums():
      ["KIND", "SIGNEDNESS", "dtype", "void_type", "void", "int1", "int32", "uint64", "float8e4nv", "bfloat16",
       "float64"]),
     ("tritium.interpreter.memory", "tritium.interpreter.regions", ["SLOT_SHIFT", "Region", "HostMemory"]),
+    ("tritium.interpreter.launcher", "tritium.interpreter.programs",
+     ["Launch", "kernel_state", "BATCH_ELEMENTS", "FIRST_BATCH"]),
 ])
 def test_split_out_names_keep_their_import_path(module, part, names):
     old, new = importlib.import_module(module), importlib.import_module(part)
@@ -67,6 +69,6 @@ def test_language_namespace_keeps_the_builtin_decorator():
 
 
 @pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes",
-                                    "tritium.interpreter.memory"])
+                                    "tritium.interpreter.memory", "tritium.interpreter.launcher"])
 def test_old_modules_import(module):
     importlib.import_module(module)

@@ -4,7 +4,7 @@ Switched on by ``TRITON_INTERPRET=1`` (or ``TRITIUM_INTERPRET=1``, or ``tritium.
 True``), or for one kernel by ``kernel.interpret = True``. The kernel's own Python function runs (lightly
 rewritten, see :mod:`.rewrite`), so ``breakpoint()`` stops inside it; ``tl.*`` builtins go through the
 same type checking as the compiler (:mod:`.semantic`) to a numpy "builder" (:mod:`.builder`), rounding
-like the compiled CPU backend does (:mod:`.floats`). Programs of the grid run as batches (:mod:`.launcher`);
+like the compiled CPU backend does (:mod:`.floats`). Programs of the grid run as batches (:mod:`.programs`);
 every load and store is checked against the memory of the argument its pointer came from, or of the live
 array a real host address points into (:mod:`.memory`, ``TRITIUM_INTERPRET_BOUNDS_CHECK``).
 
