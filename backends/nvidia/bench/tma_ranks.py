@@ -1,0 +1,188 @@
+"""Tensor descriptors of every rank on the H200: one case per rank where the copy engine should pay, tritium with
+TMA (the default), tritium on the portable path (TRITIUM_NVIDIA_TMA off: per-element accesses), and Triton 3.6,
+in one process (CUDA-event medians), each result checked against torch. Host ``TensorDescriptor`` arguments.
+
+    python backends/nvidia/bench/tma_ranks.py [--cases copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d]
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import tritium as triton
+import tritium.language as tl
+from tritium.tools.tensor_descriptor import TensorDescriptor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..", "..")
+
+
+@triton.jit
+def copy1d(dx, dy, B: tl.constexpr):
+    i = tl.program_id(0) * B
+    dy.store([i], dx.load([i]))
+
+
+@triton.jit
+def softmax2d(dx, dy):
+    # one row per program, the row's load feeding reductions (no dot, no loop)
+    r = tl.program_id(0)
+    v = dx.load([r, 0]).to(tl.float32)
+    e = tl.exp(v - tl.max(v, 1)[:, None])
+    dy.store([r, 0], (e / tl.sum(e, 1)[:, None]).to(dy.dtype))
+
+
+@triton.jit
+def copy3d(dx, dy, B1: tl.constexpr, B2: tl.constexpr, n1, n2):
+    p = tl.program_id(0)
+    per1 = tl.cdiv(n1, B1)
+    per2 = tl.cdiv(n2, B2)
+    b = p // (per1 * per2)
+    i = (p // per2) % per1 * B1
+    j = p % per2 * B2
+    dy.store([b, i, j], dx.load([b, i, j]))
+
+
+@triton.jit
+def copy4d(dx, dy, B2: tl.constexpr, B3: tl.constexpr, n1, n2, n3):
+    p = tl.program_id(0)
+    per2 = tl.cdiv(n2, B2)
+    per3 = tl.cdiv(n3, B3)
+    a = p // (n1 * per2 * per3)
+    b = p // (per2 * per3) % n1
+    i = p // per3 % per2 * B2
+    j = p % per3 * B3
+    dy.store([a, b, i, j], dx.load([a, b, i, j]))
+
+
+@triton.jit
+def copy5d(dx, dy, B3: tl.constexpr, B4: tl.constexpr, n1, n2, n3, n4):
+    p = tl.program_id(0)
+    per3 = tl.cdiv(n3, B3)
+    per4 = tl.cdiv(n4, B4)
+    q = p // (per3 * per4)
+    i = p // per4 % per3 * B3
+    j = p % per4 * B4
+    dy.store([q // (n1 * n2), q // n2 % n1, q % n2, i, j], dx.load([q // (n1 * n2), q // n2 % n1, q % n2, i, j]))
+
+
+@triton.jit
+def bmm3d(da, db, dc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # batched matmul on 3-D descriptors: C[z] = A[z] @ B[z]^T
+    z = tl.program_id(2)
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = da.load([z, m, k]).reshape(BM, BK)
+        b = db.load([z, n, k]).reshape(BN, BK)
+        acc = tl.dot(a, b.T, acc)
+    dc.store([z, m, n], acc.to(tl.float16).reshape(1, BM, BN))
+
+
+def cases(mod, torch):
+    """name -> (make(): (run, check, amount, unit))."""
+    T = TensorDescriptor
+
+    def c1():
+        n, B = 1 << 27, 1024
+        x = torch.randn(n, device="cuda")
+        y = torch.empty_like(x)
+        run = lambda: mod.copy1d[(n // B, )](T.from_tensor(x, [B]), T.from_tensor(y, [B]), B, num_warps=4)  # noqa
+        return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 4, "GB/s"
+
+    def c2():
+        R, N = 32768, 1024
+        x = torch.randn(R, N, device="cuda", dtype=torch.float16)
+        y = torch.empty_like(x)
+        run = lambda: mod.softmax2d[(R, )](T.from_tensor(x, [1, N]), T.from_tensor(y, [1, N]), num_warps=4)  # noqa
+        return run, lambda: (y.float() - torch.softmax(x.float(), 1)).abs().max().item(), 2 * x.numel() * 2, "GB/s"
+
+    def c3():
+        Z, M, N, B1, B2 = 64, 1024, 1024, 32, 128
+        x = torch.randn(Z, M, N, device="cuda", dtype=torch.float16)
+        y = torch.empty_like(x)
+        grid = (Z * (M // B1) * (N // B2), )
+        run = lambda: mod.copy3d[grid](T.from_tensor(x, [1, B1, B2]), T.from_tensor(y, [1, B1, B2]), B1, B2, M, N,  # noqa
+                                       num_warps=4)
+        return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 2, "GB/s"
+
+    def c4():
+        A, Bn, M, N, B2, B3 = 8, 16, 512, 512, 32, 128
+        x = torch.randn(A, Bn, M, N, device="cuda", dtype=torch.float16)
+        y = torch.empty_like(x)
+        grid = (A * Bn * (M // B2) * (N // B3), )
+        run = lambda: mod.copy4d[grid](T.from_tensor(x, [1, 1, B2, B3]), T.from_tensor(y, [1, 1, B2, B3]), B2, B3,  # noqa
+                                       Bn, M, N, num_warps=4)
+        return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 2, "GB/s"
+
+    def c5():
+        s, B3, B4 = (4, 4, 8, 256, 512), 32, 32
+        x = torch.randn(*s, device="cuda")
+        y = torch.empty_like(x)
+        grid = (s[0] * s[1] * s[2] * (s[3] // B3) * (s[4] // B4), )
+        blk = [1, 1, 1, B3, B4]
+        run = lambda: mod.copy5d[grid](T.from_tensor(x, blk), T.from_tensor(y, blk), B3, B4, *s[1:], num_warps=4)  # noqa
+        return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 4, "GB/s"
+
+    def c6():
+        Z, M, N, K, BM, BN, BK = 16, 1024, 1024, 1024, 128, 128, 64
+        a = torch.randn(Z, M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(Z, N, K, device="cuda", dtype=torch.float16)
+        c = torch.empty(Z, M, N, device="cuda", dtype=torch.float16)
+        ref = torch.bmm(a.float(), b.float().transpose(1, 2))
+        run = lambda: mod.bmm3d[(M // BM, N // BN, Z)](T.from_tensor(a, [1, BM, BK]), T.from_tensor(b, [1, BN, BK]),  # noqa
+                                                       T.from_tensor(c, [1, BM, BN]), K, BM, BN, BK, num_warps=8,
+                                                       num_stages=3)
+        return run, lambda: ((c.float() - ref).norm() / ref.norm()).item(), 2 * Z * M * N * K / 1e3, "TFLOP/s"
+
+    return {"copy1d": c1, "softmax2d": c2, "copy3d": c3, "copy4d": c4, "copy5d": c5, "bmm3d": c6}
+
+
+def main() -> None:
+    import argparse
+
+    import torch
+    from tritium_nvidia.knobs import nvidia as nvk
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default="copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d")
+    args = ap.parse_args()
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    from _bench import median_ms, triton_twin
+    ours = cases(sys.modules[__name__], torch)
+    twin = triton_twin(os.path.abspath(__file__))
+    theirs = cases(twin, torch) if twin is not None else None
+    rows = []
+    for name in args.cases.split(","):
+        res, form, unit = {}, "?", ""
+        for label, table, tma in (("tma", ours, True), ("portable", ours, False), ("triton", theirs, None)):
+            if table is None:
+                res[label] = (float("nan"), "absent")
+                continue
+            with nvk.scope():
+                if tma is not None:
+                    nvk.tma = tma
+                try:
+                    run, check, amount, unit = table[name]()
+                    k = run()
+                    torch.cuda.synchronize()
+                    err = check()
+                    if label == "tma":
+                        ptx = k.asm.get("ptx", "")
+                        form = "TMA" if "cp.async.bulk.tensor" in ptx else "no TMA"
+                    ms = median_ms(run, "cuda")
+                    res[label] = (amount / (ms * 1e-3) / 1e9, f"{err:.1e}")
+                except Exception as exc:  # noqa: BLE001
+                    res[label] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+            torch.cuda.empty_cache()
+        tri = res["triton"][0]
+        line = (f"{name} ({form}): tritium TMA {res['tma'][0]:.0f} ({res['tma'][0] / tri:.2f}x)"
+                f" | portable {res['portable'][0]:.0f} ({res['portable'][0] / tri:.2f}x) | Triton {tri:.0f} {unit}"
+                f" | err " + " / ".join(v[1] for v in res.values()))
+        print(line, flush=True)
+        rows.append(line)
+    print("\n".join(["== table"] + rows))
+
+
+if __name__ == "__main__":
+    main()
