@@ -102,3 +102,17 @@ def test_tanh_cosh_rsqrt_float64_special_values(mode):
                                                                         np.inf, np.inf, 1.0])
     np.testing.assert_array_equal(rsqrt[[0, 1, 2, 4, 10, 11]], [np.inf, -np.inf, 0.0, np.nan, 2.0 ** 537, np.nan])
     assert np.isnan(rsqrt[3])
+
+
+@pytest.mark.parametrize("lvl", isa.levels_to_check())
+def test_tanh_cosh_rsqrt_float64_stay_vectorized(lvl):
+    # glibc's tanh and cosh were scalar calls; the replacements must not be, nor call the C library
+    import re
+    x = np.linspace(0.5, 3.0, 1000)
+    with isa.compiling_for(lvl):
+        compiled = _three[(1, )](x, np.empty(3 * x.size), x.size, 1024)
+    ir = compiled.asm["llir"]
+    callees = set(re.findall(r"call [^@]*@([\w.]+)\(", ir))
+    scalar = {c for c in callees if re.fullmatch(r"(llvm\.)?(tanh|cosh|exp|expm1)(\.f64)?", c)}
+    assert not scalar, f"calls {scalar}"
+    assert re.search(r"fdiv <\d+ x double>", ir) and re.search(r"@llvm\.fma\.v\d+f64", ir), "not vectorized"
