@@ -2,7 +2,7 @@
 tf32 (fp32 operands), fp8 e4m3/e5m2 and 8-bit integers (s32 accumulators).
 
 Four consecutive warps (a warpgroup) compute a 64 x N tile of the accumulator per instruction, reading B
-(and usually A) from shared memory through 64-bit descriptors. Warpgroups split M. The operands come from
+(and usually A) from shared memory through 64-bit descriptors. Warpgroups split M (and N where M is short: wgmma_split). The operands come from
 the software pipeline's shared stages when the loop was pipelined; an A the threads already hold as wgmma's
 register fragments (a 16-bit tile in an earlier wgmma's accumulator layout: P of attention) is read from
 registers; an operand computed before the loop is written once, in the loop's preheader; anything else is
@@ -48,31 +48,48 @@ def k_step(kind: str) -> int:
     return 32 // KINDS[kind][1]
 
 
-def wgmma_shape(M: int, N: int, num_warps: int) -> Optional[tuple[int, int]]:
-    """(warpgroups, N per instruction), or None when this tile does not fit wgmma."""
+def wgmma_split(M: int, N: int, num_warps: int) -> Optional[tuple[int, int, int]]:
+    """(warpgroups along M, warpgroups along N, N per instruction), or None when this tile does not fit wgmma.
+    Warpgroups split M; where M has fewer 64-row blocks than there are warpgroups (64 x N at 8 warps), the rest
+    split N, as Triton's warpsPerCTA [4, 2] does, in parts of whole 64-column panels (a B stored (K, N) is read
+    from a panel boundary)."""
     if num_warps % 4:
         return None
     wg = num_warps // 4
-    if M % (64 * wg) or N % 16 or N < 16:
+    wg_m, wg_n = wg, 1
+    if M % (64 * wg) and M % 64 == 0 and wg % (M // 64) == 0:
+        wg_m, wg_n = M // 64, wg // (M // 64)
+        if N % wg_n or (N // wg_n) % 64:
+            return None
+    if M % (64 * wg_m) or N % 16 or N < 16:
         return None
-    n_inst = min(N, 256)
-    while N % n_inst:
+    part = N // wg_n
+    n_inst = min(part, 256)
+    while part % n_inst:
         n_inst //= 2
-    return wg, n_inst
+    return wg_m, wg_n, n_inst
+
+
+def wgmma_shape(M: int, N: int, num_warps: int) -> Optional[tuple[int, int]]:
+    """(warpgroups along M, N per instruction), or None when this tile does not fit wgmma (:func:`wgmma_split`)."""
+    split = wgmma_split(M, N, num_warps)
+    return None if split is None else (split[0], split[2])
 
 
 def acc_layout(M: int, N: int, num_warps: int) -> L.Layout:
-    wg, n_inst = wgmma_shape(M, N, num_warps)
+    wg, wg_n, n_inst = wgmma_split(M, N, num_warps)
+    part = N // wg_n
     reg = [(0, 1), (8, 0)] + [(0, 8 << i) for i in range((n_inst // 8).bit_length() - 1)]
     v = n_inst
-    while v < N:
+    while v < part:
         reg.append((0, v))
         v <<= 1
     v = 64 * wg
     while v < M:
         reg.append((v, 0))
         v <<= 1
-    warp = [(16, 0), (32, 0)] + [(64 << i, 0) for i in range(wg.bit_length() - 1)]
+    warp = [(16, 0), (32, 0)] + [(64 << i, 0) for i in range(wg.bit_length() - 1)] + \
+        [(0, part << i) for i in range(wg_n.bit_length() - 1)]
     return L.Layout((M, N), reg, C_LANE, warp)
 
 
@@ -124,7 +141,8 @@ def _register_a(lo: Context, v: Any, M: int, K: int) -> Optional[dict]:
     operand wants it: a 16-bit tile in the accumulator layout of an earlier wgmma of the same rows (P of
     attention), whose fragments are exactly A's. None otherwise (A then goes through shared memory)."""
     got = lo.values.get(v)
-    if isinstance(got, SharedTile) or wgmma_shape(M, K, lo.num_warps) is None:
+    split = wgmma_split(M, K, lo.num_warps)
+    if isinstance(got, SharedTile) or split is None or split[1] > 1:    # (split along N: no warp holds whole rows)
         return None
     t = lo.tensor(v)
     if t.ty not in ("half", "bfloat"):
@@ -213,7 +231,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     kstep = k_step(kind)
     M, N = acc_lay.shape
     K = lo.values[op.operands[0]].shape[1] if hasattr(lo.values[op.operands[0]], "shape") else a_lay.shape[1]
-    wg, n_inst = wgmma_shape(M, N, lo.num_warps)
+    wg, wg_n, n_inst = wgmma_split(M, N, lo.num_warps)
     scratch_used = 0        # bytes of scratch the operands written to shared memory take
     a_regs = _register_a(lo, op.operands[0], M, K)
     a = None
@@ -232,9 +250,10 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     cregs = list(c.regs)
     if c.ty != acc_ty:
         cregs = [fn.inst(f"fpext {c.ty} {x} to float") for x in cregs]
-    # this warp's warpgroup: its rows of A
+    # this warp's warpgroup: its rows of A (and, split along N too, its columns of B)
     wgi = fn.pinst(f"lshr i32 {lo.warp}, 2", "wg")
-    row0 = lo.imul(wgi, 64)
+    row0 = lo.imul(wgi, 64) if wg_n == 1 else lo.imul(fn.inst(f"urem i32 {wgi}, {wg}"), 64) if wg > 1 else "0"
+    col0 = None if wg_n == 1 else lo.imul(fn.inst(f"udiv i32 {wgi}, {wg}") if wg > 1 else wgi, N // wg_n)
     sp = lo.target.shared_ptr
     a_addr0 = fn.inst(f"ptrtoint {sp} {a.base} to i32") if a is not None else ""
     a_live: list[str] = []      # A's registers, read by the tensor cores until the wait
@@ -259,11 +278,11 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     # ptxas would insert a warpgroup.arrive for their moves
     zero = all(x in ("0", "0x0000000000000000", "0.0") for x in cregs)
     for m0 in range(0, M, 64 * wg):
-        for n0 in range(0, N, n_inst):
+        for n0 in range(0, N // wg_n, n_inst):
             idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
             cur = [out[i] for i in idx]
             for k0 in range(0, K, kstep):
-                db = _desc_for(lo, b, b_addr0, n0, None, k0, 0, descs)
+                db = _desc_for(lo, b, b_addr0, n0, col0, k0, 0, descs)
                 trans_b = 0 if b.smem.fast == 0 else 1
                 fresh = zero and k0 == 0
                 outs = ", ".join(f"${i}" for i in range(nregs))
@@ -300,7 +319,21 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
     pending = lo.__dict__.setdefault("_wgmma_pending", [])
-    if op.results[0] not in lo.deferred_dots or scratch_used or a_live or pending:
+    rec = getattr(lo, "carried_dot", None)      # gpu/lower/carry_dot.py: a dot of the last iteration still runs
+    if rec is not None and not pending and rec.wait_slot is None and _same_op(op, rec.first) and \
+            acc_ty == rec.ty:
+        # the wait also retires the last iteration's dot; written at the end of the body, once the registers
+        # that dot reads are known
+        rec.wait_slot = fn.placeholder()
+        rec.first_regs, rec.first_keep, rec.wait_text = out, a_live, wait_lines
+        rec.first_names = out = [fn.tmp("wf") for _ in out]
+        lo.deferred_dots.discard(op.results[0])
+    elif rec is not None and not pending and rec.wait_slot is not None and _same_op(op, rec.last) and \
+            not scratch_used and c.ty == acc_ty and acc_lay == lo.layout_of(op.results[0]) == rec.acc.layout:
+        # left running: the next iteration's first dot waits for it (its A registers are carried to that wait)
+        rec.running, rec.a_live = True, a_live
+        return Tensor(acc_lay, out, c.ty)
+    elif op.results[0] not in lo.deferred_dots or scratch_used or a_live or pending:
         if not scratch_used and c.ty == acc_ty and acc_lay == lo.layout_of(op.results[0]) and \
                 _next_dot_waits_for_me(op):
             # nothing reads this accumulator before the next dot of the block, whose wait covers both: the
@@ -327,6 +360,10 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     if c.ty != acc_ty:
         out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
     return Tensor(acc_lay, out, c.ty)
+
+
+def _same_op(a: Any, b: Any) -> bool:
+    return (a.operation if hasattr(a, "operation") else a) == (b.operation if hasattr(b, "operation") else b)
 
 
 def _next_dot_waits_for_me(op: Any) -> bool:
@@ -386,6 +423,26 @@ def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]]
         r = fn.inst(f'call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(args)})')
         out += [fn.inst(f"extractvalue {st} {r}, {k}") for k in range(n)]
     return out
+
+
+def wait_lines(fn: Any, regs: list[str], keep: list[str], ty: str = "float") -> tuple[list[str], list[str]]:
+    """The lines of ``wait_group(fn, 0, regs, keep, ty)`` and its result names, to be placed by the caller."""
+    lines, out = [], []
+    kcons = "".join(",r" for _ in keep)
+    kargs = [f"i32 {x}" for x in keep]
+    for i in range(0, len(regs), 32):
+        chunk = regs[i:i + 32]
+        n = len(chunk)
+        st = "{ " + ", ".join([ty] * n) + " }"
+        cons = ",".join([f"={_CONSTRAINT[ty]}"] * n + [str(k) for k in range(n)]) + (kcons if i == 0 else "")
+        body = "wgmma.wait_group.sync.aligned 0;" if i == 0 else ""
+        args = [f"{ty} {x}" for x in chunk] + (kargs if i == 0 else [])
+        r = fn.tmp("w")
+        lines.append(f'{r} = call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(args)})')
+        for k in range(n):
+            out.append(fn.tmp("w"))
+            lines.append(f"{out[-1]} = extractvalue {st} {r}, {k}")
+    return lines, out
 
 
 def _desc_for(lo: Context, tile: SharedTile, addr0: str, off_lit: int, off_dyn: Optional[str], k0: int, k_dim: int,
