@@ -54,6 +54,10 @@ def test_groups_declared_in_knobs_count_as_tritiums():
     ("tritium.interpreter.memory", "tritium.interpreter.regions", ["SLOT_SHIFT", "Region", "HostMemory"]),
     ("tritium.interpreter.launcher", "tritium.interpreter.programs",
      ["Launch", "kernel_state", "BATCH_ELEMENTS", "FIRST_BATCH"]),
+    ("tritium.gpu.emulator", "tritium.gpu.emulator_target",
+     ["NAME", "EmulatorTarget", "thread_main", "new_host_machine", "host_machine", "BF16_HELPERS"]),
+    ("tritium.gpu.emulator", "tritium.gpu.emulator_driver",
+     ["EmulatorDriver", "EmulatorLauncher", "EmulatorUtils", "EmulatedAssertionError", "MAX_NUM_REGS"]),
 ])
 def test_split_out_names_keep_their_import_path(module, part, names):
     old, new = importlib.import_module(module), importlib.import_module(part)
@@ -69,6 +73,19 @@ def test_language_namespace_keeps_the_builtin_decorator():
 
 
 @pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes",
-                                    "tritium.interpreter.memory", "tritium.interpreter.launcher"])
+                                    "tritium.interpreter.memory", "tritium.interpreter.launcher",
+                                    "tritium.gpu.emulator"])
 def test_old_modules_import(module):
     importlib.import_module(module)
+
+
+def test_emulator_plugin_module_still_declares_its_backend():
+    # tests load tritium.gpu.emulator as a plugin object, and its BackendSpec names classes by that module
+    from tritium.gpu import emulator
+
+    def load(path: str):
+        module, _, attr = path.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    spec, = emulator.tritium_backends()
+    assert load(spec.compiler) is emulator.EmulatorBackend and load(spec.driver) is emulator.EmulatorDriver
