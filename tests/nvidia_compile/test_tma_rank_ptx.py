@@ -22,6 +22,9 @@ from tritium.compiler import ASTSource
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
 from test_tma_rank import BUILT, CASES, HOST, KERNELS, OWN, _ids  # noqa: E402
+from test_tma_rank_reduce import CASES as REDUCE_CASES  # noqa: E402
+from test_tma_rank_reduce import _ids as _reduce_ids  # noqa: E402
+from test_tma_rank_reduce import _reduce1, _reduce3  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
@@ -144,3 +147,38 @@ def test_knob_off_keeps_the_portable_path(isolated_tritium):
         nvidia.tma = False
         k = _case_kernel("float16", (5, 7, 40), (2, 4, 64), "zero", OWN)
     assert "cp.async.bulk.tensor" not in k.asm["ptx"] and re.search(r"\bld\.global", k.asm["ptx"])
+
+
+#: the map's element type per (dtype, op): the engine reduces by it (min/max signed where the data is)
+_REDUCE_TYPES = {("float32", "add"): ("FLOAT32", 7), ("float16", "add"): ("FLOAT16", 6), ("int32", "add"): ("UINT32", 2),
+                 ("int32", "min"): ("INT32", 3), ("int64", "max"): ("INT64", 5), ("int32", "and"): ("UINT32", 2),
+                 ("int32", "or"): ("UINT32", 2), ("int64", "xor"): ("UINT64", 4)}
+
+
+@pytest.mark.parametrize("mode", [OWN, BUILT, HOST], ids=["own", "built", "host"])
+@pytest.mark.parametrize("case", REDUCE_CASES, ids=_reduce_ids)
+def test_descriptor_reductions_are_bulk_tensor_reductions(isolated_tritium, case, mode):
+    dtype, op, shape, block, _, _ = case
+    rank = len(shape)
+    ty = {"float16": "fp16", "float32": "fp32", "int32": "i32", "int64": "i64"}[dtype]
+    sig = {"x": f"*{ty}", "y": f"tensordesc<{ty}[{', '.join(map(str, block))}]>" if mode == HOST else f"*{ty}"}
+    names = [f"n{d}" for d in range(rank)] + [f"s{d}" for d in range(rank - 1)] + [f"o{d}" for d in range(rank)]
+    sig.update({n: "i32" for n in names + ["zero"]})
+    sig.update({f"B{d}": "constexpr" for d in range(rank)})
+    sig.update(OP="constexpr", MODE="constexpr")
+    consts = {f"B{d}": b for d, b in enumerate(block)}
+    consts.update(OP=op, MODE=mode)
+    aligned = [0, 1] + [2 + rank + d for d in range(rank - 1)]
+    k = _compile(_reduce1 if rank == 1 else _reduce3, sig, consts,
+                 {(i, ): [["tt.divisibility", 16]] for i in aligned})
+    ptx = k.asm["ptx"]
+    eb = {"float16": 2, "float32": 4, "int32": 4, "int64": 8}[dtype]
+    boxes = -(-block[0] // 256) if rank == 1 else -(-block[-1] * eb // 128)
+    assert re.findall(rf"cp\.reduce\.async\.bulk\.tensor\.{rank}d\.global\.shared::cta\.(\w+)\.bulk_group", ptx) \
+        == [op] * boxes
+    assert not re.search(r"\b(red|atom)\.global", ptx), "no element-wise atomics beside the bulk reductions"
+    name, code = _REDUCE_TYPES[dtype, op]
+    if mode == BUILT:
+        assert f"tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [$0], {code};" in k.asm["llir"]
+    else:
+        assert [m["elem_type"] for m in k.metadata_dict["tensor_map_params"]] == [name]

@@ -334,17 +334,18 @@ class NvidiaTarget(TargetHooks):
 
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
-                         nan_fill: Optional[str] = None) -> str:
+                         elem: Optional[str] = None, nan_fill: bool = False) -> str:
         from .tma import build_tensor_map
-        return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle, nan_fill)
+        return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle, elem,
+                                nan_fill)
 
     def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int,
-                         nan_fill: Optional[str] = None) -> Optional[str]:
+                         elem: Optional[str] = None, nan_fill: bool = False) -> Optional[str]:
         from .knobs import nvidia
         if not nvidia.tma_host_maps:
             return None
         from .tma import param_tensor_map
-        return param_tensor_map(fn, self._param_maps, args, box, eb, swizzle, nan_fill)
+        return param_tensor_map(fn, self._param_maps, args, box, eb, swizzle, elem, nan_fill)
 
     def kernel_metadata(self) -> dict:
         return {"tensor_map_params": list(self._param_maps)} if getattr(self, "_param_maps", None) else {}
@@ -390,6 +391,10 @@ class NvidiaTarget(TargetHooks):
     def bulk_tensor_store(self, fn: Function, tmap: str, coords: list[str], src: str) -> None:
         from .tma import tensor_store
         tensor_store(fn, tmap, coords, src)
+
+    def bulk_tensor_reduce(self, fn: Function, tmap: str, coords: list[str], src: str, kind: str) -> None:
+        from .tma import tensor_reduce
+        tensor_reduce(fn, tmap, coords, src, kind)
 
     def bulk_store_wait_read(self, fn: Function) -> None:
         from .tma import store_wait_read

@@ -21,8 +21,9 @@ from tritium.llvmir.text import Function, Module
 #: tensormap.replace.elemtype by element size: unsigned integers (the copy moves bits; the zero fill of an
 #: out-of-bounds element is all-zero bits for every type)
 _ELEMTYPE = {1: 0, 2: 1, 4: 2, 8: 4}
-#: ... and of a NaN fill, which the engine gives float types only (PTX's tensormap.replace elemtype codes)
-_NAN_ELEMTYPE = {"half": 6, "float": 7, "double": 9, "bfloat": 10}
+#: ... where the engine must know the type (reductions; a NaN fill, which it gives float types only): PTX's
+#: tensormap.replace elemtype codes
+_TYPED_ELEMTYPE = {"u32": 2, "s32": 3, "u64": 4, "s64": 5, "half": 6, "float": 7, "double": 9, "bfloat": 10}
 #: names of the module globals holding tensor maps built on the device (the launcher orders launches of a kernel
 #: that has them across streams: every launch rewrites them)
 GLOBAL_PREFIX = "__tritium_tmap"
@@ -44,11 +45,12 @@ def _saddr(fn: Function, ptr: str) -> str:
 
 def build_tensor_map(target: Any, fn: Function, module: Module, template: str, base: str, dims: list[str],
                      stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
-                     nan_fill: Optional[str] = None) -> str:
+                     elem: Optional[str] = None, nan_fill: bool = False) -> str:
     """Write the tensor map of a tiled copy of rank 1 to 5 into a new module global; return its address (i64).
     ``dims`` (i32) and ``box`` are innermost first, ``stride_bytes`` (i64) the outer dimensions' strides,
     innermost first. ``template`` is 128 bytes of shared memory, 128-byte aligned, free to overwrite.
-    ``nan_fill``: the float type whose out-of-bounds elements read NaN (else they read zero bits)."""
+    ``elem``: the element type the copies must know (reductions, NaN fills), else unsigned integers of ``eb``
+    bytes; ``nan_fill``: out-of-bounds elements read NaN (else zero bits)."""
     n = sum(1 for k in module.declarations if k.startswith(GLOBAL_PREFIX))
     name = f"{GLOBAL_PREFIX}{n}"
     module.declare(name, f"@{name} = internal addrspace(1) global [128 x i8] zeroinitializer, align 128")
@@ -76,7 +78,7 @@ def build_tensor_map(target: Any, fn: Function, module: Module, template: str, b
                 _asm(fn, f"{pre}.element_stride.{sfx}.b32 [$0], {i}, 1;", "r,~{memory}", [f"i32 {t}"])
             for i, s in enumerate(stride_bytes):
                 _asm(fn, f"{pre}.global_stride.{sfx}.b64 [$0], {i}, $1;", "r,l,~{memory}", [f"i32 {t}", f"i64 {s}"])
-            elemtype = _NAN_ELEMTYPE[nan_fill] if nan_fill else _ELEMTYPE[eb]
+            elemtype = _TYPED_ELEMTYPE[elem] if elem else _ELEMTYPE[eb]
             if elemtype:
                 _asm(fn, f"{pre}.elemtype.{sfx}.b32 [$0], {elemtype};", "r,~{memory}", [f"i32 {t}"])
             if nan_fill:
@@ -100,12 +102,13 @@ def build_tensor_map(target: Any, fn: Function, module: Module, template: str, b
 
 #: the launcher's CUtensorMapDataType by element size, as the maps built on the device use (_ELEMTYPE)
 PARAM_ELEMTYPE = {1: "UINT8", 2: "UINT16", 4: "UINT32", 8: "UINT64"}
-#: ... and for a NaN fill (CUtensorMapFloatOOBfill's NAN_REQUEST_ZERO_FMA needs a float type)
-PARAM_NAN_ELEMTYPE = {"half": "FLOAT16", "float": "FLOAT32", "double": "FLOAT64", "bfloat": "BFLOAT16"}
+#: ... and where the type matters (reductions; CUtensorMapFloatOOBfill's NAN_REQUEST_ZERO_FMA needs a float type)
+PARAM_TYPED_ELEMTYPE = {"u32": "UINT32", "s32": "INT32", "u64": "UINT64", "s64": "INT64", "half": "FLOAT16",
+                        "float": "FLOAT32", "double": "FLOAT64", "bfloat": "BFLOAT16"}
 
 
 def param_tensor_map(fn: Function, maps: list[dict], args: list, box: list[int], eb: int, swizzle: int,
-                     nan_fill: Optional[str] = None) -> str:
+                     elem: Optional[str] = None, nan_fill: bool = False) -> str:
     """The generic address (i64) of a 128-byte ``__grid_constant__`` parameter holding the tensor map the
     launcher encodes from ``args`` (base, dims outermost first, outer strides in elements: kernel-argument
     numbers or ["const", value]);
@@ -114,8 +117,10 @@ def param_tensor_map(fn: Function, maps: list[dict], args: list, box: list[int],
     concurrent launches each have their own."""
     spec = {"args": list(args), "box": list(box), "elem_bytes": eb, "elem_type": PARAM_ELEMTYPE[eb],
             "swizzle": swizzle}
+    if elem:
+        spec["elem_type"] = PARAM_TYPED_ELEMTYPE[elem]
     if nan_fill:
-        spec.update(elem_type=PARAM_NAN_ELEMTYPE[nan_fill], oob_fill="NAN_REQUEST_ZERO_FMA")
+        spec["oob_fill"] = "NAN_REQUEST_ZERO_FMA"
     for i, m in enumerate(maps):
         if m == spec:
             return fn.pinst(f"ptrtoint ptr %tmap{i} to i64")
@@ -185,6 +190,19 @@ def tensor_store(fn: Function, tmap: str, coords: list[str], src: str) -> None:
     n = len(coords)
     cs = ", ".join(f"${2 + i}" for i in range(n))
     _asm(fn, f"cp.async.bulk.tensor.{n}d.global.shared::cta.bulk_group [$0, {{{cs}}}], [$1];",
+         "l,r" + ",r" * n + ",~{memory}", [f"i64 {tmap}", f"i32 {_saddr(fn, src)}", *[f"i32 {c}" for c in coords]])
+
+
+#: cp.reduce.async.bulk.tensor's operation per ``tt.descriptor_reduce`` kind (signedness is the map's type)
+_REDUCE_OP = {"add": "add", "fadd": "add", "min": "min", "umin": "min", "max": "max", "umax": "max", "and": "and",
+              "or": "or", "xor": "xor"}
+
+
+def tensor_reduce(fn: Function, tmap: str, coords: list[str], src: str, kind: str) -> None:
+    """Bulk reduction of shared ``src`` into the box at ``coords`` (i32, innermost first), in this thread's group."""
+    n = len(coords)
+    cs = ", ".join(f"${2 + i}" for i in range(n))
+    _asm(fn, f"cp.reduce.async.bulk.tensor.{n}d.global.shared::cta.{_REDUCE_OP[kind]}.bulk_group [$0, {{{cs}}}], [$1];",
          "l,r" + ",r" * n + ",~{memory}", [f"i64 {tmap}", f"i32 {_saddr(fn, src)}", *[f"i32 {c}" for c in coords]])
 
 

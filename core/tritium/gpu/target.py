@@ -247,15 +247,16 @@ class TargetHooks:
 
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
-                         nan_fill: Optional[str] = None) -> str:
+                         elem: Optional[str] = None, nan_fill: bool = False) -> str:
         """The address (i64) of a tensor map of ``base`` (dims innermost first, i32; outer strides in bytes,
         i64, innermost first; box innermost first; rank 1 to 5) written by this program; ``template``: 128 free
-        shared bytes. ``nan_fill``: the float type (LLVM's name) whose out-of-bounds elements read NaN, or None
-        for zeros."""
+        shared bytes. ``elem``: the element type the copies must know ("half", "bfloat", "float", "double",
+        "s32", "u32", "s64", "u64": reductions and NaN fills), None where they move bits; ``nan_fill``:
+        out-of-bounds elements read NaN (``elem`` a float type) instead of zeros."""
         raise NotImplementedError
 
     def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int,
-                         nan_fill: Optional[str] = None) -> Optional[str]:
+                         elem: Optional[str] = None, nan_fill: bool = False) -> Optional[str]:
         """The address (i64) of a tensor map that the launcher encodes from ``args`` (the base, the dims outermost
         first and the outer strides in elements, each a kernel-argument number or ["const", value]) and passes as
         a parameter of the kernel; None where the target cannot (the program then builds it:
@@ -291,6 +292,11 @@ class TargetHooks:
 
     def bulk_tensor_store(self, fn: Function, tmap: str, coords: list[str], src: str) -> None:
         """Start copying shared ``src`` to the box at ``coords``; elements outside the tensor are dropped."""
+        raise NotImplementedError
+
+    def bulk_tensor_reduce(self, fn: Function, tmap: str, coords: list[str], src: str, kind: str) -> None:
+        """Start reducing shared ``src`` into the box at ``coords`` (``kind``: a ``tt.descriptor_reduce`` kind;
+        the map was made with the element type, ``elem``); elements outside the tensor are dropped."""
         raise NotImplementedError
 
     def bulk_store_wait_read(self, fn: Function) -> None:

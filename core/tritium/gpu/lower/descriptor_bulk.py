@@ -26,7 +26,7 @@ from ..._mlir import ir
 from ...llvmir.types import BYTES
 from ..target import guarded
 from .context import Context
-from .operands import split_operands
+from .operands import split_operands, str_attr
 from .shared import SharedTile, SmemLayout
 from .tiles import write_tile
 from .values import owner_op
@@ -147,7 +147,24 @@ def launch_argument_fields(op: Any, kernel: Any) -> Optional[list]:
 
 
 def _read_by_loads(v: Any) -> bool:
-    return any(u.owner.name in ("tt.descriptor_load", "tt.descriptor_store") for u in v.uses)
+    return any(u.owner.name in ("tt.descriptor_load", "tt.descriptor_store", "tt.descriptor_reduce") for u in v.uses)
+
+
+def only_reduced(v: Any) -> bool:
+    """The descriptor ``v`` is used by reductions only (their bulk form needs no ordering against other accesses
+    of it in the program)."""
+    return all(u.owner.name == "tt.descriptor_reduce" for u in v.uses)
+
+
+def _typed(v: Any, elem: str, nan: bool) -> Optional[str]:
+    """The element type the copy engine must know for the descriptor ``v`` of LLVM type ``elem`` (see
+    ``target.build_tensor_map``), or None where its copies move bits."""
+    kinds = {str_attr(u.owner, "kind") for u in v.uses if u.owner.name == "tt.descriptor_reduce"}
+    if elem in NAN_FILLED and (nan or kinds):
+        return elem
+    if not kinds or elem not in ("i32", "i64"):
+        return None
+    return ("s" if kinds & {"min", "max"} else "u") + elem[1:]
 
 
 #: the engine's element types of a NaN fill (out-of-bounds elements of a ``padding_option="nan"`` descriptor)
@@ -215,15 +232,15 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     for d in dims:
         gt = fn.inst(f"icmp sgt i32 {d}, 0")
         ok = gt if ok == "true" else fn.inst(f"and i1 {ok}, {gt}")
-    fill = c.elem if nan else None
+    typed = _typed(op.results[0], c.elem, nan)
     # a map of kernel arguments comes encoded with the launch (one per launch: no per-program cost, and no
     # memory that concurrent launches share); others (fields computed in the kernel) are built by each program
     host = launch_argument_fields(op, ctx.func)
-    addr = ctx.target.param_tensor_map(fn, host, box, eb, swizzle, nan_fill=fill) if host else None
+    addr = ctx.target.param_tensor_map(fn, host, box, eb, swizzle, elem=typed, nan_fill=nan) if host else None
     if addr is None:
         template = ctx.scratch(128, 128)
         addr = ctx.target.build_tensor_map(fn, ctx.module, template, base, dims, strides, box, eb, swizzle,
-                                           nan_fill=fill)
+                                           elem=typed, nan_fill=nan)
         ctx.scratch_read_done()
     return BulkMap(addr, ok, tuple(c.block), eb, tuple(box))
 
@@ -304,9 +321,11 @@ class BulkStages:
         guarded(ctx.fn, ctx.and_pred(ctx.and_pred(self.leader, valid), self.ok), emit)
 
 
-def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
-    """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set). As in Triton, the
-    program goes on once the copies have read shared memory; they reach global memory before the kernel ends."""
+def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, kind: str = "") -> None:
+    """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set), or with ``kind`` the
+    descriptor reduction of that kind (bulk reductions, atomic per element as the portable path's). As in Triton,
+    the program goes on once the copies have read shared memory; they reach global memory before the kernel
+    ends."""
     m = c.tmap
     fn = ctx.fn
     val = ctx.tensor(value_v)
@@ -323,7 +342,11 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any) -> None:
 
     def emit() -> None:
         for coords, off in boxes:
-            ctx.target.bulk_tensor_store(fn, m.addr, coords, ctx.smem_ptr(base, str(off)) if off else base)
+            src = ctx.smem_ptr(base, str(off)) if off else base
+            if kind:
+                ctx.target.bulk_tensor_reduce(fn, m.addr, coords, src, kind)
+            else:
+                ctx.target.bulk_tensor_store(fn, m.addr, coords, src)
         ctx.target.bulk_store_wait_read(fn)
     guarded(fn, leader, emit)
     ctx.scratch_read_done()
