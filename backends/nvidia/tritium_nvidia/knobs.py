@@ -38,6 +38,11 @@ class nvidia_knobs(KnobGroup):
                          "(num_ctas > 1), each CTA copies 1/num_ctas of the operand every CTA reads (a dot's A) with "
                          "TMA and multicasts it to the whole cluster, a cluster barrier guarding each stage's "
                          "reuse (gpu/lower/multicast.py); off: every CTA copies the whole block itself")
+    multicast_release = StrKnob("TRITIUM_NVIDIA_MULTICAST_RELEASE", default="cluster_barrier",
+                                choices=("cluster_barrier", "mbarrier"), doc="How a multicast stage is handed "
+                                "back before its refill: a barrier.cluster of every thread of the cluster, or an "
+                                "arrive of each CTA on every CTA's \"empty\" mbarrier of the stage (mapa), which "
+                                "only the refilling thread waits on")
     cp_async_fence = BoolKnob("TRITIUM_NVIDIA_CP_ASYNC_FENCE", default=True, doc="On sm_90, a "
                               "fence.proxy.async after each cp.async wait, before wgmma reads the stage (the PTX "
                               "memory model's proxy rule; Triton 3.6 emits none there). Off: no fence")

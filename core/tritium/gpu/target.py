@@ -321,6 +321,24 @@ class TargetHooks:
         (this CTA's and the others') are ordered before those after it."""
         raise NotImplementedError
 
+    #: how a stage that other CTAs multicast into is handed back before its refill: "cluster_barrier" (every
+    #: thread of the cluster meets) or "mbarrier" (each CTA arrives on every CTA's "empty" barrier of the stage;
+    #: the thread that refills it waits on its own: :meth:`cluster_release`, :meth:`cluster_wait`)
+    multicast_release = "cluster_barrier"
+
+    def cluster_barrier_init(self, fn: Function, bar: str, count: int) -> None:
+        """Initialize ``bar`` for ``count`` arrivals per phase, visible to the whole cluster (one thread)."""
+        raise NotImplementedError
+
+    def cluster_release(self, fn: Function, bar: str, ctas: int) -> None:
+        """Arrive once on ``bar`` (this CTA's shared offset) in each of the cluster's ``ctas`` CTAs, releasing
+        this CTA's earlier shared-memory accesses to them (one thread)."""
+        raise NotImplementedError
+
+    def cluster_wait(self, fn: Function, bar: str, parity: str) -> None:
+        """Wait for the phase of ``bar`` of parity ``parity``, acquiring what the cluster's arrivals released."""
+        raise NotImplementedError
+
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic",
           "": "acq_rel"}

@@ -10,7 +10,7 @@ exception: sinf/cosf call a ``noinline`` function for |x| >= 2^21 (mathlib_trig.
 
 The float64 functions call libm (through LLVM intrinsics where one exists, otherwise a declaration of
 the libm symbol), except ``tanh`` (glibc's is 2 ulp off; CUDA documents 1), which :mod:`.mathlib_f64` writes
-out branch-free, to 0.51 ulp measured, so that it also vectorizes. Their code therefore refers to
+out branch-free, to 0.54 ulp measured, so that it also vectorizes. Their code therefore refers to
 the external symbols in ``C_SYMBOLS``, which whoever loads the object has to resolve. Only ``erf`` is
 declared in the text (``declare double @erf(double) nounwind``); a module that also declares it elsewhere
 must keep just one of the two lines.

@@ -2,7 +2,8 @@
 
 Most call libm. ``tanh`` and ``cosh`` are written out instead: glibc's were up to 2.0 and 1.3 ulp off, over
 CUDA's documented 1 ulp. Both are branch-free (they vectorize, unlike a libm call) and carry e^a as a
-double-double (:func:`_exp_dd`: ~2^-58 relative), so that only the last step rounds (<= 0.51 ulp measured).
+double-double (:func:`_exp_dd`: ~2^-58 relative), so that only the last step rounds (worst of 200k random
+arguments at every ISA level: tanh 0.54, cosh 0.53 ulp).
 """
 from __future__ import annotations
 

@@ -324,8 +324,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # the other threads first wait on them after the loop's first barrier
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
     if shared:
-        # every CTA's barriers are initialized, and done with these bytes' earlier use, before any copy lands
-        ctx.target.cluster_barrier(fn)
+        buffers += bulk.extra_keys
+        bulk.after_init(ctx)
     state = {i: inits[i] for i in plan.args}
     for s in range(S - 1):
         iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
@@ -367,7 +367,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ops_a, next_state = eval_slice(ctx, op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth)
         if shared:
             # every CTA of the cluster is done reading the stage this refills (its copies land in all of them)
-            ctx.target.cluster_barrier(fn)
+            bulk.before_refill(ctx, wr, rd, phase, fn.inst(f"icmp ne {ity} {iv}, {lb.value}"))
         issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
         return next_state
 
@@ -397,7 +397,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             # this iteration's dots run on; the previous iteration's are done (in every warp, after the
             # barrier), so the stage they read can be refilled
             ctx.target.async_dot_wait(fn, 1, [])
-            if not shared:      # (the cluster barrier before the refill orders these)
+            if not shared or bulk.barrier_before_refill:    # (else the cluster barrier before it orders these)
                 ctx.target.barrier(fn)
         # else every dot waited for itself (the strategy dropped it from deferred_dots): the stage iteration
         # i - 1 read was free at this iteration's first barrier
@@ -432,7 +432,10 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ctx.values[r] = p
     # every copy has landed and every dot has read its operands, in every thread (of every CTA whose copies
     # reach these stages): the stages are dead
-    (ctx.target.cluster_barrier if shared else ctx.target.barrier)(fn)
+    if shared:
+        bulk.after_loop(ctx)
+    else:
+        ctx.target.barrier(fn)
     if bulk is not None:
         # every phase armed was waited for; the barriers' bytes become ordinary shared memory again
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
