@@ -2,8 +2,8 @@
 newer: each CTA copies its rows of A's block and multicasts them to the whole cluster. Results against numpy in
 float64, with edge tiles (M and N not multiples of the blocks), K not a multiple of BLOCK_K, a persistent kernel
 (examples/08: the pipelined loop runs once per tile, so stages are refilled across tiles), two pipelined loops in
-one kernel, and the knob off. Each test also checks that the path it means to run was taken (the PTX multicasts).
-The copy engine is not emulated: without such a GPU these tests skip (tests/nvidia_compile/test_multicast_ptx.py
+one kernel, and the knob off; stages handed back through a cluster barrier or through mbarriers. Each test also
+checks that the path it means to run was taken (the PTX multicasts). The copy engine is not emulated: without such a GPU these tests skip (tests/nvidia_compile/test_multicast_ptx.py
 checks the PTX everywhere)."""
 from __future__ import annotations
 
@@ -57,13 +57,18 @@ def _multicast(k) -> bool:
     return "multicast::cluster" in k.asm["ptx"]
 
 
+RELEASE = ["cluster_barrier", "mbarrier"]
+
+
+@pytest.mark.parametrize("release", RELEASE)
 @pytest.mark.parametrize("ctas", [2, 4])
 @pytest.mark.parametrize("dt,blocks,shape", [("float16", (128, 256, 64), (320, 640, 200)),
                                              ("bfloat16", (128, 128, 64), (256, 384, 136)),
                                              ("float16", (64, 256, 64), (200, 520, 72))])
-def test_tiled_descriptor_matmul(hopper, ctas, dt, blocks, shape):
+def test_tiled_descriptor_matmul(hopper, ctas, dt, blocks, shape, release):
     import torch
     from tritium.tools.tensor_descriptor import TensorDescriptor
+    from tritium_nvidia.knobs import nvidia
     (BM, BN, BK), (M, N, K) = blocks, shape
     rng = np.random.default_rng(ctas + M)
     a, a64 = _data(rng, (M, K), dt)
@@ -71,8 +76,10 @@ def test_tiled_descriptor_matmul(hopper, ctas, dt, blocks, shape):
     c = torch.full((M, N), float("nan"), device="cuda", dtype=a.dtype)
     descs = (TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BK, BN]),
              TensorDescriptor.from_tensor(c, [BM, BN]))
-    k = _desc_matmul[(triton.cdiv(M, BM), triton.cdiv(N, BN))](*descs, K, BM, BN, BK, num_ctas=ctas, num_warps=8,
-                                                             num_stages=3)
+    with nvidia.scope():
+        nvidia.multicast_release = release
+        k = _desc_matmul[(triton.cdiv(M, BM), triton.cdiv(N, BN))](*descs, K, BM, BN, BK, num_ctas=ctas,
+                                                                 num_warps=8, num_stages=3)
     assert "tritium.cluster_split" in k.asm["ttgir"] and _multicast(k)
     np.testing.assert_allclose(_get(c).astype(np.float64), a64 @ b64, rtol=2e-2, atol=6e-2)
 
@@ -107,12 +114,14 @@ def _example08():
     return mod
 
 
+@pytest.mark.parametrize("release", RELEASE)
 @pytest.mark.parametrize("ctas", [2, 4])
 @pytest.mark.parametrize("blocks", [(128, 256, 64), (128, 128, 64)])
-def test_persistent_descriptor_matmul(hopper, ctas, blocks):
+def test_persistent_descriptor_matmul(hopper, ctas, blocks, release):
     """More tiles than programs: each program's loop is re-entered per tile, its stages refilled by every CTA."""
     import torch
     from tritium.tools.tensor_descriptor import TensorDescriptor
+    from tritium_nvidia.knobs import nvidia
     ex = _example08()
     M, N, K = 1000, 1200, 328
     BM, BN, BK = blocks
@@ -122,8 +131,10 @@ def test_persistent_descriptor_matmul(hopper, ctas, blocks):
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
     descs = (TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
              TensorDescriptor.from_tensor(c, [BM, BN]))
-    k = ex.matmul_persistent[(7, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, NUM_SMS=7,
-                                    WARP_SPECIALIZE=False, num_warps=8, num_stages=3, num_ctas=ctas)
+    with nvidia.scope():
+        nvidia.multicast_release = release
+        k = ex.matmul_persistent[(7, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, NUM_SMS=7,
+                                        WARP_SPECIALIZE=False, num_warps=8, num_stages=3, num_ctas=ctas)
     assert "tritium.cluster_split" in k.asm["ttgir"] and _multicast(k)
     np.testing.assert_allclose(_get(c).astype(np.float64), a64 @ b64.T, rtol=2e-2, atol=6e-2)
 
@@ -141,8 +152,9 @@ def _two_loops(a_desc, b_desc, a2_desc, b2_desc, c_desc, K, K2, BM: tl.constexpr
     c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
 
+@pytest.mark.parametrize("release", RELEASE)
 @pytest.mark.parametrize("ctas", [2, 4])
-def test_two_pipelined_loops(hopper, ctas):
+def test_two_pipelined_loops(hopper, ctas, release):
     """The second loop's stages take the first's bytes: no CTA may start copying into them (in every CTA) before
     all are done with the first loop."""
     import torch
@@ -156,6 +168,9 @@ def test_two_pipelined_loops(hopper, ctas):
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
     descs = [TensorDescriptor.from_tensor(t, blk) for t, blk in ((a, [BM, BK]), (b, [BK, BN]), (a2, [BM, BK]),
                                                                  (b2, [BK, BN]), (c, [BM, BN]))]
-    k = _two_loops[(M // BM, N // BN)](*descs, K, K2, BM, BN, BK, num_ctas=ctas, num_warps=8, num_stages=4)
+    from tritium_nvidia.knobs import nvidia
+    with nvidia.scope():
+        nvidia.multicast_release = release
+        k = _two_loops[(M // BM, N // BN)](*descs, K, K2, BM, BN, BK, num_ctas=ctas, num_warps=8, num_stages=4)
     assert _multicast(k)
     np.testing.assert_allclose(_get(c).astype(np.float64), a64 @ b64 + a264 @ b264, rtol=2e-2, atol=8e-2)

@@ -34,7 +34,7 @@ def _desc_mm(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: 
     c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
 
 
-def _compile(BM=128, BN=256, BK=64, multicast=True, **options):
+def _compile(BM=128, BN=256, BK=64, multicast=True, release="cluster_barrier", **options):
     from tritium import plugins
     from tritium_nvidia.knobs import nvidia
     sig = {"a_desc": f"tensordesc<fp16[{BM}, {BK}]>", "b_desc": f"tensordesc<fp16[{BK}, {BN}]>",
@@ -43,6 +43,7 @@ def _compile(BM=128, BN=256, BK=64, multicast=True, **options):
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
         nvidia.multicast = multicast
+        nvidia.multicast_release = release
         return tritium.compile(ASTSource(_desc_mm, sig, {"BM": BM, "BN": BN, "BK": BK}, {}),
                                target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3, **options})
 
@@ -103,3 +104,26 @@ def test_split_marks_the_shared_load(isolated_tritium):
     loads = [line for line in ttgir.splitlines() if "tt.descriptor_load" in line]
     assert len(loads) == 2
     assert sum("tritium.cluster_shared" in line for line in loads) == 1
+
+
+@pytest.mark.parametrize("ctas", [2, 4])
+def test_stages_handed_back_through_mbarriers(isolated_tritium, ctas):
+    """multicast_release "mbarrier": no cluster barrier in the loop; after its CTA's barrier, the refilling thread
+    arrives (release, cluster scope) on the stage's "empty" barrier of each CTA (mapa to ranks 0 .. n-1), then waits
+    on its own (acquire, cluster scope), and only then copies."""
+    ptx = _compile(num_ctas=ctas, release="mbarrier").asm["ptx"]
+    assert len(MULTICAST.findall(ptx)) == 3
+    loop = _loop(ptx)
+    assert "barrier.cluster" not in loop
+    assert len(re.findall(r"mapa\.shared::cluster\.u32", loop)) == ctas
+    arrives = [m.start() for m in re.finditer(r"mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64", loop)]
+    assert len(arrives) == ctas
+    wait = loop.index("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64")
+    assert loop.index("wgmma.wait_group.sync.aligned 1") < loop.index("bar.sync") < arrives[0] \
+        and arrives[-1] < wait < MULTICAST.search(loop).start()
+    # the empty barriers expect one arrival per CTA; the cluster meets after init and after the loop only
+    counts = {m.group(1) for m in re.finditer(rf"mov\.[bu]32\s+(%r\d+), {ctas};", ptx)}
+    inits = re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (%r\d+);", ptx)
+    assert sum(r in counts for r in inits) == 3, (counts, inits)
+    assert ptx.count("barrier.cluster.wait.acquire") == 2
+    assert ptx.count("mbarrier.inval") == 6

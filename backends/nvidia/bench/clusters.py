@@ -3,7 +3,8 @@ in one process (CUDA-event medians), each result's relative error against torch.
 (pointer tensors, grouped order), a plain tiled kernel on tensor descriptors (the shape of Triton's num_ctas=2
 example) and examples/08's persistent descriptor kernel. Prints the form tritium took (split along N, or one CTA
 computing and why) and, at num_ctas > 1 on
-descriptors, tritium with TMA multicast of A (default) and without (knob TRITIUM_NVIDIA_MULTICAST off).
+descriptors, tritium with TMA multicast of A (default: stages handed back through a cluster barrier; "mc+mbar":
+through mbarriers, TRITIUM_NVIDIA_MULTICAST_RELEASE=mbarrier) and without (TRITIUM_NVIDIA_MULTICAST=0).
 
     python backends/nvidia/bench/clusters.py [--ctas 1,2,4] [--kinds desc,...]
 """
@@ -106,11 +107,11 @@ def main() -> None:
     for kind, (BM, BN, BK) in cases:
         for ctas in (int(x) for x in args.ctas.split(",")):
             # tritium with multicast (the default) and without (TRITIUM_NVIDIA_MULTICAST=0), then Triton
-            variants = [("tritium", True), ("tritium", False), ("triton", None)] if ctas > 1 and kind != "ptr (03)" \
-                else [("tritium", True), ("triton", None)]
+            variants = [("tritium", True), ("tritium", "mbarrier"), ("tritium", False), ("triton", None)] \
+                if ctas > 1 and kind != "ptr (03)" else [("tritium", True), ("triton", None)]
             res, shape = {}, ""
             for fw, mc in variants:
-                key = fw if mc is not False else "tritium no-mc"
+                key = {True: fw, False: "tritium no-mc", "mbarrier": "tritium mc+mbar", None: fw}[mc]
                 table = theirs if fw == "triton" else ours
                 if table is None:
                     res[key] = (float("nan"), "Triton absent")
@@ -121,12 +122,13 @@ def main() -> None:
                 run = (lambda fn=fn, c=c, blocks=(BM, BN, BK), launch=launch: fn(a, b, b_nk, c, *blocks, **launch))
                 with nvk.scope():
                     if mc is not None:
-                        nvk.multicast = mc
+                        nvk.multicast = bool(mc)
+                        nvk.multicast_release = "mbarrier" if mc == "mbarrier" else "cluster_barrier"
                     try:
                         k = run()
                         torch.cuda.synchronize()
                         err = ((c.float() - ref).norm() / ref.norm()).item()
-                        if fw == "tritium" and ctas > 1 and mc:
+                        if fw == "tritium" and ctas > 1 and mc is True:
                             shape = form(k)
                             if "multicast::cluster" in k.asm.get("ptx", ""):
                                 shape += ", A multicast"

@@ -6,9 +6,12 @@ engine and sends them to the same stage offset of every CTA in the cluster; each
 expects the whole stage's bytes, so it completes once all CTAs' parts (and its own part of B) have landed.
 
 Other CTAs now write into this CTA's stages, so a stage is refilled only after every CTA of the cluster is done
-reading it: the pipelined loop (pipeline.py) meets at a cluster barrier before each refill, after the stage
+reading it: before each refill the pipelined loop (pipeline.py) meets at a cluster barrier, or (knob
+``multicast_release`` "mbarrier") each CTA's refilling thread arrives on every CTA's "empty" barrier of the
+stage and waits on its own, which completes once all CTAs have arrived. The cluster also meets after the stage
 barriers' initialization (which must be visible to the other CTAs' copies before the first one lands) and after
-the loop (no CTA goes on to reuse, or give back, shared memory that another CTA's copies may still reach).
+the loop (no CTA goes on to reuse, or give back, shared memory that another CTA's copies or arrivals may still
+reach).
 Every CTA of a split kernel runs the same iterations (its loop bounds and predicates are the same in every CTA:
 only tensors along N differ), so each reaches every cluster barrier equally often.
 
@@ -85,6 +88,67 @@ class MulticastStages(BulkStages):
         super().__init__(ctx, maps, stages)
         self.shared = shared
         self.rank = ctx.target.cluster_rank(ctx.fn)
+        self.n = num_ctas(ctx.options)
+        self.by_mbarrier = ctx.target.multicast_release == "mbarrier"
+        self.extra_keys: list = []
+        if self.by_mbarrier:
+            # per stage, an "empty" barrier every CTA arrives on once it is done reading the stage
+            k, self.empty = ctx.shared_buffer(8 * stages, 8)
+            self.extra_keys.append(k)
+
+    def _empty(self, ctx: Context, stage: str) -> str:
+        return ctx.smem_ptr(self.empty, ctx.imul(stage, 8))
+
+    def after_init(self, ctx: Context) -> None:
+        """After the stage barriers' initialization, before the first copy: every CTA's barriers are ready, and
+        every CTA is done with these bytes' earlier use."""
+        if self.by_mbarrier:
+            from ..target import guarded
+
+            def init() -> None:
+                for s in range(self.stages):
+                    ctx.target.cluster_barrier_init(ctx.fn, ctx.smem_ptr(self.empty, str(8 * s)), self.n)
+            guarded(ctx.fn, self.leader, init)
+        ctx.target.cluster_barrier(ctx.fn)
+
+    @property
+    def barrier_before_refill(self) -> bool:
+        """Does the loop need its own CTA barrier between the last read of a stage and its refill?"""
+        return self.by_mbarrier
+
+    def before_refill(self, ctx: Context, wr: str, rd: str, phase: str, later: str) -> None:
+        """Before the copies into stage ``wr`` (read by the previous iteration, whose reads every thread of this CTA
+        has finished): wait until every CTA of the cluster is done with it. ``later``: i1, not the loop's first
+        iteration (in the first, stage ``wr`` has not been read yet); ``rd``/``phase``: this iteration's stage and
+        the parity of its barrier."""
+        if not self.by_mbarrier:
+            ctx.target.cluster_barrier(ctx.fn)
+            return
+        from ..target import guarded
+        fn = ctx.fn
+        bar = self._empty(ctx, wr)
+        # stage wr = rd - 1 was released once per earlier wrap: its parity is rd's, less one where rd wrapped
+        wrapped = fn.inst(f"icmp eq i32 {rd}, 0")
+        parity = fn.inst(f"xor i32 {phase}, {fn.inst(f'zext i1 {wrapped} to i32')}")
+
+        def hand_back() -> None:
+            ctx.target.cluster_release(fn, bar, self.n)
+            ctx.target.cluster_wait(fn, bar, parity)
+        guarded(fn, ctx.and_pred(self.leader, later), hand_back)
+
+    def after_loop(self, ctx: Context) -> None:
+        """Every CTA is done with the stages (and has made its last arrivals): they may be reused, or given up."""
+        ctx.target.cluster_barrier(ctx.fn)
+        if self.by_mbarrier:
+            self.each_empty(ctx, lambda bar: ctx.target.bulk_barrier_inval(ctx.fn, bar))
+
+    def each_empty(self, ctx: Context, emit: Any) -> None:
+        from ..target import guarded
+
+        def all_stages() -> None:
+            for s in range(self.stages):
+                emit(ctx.smem_ptr(self.empty, str(8 * s)))
+        guarded(ctx.fn, self.leader, all_stages)
 
     def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
         from ..target import guarded
