@@ -105,9 +105,6 @@ class Knob(Generic[T]):
                 return self.parse(text, var)
         return self.default
 
-    def env_source(self) -> Optional[str]:
-        return next((v for v in self.env if v in os.environ), None)
-
     def __get__(self, group: Any, owner: type | None = None) -> Any:
         if group is None:
             return self
