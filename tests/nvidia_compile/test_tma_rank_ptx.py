@@ -182,3 +182,27 @@ def test_descriptor_reductions_are_bulk_tensor_reductions(isolated_tritium, case
         assert f"tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [$0], {code};" in k.asm["llir"]
     else:
         assert [m["elem_type"] for m in k.metadata_dict["tensor_map_params"]] == [name]
+
+
+@triton.jit
+def _rowsum(dx, out, N, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.program_id(0) * BM
+    acc = tl.zeros((BM, ), tl.float32)
+    for j in range(0, N, BN):
+        acc += tl.sum(dx.load([r, j]).to(tl.float32), 1)
+    tl.store(out + r + tl.arange(0, BM), acc)
+
+
+@pytest.mark.parametrize("in_loops", [True, False])
+def test_loads_in_a_loop_that_is_not_pipelined(isolated_tritium, in_loops):
+    """A descriptor load feeding reductions inside a loop is one TMA copy per iteration (the loop is not
+    software-pipelined: no dot); TRITIUM_NVIDIA_TMA_LOOP_LOADS=0 leaves such loads element by element."""
+    from tritium_nvidia.knobs import nvidia
+    sig = {"dx": "tensordesc<fp16[8, 256]>", "out": "*fp32", "N": "i32", "BM": "constexpr", "BN": "constexpr"}
+    with nvidia.scope():
+        nvidia.tma_loop_loads = in_loops
+        k = _compile(_rowsum, sig, {"BM": 8, "BN": 256}, {(1, ): [["tt.divisibility", 16]]})
+    ptx = k.asm["ptx"]
+    # 256 fp16 columns: four 128-byte panels of 8 rows
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == (4 if in_loops else 0)
+    assert bool(re.search(r"\bld\.global", ptx)) != in_loops

@@ -67,6 +67,16 @@ def copy5d(dx, dy, B3: tl.constexpr, B4: tl.constexpr, n1, n2, n3, n4):
 
 
 @triton.jit
+def rowsum_loop(dx, out, N, BM: tl.constexpr, BN: tl.constexpr):
+    # a loop of descriptor loads feeding reductions (not a dot: not software-pipelined), a layer norm's first pass
+    r = tl.program_id(0) * BM
+    acc = tl.zeros((BM, ), tl.float32)
+    for j in range(0, N, BN):
+        acc += tl.sum(dx.load([r, j]).to(tl.float32), 1)
+    tl.store(out + r + tl.arange(0, BM), acc)
+
+
+@triton.jit
 def bmm3d(da, db, dc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # batched matmul on 3-D descriptors: C[z] = A[z] @ B[z]^T
     z = tl.program_id(2)
@@ -125,6 +135,13 @@ def cases(mod, torch):
         run = lambda: mod.copy5d[grid](T.from_tensor(x, blk), T.from_tensor(y, blk), B3, B4, *s[1:], num_warps=4)  # noqa
         return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 4, "GB/s"
 
+    def c7():
+        R, N, BM, BN = 32768, 4096, 8, 256
+        x = torch.randn(R, N, device="cuda", dtype=torch.float16)
+        out = torch.empty(R, device="cuda")
+        run = lambda: mod.rowsum_loop[(R // BM, )](T.from_tensor(x, [BM, BN]), out, N, BM, BN, num_warps=4)  # noqa
+        return run, lambda: (out - x.float().sum(1)).abs().max().item(), x.numel() * 2, "GB/s"
+
     def c6():
         Z, M, N, K, BM, BN, BK = 16, 1024, 1024, 1024, 128, 128, 64
         a = torch.randn(Z, M, K, device="cuda", dtype=torch.float16)
@@ -136,7 +153,7 @@ def cases(mod, torch):
                                                        num_stages=3)
         return run, lambda: ((c.float() - ref).norm() / ref.norm()).item(), 2 * Z * M * N * K / 1e3, "TFLOP/s"
 
-    return {"copy1d": c1, "softmax2d": c2, "copy3d": c3, "copy4d": c4, "copy5d": c5, "bmm3d": c6}
+    return {"copy1d": c1, "softmax2d": c2, "copy3d": c3, "copy4d": c4, "copy5d": c5, "bmm3d": c6, "rowsum_loop": c7}
 
 
 def main() -> None:
@@ -145,7 +162,7 @@ def main() -> None:
     import torch
     from tritium_nvidia.knobs import nvidia as nvk
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", default="copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d")
+    ap.add_argument("--cases", default="copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d,rowsum_loop")
     args = ap.parse_args()
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     from _bench import median_ms, triton_twin
@@ -155,12 +172,18 @@ def main() -> None:
     rows = []
     for name in args.cases.split(","):
         res, form, unit = {}, "?", ""
-        for label, table, tma in (("tma", ours, True), ("portable", ours, False), ("triton", theirs, None)):
+        variants = [("tma", ours, True), ("portable", ours, False), ("triton", theirs, None)]
+        if name == "rowsum_loop":
+            # the same loop with its loads element by element but TMA elsewhere (TRITIUM_NVIDIA_TMA_LOOP_LOADS=0)
+            variants.insert(1, ("tma, loop loads portable", ours, "loop"))
+        for label, table, tma in variants:
             if table is None:
                 res[label] = (float("nan"), "absent")
                 continue
             with nvk.scope():
-                if tma is not None:
+                if tma == "loop":
+                    nvk.tma_loop_loads = False
+                elif tma is not None:
                     nvk.tma = tma
                 try:
                     run, check, amount, unit = table[name]()
@@ -176,9 +199,9 @@ def main() -> None:
                     res[label] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
             torch.cuda.empty_cache()
         tri = res["triton"][0]
-        line = (f"{name} ({form}): tritium TMA {res['tma'][0]:.0f} ({res['tma'][0] / tri:.2f}x)"
-                f" | portable {res['portable'][0]:.0f} ({res['portable'][0] / tri:.2f}x) | Triton {tri:.0f} {unit}"
-                f" | err " + " / ".join(v[1] for v in res.values()))
+        cells = " | ".join(f"{k} {v[0]:.0f} ({v[0] / tri:.2f}x)" for k, v in res.items() if k != "triton")
+        line = (f"{name} ({form}): tritium {cells} | Triton {tri:.0f} {unit} | err "
+                + " / ".join(v[1] for v in res.values()))
         print(line, flush=True)
         rows.append(line)
     print("\n".join(["== table"] + rows))

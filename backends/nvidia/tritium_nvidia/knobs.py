@@ -31,6 +31,10 @@ class nvidia_knobs(KnobGroup):
                              "TensorDescriptor's tensor map is encoded by the launcher and passed as a 128-byte "
                              "kernel parameter (as Triton does); off: built on the device by each program, in a "
                              "module global that launches on different streams must take turns for")
+    tma_loop_loads = BoolKnob("TRITIUM_NVIDIA_TMA_LOOP_LOADS", default=True, doc="With TMA on: a descriptor load "
+                              "inside a loop that is not software-pipelined (not feeding a dot) is one TMA copy "
+                              "waited for in its iteration, as outside loops; off: such loads go element by "
+                              "element (several loads in flight per thread)")
     restage_bytes = BoolKnob("TRITIUM_NVIDIA_RESTAGE_BYTES", default=True, doc="On sm_90, an fp8/int8 dot operand "
                              "staged along its other dimension (B stored (K, N)) is rewritten K-major for wgmma in "
                              "4 x 4-byte blocks, conflict-free (restage.py); off: one byte per shared store")

@@ -332,6 +332,11 @@ class NvidiaTarget(TargetHooks):
         from .tma import MIN_ISA
         return toolchain.ptx_isa(self.capability) >= MIN_ISA
 
+    @property
+    def bulk_loads_in_loops(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.tma_loop_loads
+
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
                          elem: Optional[str] = None, nan_fill: bool = False) -> str:

@@ -244,6 +244,8 @@ class TargetHooks:
     #: :class:`~tritium.gpu.lower.shared.SmemLayout`'s swizzle (``swizzle`` below: 0 none, 1/2/3 for 32/64/128-byte
     #: rows), stage bases 1024-byte aligned.
     bulk_tensor_copies = False
+    #: a descriptor load in a loop that is not software-pipelined is copied whole too (else element by element)
+    bulk_loads_in_loops = True
 
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int,

@@ -31,6 +31,8 @@ def takes_bulk_load(ctx: Context, op: Any, desc_v: Any, c: Any) -> bool:
     """``op`` (a ``tt.descriptor_load`` of ``c``) is copied whole by the engine."""
     if c.tmap is None or ctx.value_type(op.results[0]) != c.elem:
         return False
+    if ctx.loops and not ctx.target.bulk_loads_in_loops:
+        return False
     return not any(u.owner.name in _WRITERS for u in desc_v.uses)
 
 
