@@ -1,7 +1,8 @@
 """examples/03's pointer matmul over the configurations an autotuner picks among (block sizes, warps, stages),
 fp16 and bf16, tritium beside Triton 3.6 in one process (CUDA-event medians), with tritium's variants selected
-by knobs at run time (each recompiles): ``fence`` is today's default (a fence.proxy.async after each cp.async
-wait), ``nofence`` drops it as Triton 3.6 does. Each result is checked against torch first.
+by knobs at run time (each recompiles): ``fence`` puts a fence.proxy.async after each cp.async wait (the
+default before this sweep), ``nofence`` drops it as Triton 3.6 does. 64-row tiles at 8 warps run wgmma with two
+warpgroups along N (wgmma_split; mma.sync before). Each result's error against torch is printed.
 
     python backends/nvidia/bench/config_sweep.py [--quick] [--m 8192]
 """
@@ -20,10 +21,14 @@ ROOT = os.path.join(HERE, "..", "..", "..")
 CONFIGS = [(128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4),
            (128, 32, 32, 4, 4), (64, 32, 32, 2, 5), (32, 64, 32, 2, 5),
            (128, 128, 64, 8, 3), (128, 128, 64, 4, 3), (128, 128, 64, 8, 4), (256, 128, 64, 8, 3),
-           (64, 64, 64, 4, 3), (128, 256, 32, 8, 4), (256, 64, 64, 8, 4)]
-QUICK = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4)]
-BF16 = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4)]
-VARIANTS = {"fence": {"cp_async_fence": True}, "nofence": {"cp_async_fence": False}}
+           (64, 64, 64, 4, 3), (128, 256, 32, 8, 4), (256, 64, 64, 8, 4), (64, 128, 32, 8, 3), (64, 256, 32, 8, 3),
+           (64, 64, 32, 8, 3)]
+QUICK = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4), (64, 128, 32, 8, 3),
+         (64, 256, 32, 8, 3)]
+BF16 = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3)]
+VARIANTS = {"fence": {"cp_async_fence": True}, "nofence": {"cp_async_fence": False},
+            # the 64-row, 8-warp tiles as before wgmma_split (mma.sync), where that differs
+            "mma": {"wgmma_split_n": False}}
 
 
 def _load(name: str, path: str):
@@ -49,8 +54,8 @@ def main() -> None:
     flops = 2 * M * N * K
     rows = []
     cases = [("fp16", c) for c in (QUICK if args.quick else CONFIGS)] + [("bf16", c) for c in BF16]
-    variants = args.variants.split(",")
     for dt, (BM, BN, BK, w, s) in cases:
+        variants = [v for v in args.variants.split(",") if v != "mma" or (BM == 64 and w == 8)]
         tdt = getattr(torch, {"fp16": "float16", "bf16": "bfloat16"}[dt])
         torch.manual_seed(0)
         a = torch.randn(M, K, device="cuda", dtype=tdt)

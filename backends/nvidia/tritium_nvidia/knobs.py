@@ -47,6 +47,8 @@ class nvidia_knobs(KnobGroup):
                                 "back before its refill: a barrier.cluster of every thread of the cluster, or an "
                                 "arrive of each CTA on every CTA's \"empty\" mbarrier of the stage (mapa), which "
                                 "only the refilling thread waits on")
+    wgmma_split_n = BoolKnob("TRITIUM_NVIDIA_WGMMA_SPLIT_N", default=True, doc="On sm_90, a dot of 64-row tiles at "
+                             "8 warps runs wgmma with the two warpgroups splitting N (as Triton 3.6); off: mma.sync")
     cp_async_fence = BoolKnob("TRITIUM_NVIDIA_CP_ASYNC_FENCE", default=True, doc="On sm_90, a "
                               "fence.proxy.async after each cp.async wait, before wgmma reads the stage (the PTX "
                               "memory model's proxy rule; Triton 3.6 emits none there). Off: no fence")

@@ -57,7 +57,7 @@ def wgmma_split(M: int, N: int, num_warps: int) -> Optional[tuple[int, int, int]
         return None
     wg = num_warps // 4
     wg_m, wg_n = wg, 1
-    if M % (64 * wg) and M % 64 == 0 and wg % (M // 64) == 0:
+    if M % (64 * wg) and M % 64 == 0 and wg % (M // 64) == 0 and nvidia.wgmma_split_n:
         wg_m, wg_n = M // 64, wg // (M // 64)
         if N % wg_n or (N // wg_n) % 64:
             return None
