@@ -90,7 +90,7 @@ class TritonAliasFinder(importlib.abc.MetaPathFinder):
 #: classes whose ``module.name`` code generators write into the code they generate (torch inductor: a global's
 #: annotation ``X: tl.constexpr``, ``from <dtype's module> import dtype``, only when it starts with "triton"):
 #: generated code imports ``triton``, not ``tritium``
-EMITTED_CLASSES = (("tritium.language.core", "constexpr"), ("tritium.language.dtypes", "dtype"))
+EMITTED_CLASSES = (("tritium.language.core", "constexpr"), ("tritium.language.scalar_types", "dtype"))
 
 
 def name_emitted_classes() -> None:
