@@ -27,6 +27,7 @@ from typing import Any, Optional
 from ..._mlir import block_ops
 from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
+from . import carry_dot
 from .convert import storage_type
 from .descriptor_bulk import BulkStages
 from .multicast import multicasting, stages_for
@@ -55,10 +56,15 @@ class PipelinePlan:
 
 
 def _dot_operand_uses(res: Any) -> bool:
-    """Every use of ``res`` is a dot's A or B, directly or through one 2-D transpose used only so."""
+    """Every use of ``res`` is a dot's A or B, directly or through one 2-D transpose used only so (or, for a
+    block of rank 3 to 5, through a reshape that drops its leading unit dimensions: pipeline_desc.py)."""
+    from .pipeline_desc import squeezed_to_2d
     uses = list(res.uses)
     if not uses:
         return False
+    squeezed = squeezed_to_2d(res)
+    if squeezed is not None:
+        return _dot_operand_uses(squeezed)
     for u in uses:
         o = u.owner
         if o.name == "tt.trans" and len(list(o.results[0].uses)) > 0:
@@ -128,7 +134,7 @@ def pipeline_plan(ctx: Context, op: Any) -> Optional[PipelinePlan]:
         if o.name == "tt.descriptor_load":
             shape = tensor_shape(o.results[0].type)
             parts = split_operands(o, ["desc", "indices"])
-            if shape is not None and len(shape) == 2 and _dot_operand_uses(o.results[0]) \
+            if shape is not None and len(shape) >= 2 and _dot_operand_uses(o.results[0]) \
                     and _zero_padded_descriptor(parts["desc"][0]):
                 loads.append((o, parts))
             continue
@@ -343,6 +349,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     phis, slots = make_phis(ctx, args[1:], inits)
     ahead_init = [state[i] for i in plan.args]
     ahead, ahead_slots = make_phis(ctx, [args[1 + i] for i in plan.args], ahead_init)
+    found = None if plan.deferred else carry_dot.plan(ctx, block_ops(block), args)
+    a_slot = fn.placeholder() if found else None     # phis of what the dot left running reads
     rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
     rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
     phase, phase_slot = fn.tmp("phase"), fn.placeholder()    # of stage rd's barrier: flips when rd wraps
@@ -371,11 +379,12 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
         return next_state
 
-    if not deferring:
-        next_state = copies_ahead()
     ctx.values[args[0]] = Scalar(iv, ity)
     for a, p in zip(args[1:], phis):
         ctx.values[a] = p
+    rec = ctx.carried_dot = carry_dot.start(ctx, found, args, a_slot) if found else None
+    if not deferring and rec is None:
+        next_state = copies_ahead()
     skip = set()
     for (o, parts), (proto, stage_bytes) in zip(plan.loads, bases):
         base = ctx.smem_ptr(proto.base, ctx.imul(rd, stage_bytes))
@@ -402,7 +411,14 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # else every dot waited for itself (the strategy dropped it from deferred_dots): the stage iteration
         # i - 1 read was free at this iteration's first barrier
         next_state = copies_ahead()
+    elif rec is not None:
+        carry_dot.finish_body(ctx, rec)
+        # the stage the last iteration read is free once its dots are retired (the first dot's wait) in
+        # every warp
+        ctx.target.barrier(fn)
+        next_state = copies_ahead()
     ctx.deferred_dots = set()
+    ctx.carried_dot = None
     yielded = [carried(ctx, v, a) for v, a in zip(ops[-1].operands, args[1:])]
     nxt = fn.inst(f"add {ity} {iv}, {step.value}")
     rd1 = fn.inst(f"add i32 {rd}, 1")
@@ -421,6 +437,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
     fn.fill(phase_slot, f"{phase} = phi i32 [0, %{pre}], [{phn}, %{latch}]")
     fill_phis(ctx, phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
+    if rec is not None:
+        carry_dot.fill_header(ctx, rec, pre, latch)
     fill_phis(ctx, ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
                                          for a0, i in zip(ahead_init, plan.args)])
     fn.start_block(exit_)
@@ -429,6 +447,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         if deferring and j in plan.deferred.values():
             # the last iteration's dots finish here; their registers are read only after this
             p = Tensor(p.layout, ctx.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
+        elif rec is not None and rec.running and j == rec.j:
+            p = Tensor(p.layout, carry_dot.retire(ctx, rec, p.regs), p.ty)
         ctx.values[r] = p
     # every copy has landed and every dot has read its operands, in every thread (of every CTA whose copies
     # reach these stages): the stages are dead
