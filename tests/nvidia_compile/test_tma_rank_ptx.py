@@ -206,3 +206,18 @@ def test_loads_in_a_loop_that_is_not_pipelined(isolated_tritium, in_loops):
     # 256 fp16 columns: four 128-byte panels of 8 rows
     assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == (4 if in_loops else 0)
     assert bool(re.search(r"\bld\.global", ptx)) != in_loops
+
+
+def test_batched_matmul_loads_are_pipelined(isolated_tritium):
+    """``desc.load([z, m, k]).reshape(BM, BK)`` feeding a dot: software-pipelined like a 2-D load (three stages of
+    A's and B's boxes, copies issued in the prologue and in the loop), the reshape a view of the stage."""
+    from test_tma_rank_dot import _bmm3
+    sig = {"a": "tensordesc<fp16[1, 128, 64]>", "b": "tensordesc<fp16[1, 128, 64]>", "c": "*fp32", "Z": "i32",
+           "M": "i32", "N": "i32", "K": "i32", "B_T": "constexpr", "HOST": "constexpr", "BM": "constexpr",
+           "BN": "constexpr", "BK": "constexpr"}
+    k = _compile(_bmm3, sig, {"B_T": True, "HOST": True, "BM": 128, "BN": 128, "BK": 64},
+                 {(2, ): [["tt.divisibility", 16]]}, warps=8)
+    ptx = k.asm["ptx"]
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global", ptx)) >= 4
+    assert k.metadata_dict["shared"] >= 3 * 2 * 128 * 64 * 2
+    assert "wgmma.mma_async" in ptx

@@ -16,6 +16,22 @@ from .shared import SharedTile
 from .tiles import tile_ptr, tile_vec
 
 
+def squeezed_to_2d(res: Any) -> Optional[Any]:
+    """The result of the one ``tt.reshape`` that uses ``res`` (a block of rank 3 to 5 whose leading dimensions
+    are 1, a batched matmul's ``desc.load([z, m, k]).reshape(BM, BK)``) when it keeps only the last two
+    dimensions, else None. The stage holds the same bytes either way (its rows are the leading dimensions
+    flattened), so the reshape is a view of it (shape.py)."""
+    from ..assign import tensor_shape
+    shape = tensor_shape(res.type)
+    uses = list(res.uses)
+    if shape is None or not 3 <= len(shape) <= 5 or any(d != 1 for d in shape[:-2]) or len(uses) != 1:
+        return None
+    o = uses[0].owner
+    if o.name != "tt.reshape" or tensor_shape(o.results[0].type) != tuple(shape[-2:]):
+        return None
+    return o.results[0]
+
+
 def issue_descriptor_copies(lo: Context, o: Any, parts: dict, desc: Any, idx: list, tile_proto: SharedTile,
                             stage_bytes: int, stage: str, valid: Optional[str]) -> None:
     """Start the copies of one pipelined descriptor load into ``stage`` (committed by the caller)."""

@@ -44,8 +44,14 @@ def op_expand_dims(ctx: Context, op: Any) -> None:
 
 @GPU_OPS.lowers("tt.reshape")
 def op_reshape(ctx: Context, op: Any) -> None:
-    src = ctx.tensor(op.operands[0])
+    got = ctx.values.get(op.operands[0])
     shape = tensor_shape(op.results[0].type)
+    if isinstance(got, SharedTile) and got.smem.fast == len(got.shape) - 1 and len(shape) == 2 \
+            and tuple(got.shape[-2:]) == tuple(shape) and all(d == 1 for d in got.shape[:-2]):
+        # a pipeline stage of a block with leading unit dimensions (pipeline_desc.squeezed_to_2d): the same rows
+        ctx.values[op.results[0]] = SharedTile(got.base, SmemLayout(tuple(shape), 1, got.smem.eb), got.ty)
+        return
+    src = ctx.tensor(op.operands[0])
     ctx.set_result(op, Tensor(L.reshape(src.layout, shape), src.regs, src.ty))
 
 
