@@ -97,6 +97,18 @@ def _erfcinv(y: float) -> float:
     # erfcinv(y) = -erfcinv(2 - y), and 2 - y is exact above 1: solving erfc(x) = y near 2 directly would
     # lose the digits erfc cannot show there (it is known to 2e-16 absolute, the root's slope is exp(x^2))
     yy, sign = (y, 1.0) if y <= 1 else (2 - y, -1.0)
+    if yy < 1e-300:
+        # Newton on log(erfc(x)) = log(erfcx(x)) - x^2 (the CPU backend's tail iteration): erfc's slope exp(-x^2)
+        # underflows here, which stopped Newton on erfc itself early (erfcinv(5e-324) was 27.2099, not 27.2133)
+        x, ly = math.sqrt(-math.log(yy)), math.log(yy)
+        for _ in range(50):
+            sq = x * x
+            cx = _erfcx(x)
+            step = (math.log(cx) - sq - _product_low(x, x, sq) - ly) * cx * (math.sqrt(math.pi) / 2)
+            x += step
+            if abs(step) <= 1e-17 * x:
+                break
+        return sign * x
     start = _erfinv_newton(1 - yy) if yy > 1e-12 else math.sqrt(-math.log(yy))
     if not math.isfinite(start):
         start = math.sqrt(-math.log(yy))
