@@ -134,19 +134,18 @@ def reduce_inner(ctx: Context, fn: Function, node: Node, full_of: Callable[[str]
         # a fused (costly) element expression has ILP enough in one vector; four in flight spill its constants
         unroll = 1 if src["into"] is not None else _UNROLL
         step = vl * unroll
-        ev0 = Evaluator(fn, masks_true)
-        init = [vec_at(ev0, "0", u * vl) for u in range(unroll)]
-        if select:
-            start = f"<{', '.join([f'{ty} {_INF[ty, _SELECT_FORM[op_name][1]]}'] * vl)}>"
-            init = [_vop(fn, op_name, vt, start, v, True) for v in init]
+        # the accumulators start at the combine's identity, not at the first step's values: a peeled first
+        # step doubled the lanes written out per reduction (a 128-wide row was all peel and one iteration),
+        # and an unrolled static_range of reductions gave LLVM twice the code to digest (same results: the
+        # identity combines exactly with any value)
+        start = f"<{', '.join([f'{ty} {_identity(op_name, ty, select)}'] * vl)}>"
 
         def body(k: str, accs: list[str]) -> list[str]:
             base = fn.inst(f"mul nuw nsw i64 {k}, {step}")
-            base = fn.inst(f"add nuw nsw i64 {base}, {step}")
             ev = Evaluator(fn, masks_true)
             return [_vop(fn, op_name, vt, a, vec_at(ev, base, u * vl), select) for u, a in enumerate(accs)]
 
-        accs = seq_loop(fn, length // step - 1, init, [vt] * unroll, body)
+        accs = seq_loop(fn, length // step, [start] * unroll, [vt] * unroll, body)
         while len(accs) > 1:
             accs = [_vop(fn, op_name, vt, accs[i], accs[i + 1], select) for i in range(0, len(accs), 2)]
         return accs
@@ -206,6 +205,21 @@ def reduce_inner(ctx: Context, fn: Function, node: Node, full_of: Callable[[str]
     fn.br(done)
     fn.start_block(done)
     return fn.inst(f"phi {ty} [{quick}, %{qend}], [{slow}, %{send}]")
+
+
+def _identity(op_name: str, ty: str, select: bool) -> str:
+    """The value that ``op_name`` combines with any ``x`` into exactly ``x`` (NaN, signed zeros included)."""
+    if select:
+        return _INF[ty, _SELECT_FORM[op_name][1]]
+    if ty in ("float", "double"):
+        # maxnum/minnum ignore a NaN operand; maximum/minimum propagate one and -inf/+inf lose to anything else
+        return {"arith.addf": "-0.0", "arith.mulf": "1.0", "arith.maxnumf": "0x7FF8000000000000",
+                "arith.minnumf": "0x7FF8000000000000", "arith.maximumf": _INF[ty, "-inf"],
+                "arith.minimumf": _INF[ty, "inf"]}[op_name]
+    bits = 8 * SIZES[ty]
+    return str({"arith.addi": 0, "arith.muli": 1, "arith.andi": -1, "arith.ori": 0, "arith.xori": 0,
+                "arith.maxsi": -(1 << (bits - 1)), "arith.minsi": (1 << (bits - 1)) - 1, "arith.maxui": 0,
+                "arith.minui": -1}[op_name])
 
 
 def seq_loop(fn: Function, count: int, init: list[str], tys: list[str],
