@@ -3,6 +3,10 @@ found over CUDA's documented bounds, on the CPU backend at every ISA level and i
 
 - ``erfcinv``/``normcdfinv`` of subnormal arguments in the interpreter: Newton on erfc stopped where its slope
   exp(-x^2) underflows (erfcinv(5e-324) was 27.2099, not 27.2133: 9e11 ulp; CUDA: 6 and 8 ulp).
+- ``erfcx`` of large negative x on the CPU backend: -inf where x^2 is finite but exp(x^2) overflows (x =
+  -5.8e29; the fma's low part of x^2 multiplied the infinity), true +inf.
+- ``cyl_bessel_i1`` of x <= -1419.6 in the interpreter: +inf (Python's exp raised and the overflow lost the sign),
+  true -inf.
 """
 from __future__ import annotations
 
@@ -77,3 +81,24 @@ def test_erfcinv_normcdfinv_of_subnormals(mode):
     name = "normcdfinv" if worst >= y.size else "erfcinv"
     assert err[worst] <= (8 if worst >= y.size else 6), \
         f"{name}({y[worst % y.size]!r}) = {out[worst]!r}: {err[worst]:.3g} ulp"
+
+
+@triton.jit
+def _overflowing(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    tl.store(out_ptr + offs, libdevice.erfcx(x), mask=mask)
+    tl.store(out_ptr + n + offs, libdevice.cyl_bessel_i0(x), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, libdevice.cyl_bessel_i1(x), mask=mask)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_erfcx_and_bessel_i_overflow_with_their_signs(mode):
+    x = np.array([-27.0, -1e10, -5.77036121707544e29, -1e100, -1.3e154, -1e200, -1500.0, -4357.8, -1e5, 4357.8])
+    out = np.empty(3 * x.size)
+    _launch(mode, _overflowing, x, out, x.size, 16)
+    erfcx, i0, i1 = out.reshape(3, -1)
+    np.testing.assert_array_equal(erfcx[:-1], np.inf)       # 2 exp(x^2) overflows from x = -26.6
+    np.testing.assert_array_equal(i0[6:], np.inf)
+    np.testing.assert_array_equal(i1[6:], [-np.inf, -np.inf, -np.inf, np.inf])

@@ -161,7 +161,8 @@ def _bessel_i(k: int, x: float) -> float:
         term *= -(mu - (2 * j - 1) ** 2) / (j * 8 * ax)
         total += term
     # exp(x) overflows from 709.8 while i0/i1 stay finite up to 713.9: exp(x / 2) twice there
-    half = math.exp(ax / 2) if ax < 1e4 else math.inf
+    # (math.exp raises past 709.78, and the wrapper's inf would lose i1's sign: i1(-4357.8) was +inf)
+    half = math.exp(ax / 2) if ax < 1400 else math.inf
     r = half / math.sqrt(2 * math.pi * ax) * total * half if ax > 700 else \
         math.exp(ax) / math.sqrt(2 * math.pi * ax) * total
     return -r if (k == 1 and x < 0) else r

@@ -281,8 +281,9 @@ def define() -> None:
         "%sq = fmul double %x, %x", "%nsq = fneg double %sq",
         "%sqlo = call double @llvm.fma.f64(double %x, double %x, double %nsq)",
         f"%ex0 = call double {exp}(double %sq)", "%corr0 = fadd double %sqlo, 1.0",
-        # where x^2 overflows its low part is -inf or NaN (erfcx(-1e200) came out -inf): exp(x^2) is +inf anyway
-        f"%sqinf = fcmp oeq double %sq, {d(float('inf'))}", "%corr = select i1 %sqinf, double 1.0, double %corr0",
+        # where exp(x^2) overflows the low part may be huge, -inf or NaN (erfcx(-1e200) and erfcx(-5.8e29) came
+        # out -inf): the product is +inf anyway
+        f"%exinf = fcmp oeq double %ex0, {d(float('inf'))}", "%corr = select i1 %exinf, double 1.0, double %corr0",
         "%ex = fmul double %ex0, %corr",
         f"%ec = call double {erfc}(double %x)", "%direct = fmul double %ex, %ec",
         "%i2 = fdiv double 1.0, %sq", "%h = fmul double %i2, 0.5",
