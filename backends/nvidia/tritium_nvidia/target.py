@@ -306,6 +306,11 @@ class NvidiaTarget(TargetHooks):
         from .knobs import nvidia
         return self.async_dots and nvidia.carry_dots and kind.startswith("wgmma")
 
+    @property
+    def splits_carried_copies(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.carry_split
+
     def async_dot_wait(self, fn: Function, pending: int, regs: list[str], ty: str = "float") -> list[str]:
         from .wgmma import wait_group
         return wait_group(fn, pending, regs, ty=ty)

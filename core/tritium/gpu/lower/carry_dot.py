@@ -117,3 +117,21 @@ def fill_header(ctx: Context, rec: CarriedDot, pre: str, latch: str) -> None:
     """The phis of the registers the running dot reads (nothing runs on entry: zeros)."""
     ctx.fn.fill(rec.a_slot, "\n  ".join(f"{p} = phi i32 [0, %{pre}], [{a}, %{latch}]"
                                        for p, a in zip(rec.a_phis, rec.a_live)))
+
+
+def late_loads(ctx: Context, rec: CarriedDot, loads: list) -> Optional[set]:
+    """Indices of the pipelined loads the carried dot reads (directly or through a transpose), when the target
+    refills the other loads' stages at the top of the body (``target.splits_carried_copies``); else None (every
+    stage is refilled after the carried dot's retirement, as Triton does)."""
+    if not getattr(ctx.target, "splits_carried_copies", False):
+        return None
+    last = _op(rec.last)
+
+    def feeds(v: Any) -> bool:
+        for u in v.uses:
+            owner = _op(u.owner)
+            if owner == last or owner.name == "tt.trans" and feeds(owner.results[0]):
+                return True
+        return False
+    late = {k for k, (o, _) in enumerate(loads) if feeds(o.results[0])}
+    return late if late and len(late) < len(loads) else None

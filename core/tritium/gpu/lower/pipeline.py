@@ -257,9 +257,12 @@ def eval_slice(ctx: Context, op: Any, plan: PipelinePlan, iv: str, state: dict[i
 
 
 def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[str], stage: str,
-                 valid: Optional[str], bulk: Optional[BulkStages] = None) -> None:
+                 valid: Optional[str], bulk: Optional[BulkStages] = None, only: Optional[set] = None,
+                 commit: bool = True) -> None:
     fn = ctx.fn
     for k, ((o, parts), (ptr, mask), (tile_proto, stage_bytes)) in enumerate(zip(plan.loads, operands, bases)):
+        if only is not None and k not in only:
+            continue
         if "desc" in parts:
             from .pipeline_desc import issue_descriptor_copies
             if bulk is not None and bulk.maps[k] is not None:
@@ -289,7 +292,8 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
     if bulk is not None:
         bulk.issue(ctx, operands, bases, stage, valid)
         bulk.zero_stage(ctx, bases, stage)
-    ctx.target.async_commit(fn)
+    if commit:
+        ctx.target.async_commit(fn)
 
 
 # -- the loop --------------------------------------------------------------------------------------------
@@ -366,8 +370,12 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     deferring = bool(plan.deferred) and ctx.target.async_dots
     ctx.deferred_dots = set(plan.deferred) if deferring else set()
 
-    def copies_ahead() -> Any:
+    def copies_ahead(only: Optional[set] = None, commit: bool = True) -> Any:
         # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
+        if split_at:
+            ops_a, valid, next_state = split_at
+            issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk, only, commit)
+            return next_state
         ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
         valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
         # the loop body's cache is left out: once the body is lowered (dots left in flight), it holds this
@@ -376,15 +384,21 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         if shared:
             # every CTA of the cluster is done reading the stage this refills (its copies land in all of them)
             bulk.before_refill(ctx, wr, rd, phase, fn.inst(f"icmp ne {ity} {iv}, {lb.value}"))
-        issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
+        issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk, only, commit)
+        split_at.extend((ops_a, valid, next_state))
         return next_state
 
+    split_at: list = []
     ctx.values[args[0]] = Scalar(iv, ity)
     for a, p in zip(args[1:], phis):
         ctx.values[a] = p
     rec = ctx.carried_dot = carry_dot.start(ctx, found, args, a_slot) if found else None
     if not deferring and rec is None:
         next_state = copies_ahead()
+    late = carry_dot.late_loads(ctx, rec, plan.loads) if rec is not None and bulk is None else None
+    if late is not None:
+        # the loads the carried dot does not read refill their stage now, the others after its retirement
+        copies_ahead({k for k in range(len(plan.loads)) if k not in late}, commit=False)
     skip = set()
     for (o, parts), (proto, stage_bytes) in zip(plan.loads, bases):
         base = ctx.smem_ptr(proto.base, ctx.imul(rd, stage_bytes))
@@ -416,7 +430,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # the stage the last iteration read is free once its dots are retired (the first dot's wait) in
         # every warp
         ctx.target.barrier(fn)
-        next_state = copies_ahead()
+        next_state = copies_ahead(late)
     ctx.deferred_dots = set()
     ctx.carried_dot = None
     yielded = [carried(ctx, v, a) for v, a in zip(ops[-1].operands, args[1:])]
