@@ -92,20 +92,22 @@ def bmm3d(da, db, dc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
 
 def cases(mod, torch):
     """name -> (make(): (run, check, amount, unit))."""
-    T = TensorDescriptor
+    T = mod.TensorDescriptor         # the framework's own (Triton's for the twin)
 
     def c1():
         n, B = 1 << 27, 1024
         x = torch.randn(n, device="cuda")
         y = torch.empty_like(x)
-        run = lambda: mod.copy1d[(n // B, )](T.from_tensor(x, [B]), T.from_tensor(y, [B]), B, num_warps=4)  # noqa
+        d = (T.from_tensor(x, [B]), T.from_tensor(y, [B]))
+        run = lambda: mod.copy1d[(n // B, )](*d, B, num_warps=4)  # noqa
         return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 4, "GB/s"
 
     def c2():
         R, N = 32768, 1024
         x = torch.randn(R, N, device="cuda", dtype=torch.float16)
         y = torch.empty_like(x)
-        run = lambda: mod.softmax2d[(R, )](T.from_tensor(x, [1, N]), T.from_tensor(y, [1, N]), num_warps=4)  # noqa
+        d = (T.from_tensor(x, [1, N]), T.from_tensor(y, [1, N]))
+        run = lambda: mod.softmax2d[(R, )](*d, num_warps=4)  # noqa
         return run, lambda: (y.float() - torch.softmax(x.float(), 1)).abs().max().item(), 2 * x.numel() * 2, "GB/s"
 
     def c3():
@@ -113,8 +115,8 @@ def cases(mod, torch):
         x = torch.randn(Z, M, N, device="cuda", dtype=torch.float16)
         y = torch.empty_like(x)
         grid = (Z * (M // B1) * (N // B2), )
-        run = lambda: mod.copy3d[grid](T.from_tensor(x, [1, B1, B2]), T.from_tensor(y, [1, B1, B2]), B1, B2, M, N,  # noqa
-                                       num_warps=4)
+        d = (T.from_tensor(x, [1, B1, B2]), T.from_tensor(y, [1, B1, B2]))
+        run = lambda: mod.copy3d[grid](*d, B1, B2, M, N, num_warps=4)  # noqa
         return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 2, "GB/s"
 
     def c4():
@@ -122,8 +124,8 @@ def cases(mod, torch):
         x = torch.randn(A, Bn, M, N, device="cuda", dtype=torch.float16)
         y = torch.empty_like(x)
         grid = (A * Bn * (M // B2) * (N // B3), )
-        run = lambda: mod.copy4d[grid](T.from_tensor(x, [1, 1, B2, B3]), T.from_tensor(y, [1, 1, B2, B3]), B2, B3,  # noqa
-                                       Bn, M, N, num_warps=4)
+        d = (T.from_tensor(x, [1, 1, B2, B3]), T.from_tensor(y, [1, 1, B2, B3]))
+        run = lambda: mod.copy4d[grid](*d, B2, B3, Bn, M, N, num_warps=4)  # noqa
         return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 2, "GB/s"
 
     def c5():
@@ -132,14 +134,16 @@ def cases(mod, torch):
         y = torch.empty_like(x)
         grid = (s[0] * s[1] * s[2] * (s[3] // B3) * (s[4] // B4), )
         blk = [1, 1, 1, B3, B4]
-        run = lambda: mod.copy5d[grid](T.from_tensor(x, blk), T.from_tensor(y, blk), B3, B4, *s[1:], num_warps=4)  # noqa
+        d = (T.from_tensor(x, blk), T.from_tensor(y, blk))
+        run = lambda: mod.copy5d[grid](*d, B3, B4, *s[1:], num_warps=4)  # noqa
         return run, lambda: (y - x).abs().max().item(), 2 * x.numel() * 4, "GB/s"
 
     def c7():
         R, N, BM, BN = 32768, 4096, 8, 256
         x = torch.randn(R, N, device="cuda", dtype=torch.float16)
         out = torch.empty(R, device="cuda")
-        run = lambda: mod.rowsum_loop[(R // BM, )](T.from_tensor(x, [BM, BN]), out, N, BM, BN, num_warps=4)  # noqa
+        d = T.from_tensor(x, [BM, BN])
+        run = lambda: mod.rowsum_loop[(R // BM, )](d, out, N, BM, BN, num_warps=4)  # noqa
         return run, lambda: (out - x.float().sum(1)).abs().max().item(), x.numel() * 2, "GB/s"
 
     def c6():
@@ -148,9 +152,8 @@ def cases(mod, torch):
         b = torch.randn(Z, N, K, device="cuda", dtype=torch.float16)
         c = torch.empty(Z, M, N, device="cuda", dtype=torch.float16)
         ref = torch.bmm(a.float(), b.float().transpose(1, 2))
-        run = lambda: mod.bmm3d[(M // BM, N // BN, Z)](T.from_tensor(a, [1, BM, BK]), T.from_tensor(b, [1, BN, BK]),  # noqa
-                                                       T.from_tensor(c, [1, BM, BN]), K, BM, BN, BK, num_warps=8,
-                                                       num_stages=3)
+        d = (T.from_tensor(a, [1, BM, BK]), T.from_tensor(b, [1, BN, BK]), T.from_tensor(c, [1, BM, BN]))
+        run = lambda: mod.bmm3d[(M // BM, N // BN, Z)](*d, K, BM, BN, BK, num_warps=8, num_stages=3)  # noqa
         return run, lambda: ((c.float() - ref).norm() / ref.norm()).item(), 2 * Z * M * N * K / 1e3, "TFLOP/s"
 
     return {"copy1d": c1, "softmax2d": c2, "copy3d": c3, "copy4d": c4, "copy5d": c5, "bmm3d": c6, "rowsum_loop": c7}
