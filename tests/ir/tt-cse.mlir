@@ -44,3 +44,34 @@ func.func @other_block(%n: i32, %lb: index, %ub: index, %st: index) -> tensor<16
   }
   return %r : tensor<16xi32>
 }
+
+// -----
+
+// Reductions are compared by their combine regions (up to value names): equal ones merge, a different combine
+// stays. (They were compared by their printed form, which names their results: equal reductions never merged.)
+// CHECK-LABEL: func.func @reductions
+// CHECK: [[R:%[0-9]+]] = "tt.reduce"(%arg0)
+// CHECK: arith.addf
+// CHECK: "tt.reduce"(%arg0)
+// CHECK: arith.mulf
+// CHECK-NOT: "tt.reduce"
+// CHECK: arith.addf [[R]], [[R]]
+func.func @reductions(%x: tensor<16xf32>) -> (f32, f32) {
+  %a = "tt.reduce"(%x) ({
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    gpu.yield %s : f32
+  }) {axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xf32>) -> f32
+  %m = "tt.reduce"(%x) ({
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.mulf %p, %q : f32
+    gpu.yield %s : f32
+  }) {axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xf32>) -> f32
+  %b = "tt.reduce"(%x) ({
+  ^bb0(%u: f32, %v: f32):
+    %t = arith.addf %u, %v : f32
+    gpu.yield %t : f32
+  }) {axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xf32>) -> f32
+  %c = arith.addf %a, %b : f32
+  return %c, %m : f32, f32
+}
