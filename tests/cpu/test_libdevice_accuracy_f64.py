@@ -122,3 +122,23 @@ def test_tanh_cosh_rsqrt_float64_stay_vectorized(lvl):
     scalar = {c for c in callees if re.fullmatch(r"(llvm\.)?(tanh|cosh|exp|expm1)(\.f64)?", c)}
     assert not scalar, f"calls {scalar}"
     assert re.search(r"fdiv <\d+ x double>", ir) and re.search(r"@llvm\.fma\.v\d+f64", ir), "not vectorized"
+
+
+@triton.jit
+def _three_scalar(x_ptr, out_ptr, n):
+    i = tl.program_id(0)
+    x = tl.load(x_ptr + i)
+    tl.store(out_ptr + i, libdevice.tanh(x))
+    tl.store(out_ptr + n + i, libdevice.cosh(x))
+    tl.store(out_ptr + 2 * n + i, tl.rsqrt(x))
+
+
+@pytest.mark.parametrize("lvl", isa.levels_to_check())
+def test_tanh_cosh_rsqrt_float64_scalar_code_agrees(lvl):
+    # one element per program: scalar code, which must give the vector loop's results bit for bit
+    rng = np.random.default_rng(23)
+    x = np.concatenate([rng.uniform(-20.0, 20.0, 40), rng.uniform(700.0, 710.4758, 10), [0.0, -0.0, 5e-324, 1e300]])
+    out = np.empty(3 * x.size)
+    with isa.compiling_for(lvl):
+        _three_scalar[(x.size, )](x, out, x.size)
+    np.testing.assert_array_equal(out.reshape(3, -1), _launch(lvl, x))
