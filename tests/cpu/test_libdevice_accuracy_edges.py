@@ -7,10 +7,13 @@ found over CUDA's documented bounds, on the CPU backend at every ISA level and i
   -5.8e29; the fma's low part of x^2 multiplied the infinity), true +inf.
 - ``cyl_bessel_i1`` of x <= -1419.6 in the interpreter: +inf (Python's exp raised and the overflow lost the sign),
   true -inf.
+- ``remainder`` on the CPU backend: a zero result must take x's sign (IEEE 754); glibc's was +0 for
+  remainder(-4.5e-276, 4e-323) (the interpreter, through Python's math.remainder, gave -0).
 """
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -102,3 +105,23 @@ def test_erfcx_and_bessel_i_overflow_with_their_signs(mode):
     np.testing.assert_array_equal(erfcx[:-1], np.inf)       # 2 exp(x^2) overflows from x = -26.6
     np.testing.assert_array_equal(i0[6:], np.inf)
     np.testing.assert_array_equal(i1[6:], [-np.inf, -np.inf, -np.inf, np.inf])
+
+
+@triton.jit
+def _remainder(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=1.0)
+    b = tl.load(b_ptr + offs, mask=mask, other=1.0)
+    tl.store(out_ptr + offs, libdevice.remainder(a, b), mask=mask)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_remainder_zero_takes_the_sign_of_x(mode):
+    a = np.array([-4.525519097602761e-276, -4.0, 4.0, -3e-323, -1e-300, 7.5, -7.5])
+    b = np.array([4e-323, 2.0, 2.0, 1e-323, 2.0 ** -1022, 2.5, 2.5])
+    out = np.empty_like(a)
+    _launch(mode, _remainder, a, b, out, a.size, 16)
+    want = np.array([math.remainder(x, y) for x, y in zip(a.tolist(), b.tolist())])
+    np.testing.assert_array_equal(out, want)
+    assert list(np.signbit(out)) == list(np.signbit(want)), (out, want)
