@@ -8,20 +8,12 @@ from typing import Any
 
 from . import core
 from .constexpr_function import constexpr_function
-from .core import CompileTimeError, _unwrap, builtin
+from .core import CompileTimeError, _unwrap, builtin, must_use_result  # noqa: F401 (tl.core.must_use_result)
 
 
 def extern(fn: Any) -> Any:
     """Mark a function that calls a device library (its body calls :func:`extern_elementwise`)."""
     return builtin(fn)
-
-
-def must_use_result(x: Any, s: Any = True) -> Any:
-    """Mark a function whose result must be used (accepted for compatibility)."""
-    if isinstance(x, str):
-        return lambda fn: must_use_result(fn, x)
-    x._must_use_result = s
-    return x
 
 
 @builtin
