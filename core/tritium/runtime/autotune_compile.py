@@ -127,16 +127,62 @@ def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
     """One pickled job per config whose kernel the on-disk cache lacks: exactly the inputs the launch path
     would compile (the binder's specialization of these arguments, the config's options)."""
     fn = tuner.base_fn
+    target = (driver._active or driver.default).get_current_target()
+    cache = KernelCache()
+    jobs, seen = [], set()
+    for config, (expected, code, signature, constexprs, attrs, opts) in zip(configs, _compiles(tuner, configs,
+                                                                                                args, kwargs)):
+        # configs whose code is the same (they differ in options the backend ignores) compile once: the worker
+        # stores that code, and the timing run makes each config's entry from it without compiling
+        if code in seen or cache.get(expected) is not None or cache.get(code) is not None:
+            continue
+        seen.add(code)
+        try:
+            jobs.append(pickle.dumps((fn.module, fn.__qualname__, fn.cache_key, signature, constexprs, attrs,
+                                      opts, target, expected)))
+        except Exception as exc:  # an unpicklable constexpr: this one compiles in the parent
+            log.debug("autotune %s: config %s compiles in this process: %s", tuner.__name__, config, exc)
+    return jobs
+
+
+def code_keys(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[Optional[str]]:
+    """For each config, a key of the code its launch runs, or None where that is not known here. Configs with
+    one key run the same code the same way: they differ only in options that the backend says its code does not
+    depend on (``BaseBackend.code_options``), so timing one of them times them all."""
+    if _serial_reason_for_keys(tuner) is not None:
+        return [None] * len(configs)
+    try:
+        keys = [code for _, code, *_ in _compiles(tuner, configs, args, kwargs)]
+    except Exception as exc:  # the timing run reports binding errors as it always did
+        log.debug("autotune %s: every config timed: %s: %s", tuner.__name__, type(exc).__name__, exc)
+        return [None] * len(configs)
+    # a config's own pre_hook may prepare its launch differently
+    return [None if c.pre_hook is not None else k for c, k in zip(configs, keys)]
+
+
+def _serial_reason_for_keys(tuner: Any) -> Optional[str]:
+    wrapper = tuner.fn
+    while isinstance(wrapper, _Launchable):
+        if not isinstance(wrapper, Heuristics):
+            return f"wrapped in {type(wrapper).__name__}"
+        wrapper = wrapper.fn
+    if knobs.runtime.interpret or getattr(tuner.base_fn, "interpret", False):
+        return "interpreted"
+    return None
+
+
+def _compiles(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[tuple]:
+    """For each config: its cache key, the key of the code it compiles to, and the compile's inputs
+    (signature, constexprs, attrs, options)."""
+    fn = tuner.base_fn
     if fn.used_globals:
         fn.check_globals()
     drv = driver._active or driver.default
     state = fn.device_caches.get(drv)
     binder = state.binder if state is not None else make_binder(fn)
-    target = drv.get_current_target()
-    backend = make_backend(target)
+    backend = make_backend(drv.get_current_target())
     debug = bool(fn.debug or knobs.runtime.debug)
-    cache = KernelCache()
-    jobs, seen = [], set()
+    out = []
     for config in configs:
         call = {k: v for k, v in {**kwargs, **config.all_kwargs()}.items() if k not in ("grid", "warmup")}
         wrapper = tuner.fn
@@ -150,19 +196,10 @@ def _jobs(tuner: Any, configs: list, args: tuple, kwargs: dict) -> list[bytes]:
         src = ASTSource(fn, signature, constexprs, attrs)
         parsed = backend.parse_options(dict(opts))
         expected = cache_key(src, backend, parsed)
-        # configs whose code is the same (they differ in options the backend ignores) compile once: the worker
-        # stores that code, and the timing run makes each config's entry from it without compiling
         canonical = code_options(backend, parsed)
         code = expected if canonical is None else cache_key(src, backend, canonical)
-        if code in seen or cache.get(expected) is not None or cache.get(code) is not None:
-            continue
-        seen.add(code)
-        try:
-            jobs.append(pickle.dumps((fn.module, fn.__qualname__, fn.cache_key, signature, constexprs, attrs,
-                                      opts, target, expected)))
-        except Exception as exc:  # an unpicklable constexpr: this one compiles in the parent
-            log.debug("autotune %s: config %s compiles in this process: %s", tuner.__name__, config, exc)
-    return jobs
+        out.append((expected, code, signature, constexprs, attrs, opts))
+    return out
 
 
 def _setup() -> dict:

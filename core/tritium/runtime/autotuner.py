@@ -280,7 +280,17 @@ class Autotuner(_Launchable):
     def _benchmark(self, key: tuple, configs: list[Config], args: tuple, kwargs: dict) -> None:
         start = time.perf_counter()
         autotune_compile.precompile(self, configs, args, kwargs)
-        timings = {c: self._bench(*args, config=c, **kwargs) for c in configs}
+        # configs that run the same code the same way (on the CPU: they differ only in num_warps, num_stages...)
+        # are timed once; the others' timings are copies (the first of them wins a tie, as when timed)
+        timed: dict[str, Any] = {}
+        timings = {}
+        for c, code in zip(configs, autotune_compile.code_keys(self, configs, args, kwargs)):
+            if code is not None and code in timed:
+                timings[c] = timed[code]
+                continue
+            timings[c] = self._bench(*args, config=c, **kwargs)
+            if code is not None:
+                timed[code] = timings[c]
         self.bench_time = time.perf_counter() - start
         best = builtins.min(timings, key=lambda c: _as_list(timings[c]))
         if all(_as_list(t)[0] == float("inf") for t in timings.values()):
