@@ -171,7 +171,12 @@ class ExpressionVisitor:
             return getattr(rhs, rmethod)(lhs, _semantic=self.gen.semantic)
         a, b = tl._unwrap(lhs), tl._unwrap(rhs)
         if isinstance(a, tuple_value) or isinstance(b, tuple_value):
-            return getattr(lhs, method)(rhs)
+            res = getattr(lhs, method)(rhs)
+            if res is NotImplemented and method in ("__eq__", "__ne__"):
+                # a Python list's == knows no tuple_value (desc.block_shape == [M, N]); NotImplemented is
+                # truthy, so asserts on it always held: ask the tuple_value, as Python's own dispatch would
+                res = getattr(rhs, method)(lhs)
+            return res
         if _py_num(a, b):
             return constexpr(_py_binop(method, a, b))
         try:
