@@ -134,9 +134,17 @@ class Context:
                 v = ev.value(node, idx)
                 p = ev.element_ptr(dst, idx)
                 fn.emit(f"store {node.ty} {v}, ptr {p}, align {SIZES[node.ty]}")
-            loop_nest(fn, node.shape, body)
+            loop_nest(fn, node.shape, body, keep_inner=self._inner_vectorizes(node.shape, node.ty))
 
         with_mask_fast_path(fn, node.shape, load_masks(node), emit_loop, select_conditions(node))
+
+    def _inner_vectorizes(self, shape: tuple[int, ...], ty: str) -> bool:
+        """A 2-D+ copy whose rows span two vectors or more keeps its row loop: LLVM fully unrolls short row
+        loops first and then vectorizes the loop over rows, with a scatter per vector or not at all (a
+        matmul's 128 x 32 fp32 tile of a was copied element by element)."""
+        lanes = self.vector_bits // (8 * SIZES[ty]) if ty in SIZES else 0
+        outer = [d for d in shape[:-1] if d > 1]
+        return bool(outer) and lanes > 1 and shape[-1] >= 2 * lanes and shape[-1] % lanes == 0
 
     def flush_pending(self, consumed: tuple = ()) -> None:
         """Before a side effect: compute now every pending load that is still needed afterwards."""

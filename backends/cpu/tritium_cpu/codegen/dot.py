@@ -1,7 +1,7 @@
 """``acc += a @ b`` on buffers, with a register-blocked vector microkernel for fp32.
 
 The microkernel keeps an MR x NR block of the accumulator in vector registers across the whole K loop
-(MR rows, NR = 2 vectors per row), loading one row of b and broadcasting one element of a per step, the
+(MR rows, NR = NV vectors per row), loading one row of b and broadcasting one element of a per step, the
 way BLAS kernels do. Other types and shapes use a plain (i, k, j) loop nest that LLVM vectorizes on j.
 """
 from __future__ import annotations
@@ -16,13 +16,41 @@ def emit_dot(fn: Function, module: Module, a: Buf, b: Buf, acc: Buf, ty: str, ve
     M, N = acc.shape[-2], acc.shape[-1]
     K = a.shape[-1]
     vl = max(1, vector_bits // (8 * SIZES[ty]))
-    use_micro = ty in ("float", "double") and vl > 1 and N % (2 * vl) == 0 and M % 4 == 0
+    blocking = _blocking(M, N, vl, vector_bits) if ty in ("float", "double") and vl > 1 else None
     for batch in range(B):
         offs = (batch * M * K, batch * K * N, batch * M * N)
-        if use_micro:
-            _micro(fn, module, a.ptr, b.ptr, acc.ptr, offs, M, N, K, ty, vl)
+        if blocking:
+            mr, nv = blocking
+            main = M - M % mr
+            if main:
+                _micro(fn, module, a.ptr, b.ptr, acc.ptr, offs, (0, main), N, K, ty, vl, mr, nv)
+            if M % mr:
+                _micro(fn, module, a.ptr, b.ptr, acc.ptr, offs, (main, M), N, K, ty, vl, M % mr, nv)
         else:
             _generic(fn, a.ptr, b.ptr, acc.ptr, offs, M, N, K, ty)
+
+
+def _blocking(M: int, N: int, vl: int, vector_bits: int) -> tuple[int, int] | None:
+    """(MR, NV) for the microkernel, or None: the register block that does the most FMAs per load.
+
+    Per K step a block loads NV vectors of b and broadcasts MR elements of a for MR * NV FMAs, and needs
+    MR * NV accumulators + NV + 1 registers (x86: 32 with AVX-512, 16 below). At least 8 accumulators keep
+    the FMA units busy across their latency. Rows past the last full block get a block of M % MR rows.
+    """
+    if N % vl:
+        return None
+    regs = 32 if vector_bits >= 512 else 16
+    best, best_score = None, 0.0
+    for nv in (1, 2, 3, 4, 6, 8):
+        if (N // vl) % nv:
+            continue
+        mr = min((regs - nv - 1) // nv, M)
+        if mr < 1 or mr * nv < min(8, M * (N // vl)):
+            continue
+        score = mr * nv / (mr + nv)
+        if score > best_score:
+            best, best_score = (mr, nv), score
+    return best
 
 
 def _counted(fn: Function, count: int, step: int, body, carried: list[tuple[str, str]] | None = None) -> list[str]:
@@ -68,14 +96,16 @@ def _gep(fn: Function, ty: str, base: str, *terms: str | int) -> str:
     return fn.inst(f"getelementptr inbounds {ty}, ptr {base}, i64 {total}")
 
 
-def _micro(fn: Function, module: Module, a: str, b: str, c: str, offs: tuple[int, int, int], M: int, N: int, K: int,
-           ty: str, vl: int) -> None:
-    MR, NV = 4, 2
+def _micro(fn: Function, module: Module, a: str, b: str, c: str, offs: tuple[int, int, int], row_range: tuple[int, int],
+           N: int, K: int, ty: str, vl: int, MR: int, NV: int) -> None:
+    first, stop = row_range
     vt = f"<{vl} x {ty}>"
     esz = SIZES[ty]
     fma = intrinsic(module, f"llvm.fma.v{vl}{'f32' if ty == 'float' else 'f64'}", vt, [vt, vt, vt])
 
-    def rows(i0: str, _: list[str]) -> list[str]:
+    def rows(i: str, _: list[str]) -> list[str]:
+        i0 = fn.inst(f"add nuw nsw i64 {i}, {first}") if first else i
+
         def cols(j0: str, __: list[str]) -> list[str]:
             crow = [fn.inst(f"mul nuw nsw i64 {fn.inst(f'add nuw nsw i64 {i0}, {r}')}, {N}") for r in range(MR)]
             cptrs = [[_gep(fn, ty, c, offs[2], crow[r], j0, v * vl) for v in range(NV)] for r in range(MR)]
@@ -109,7 +139,7 @@ def _micro(fn: Function, module: Module, a: str, b: str, c: str, offs: tuple[int
         _counted(fn, N, NV * vl, cols)
         return []
 
-    _counted(fn, M, MR, rows)
+    _counted(fn, stop - first, MR, rows)
 
 
 def _generic(fn: Function, a: str, b: str, c: str, offs: tuple[int, int, int], M: int, N: int, K: int, ty: str) -> None:
