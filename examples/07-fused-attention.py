@@ -224,17 +224,47 @@ FWD_CONFIGS = {64: (128, 64, 4, 3), 128: (128, 128, 8, 3)}
 BWD = dict(BLOCK_M1=32, BLOCK_N1=128, BLOCK_M2=128, BLOCK_N2=32, BLK_SLICE_FACTOR=2, num_warps=4, num_stages=5)
 
 
+#: the forward's autotune space: the tutorial's (BLOCK_M 64/128, BLOCK_N 64/128, 2-4 stages, 8 warps only at 128 x
+#: 128), cut to the configurations that won on either side in an H200 sweep of the whole space and their
+#: neighbours, so that tuning both sides stays within a minute (PERF.md, issue 14, fifth session)
+FWD_SPACE = {64: [(128, 64, 4, 2), (128, 64, 4, 3), (128, 64, 4, 4), (128, 128, 4, 2), (128, 128, 4, 3),
+                  (128, 128, 8, 2), (128, 128, 8, 3), (64, 64, 4, 3), (64, 128, 4, 3)],
+             128: [(128, 128, 8, 2), (128, 128, 8, 3), (64, 64, 4, 3), (64, 64, 4, 2), (128, 64, 8, 3)]}
+
+
+def _tuned_space(configs, named_args, **kwargs):
+    # this head dim's part of the space; the causal split needs BLOCK_M >= BLOCK_N
+    D, causal = kwargs["HEAD_DIM"], kwargs["STAGE"] == 3
+    return [c for c in configs if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) in FWD_SPACE[D]
+            and not (causal and c.kwargs["BLOCK_M"] < c.kwargs["BLOCK_N"])]
+
+
+attn_fwd_tuned = triton.autotune(
+    configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+             for bm, bn, w, s in sorted({c for cs in FWD_SPACE.values() for c in cs})],
+    key=["N_CTX", "HEAD_DIM", "STAGE"], prune_configs_by={"early_config_prune": _tuned_space})(attn_fwd)
+
+
 def forward(q, k, v, causal, sm_scale, cfg=None):
-    """(O, M) for contiguous [Z, H, N, D] q, k, v."""
+    """(O, M) for contiguous [Z, H, N, D] q, k, v; ``cfg`` "tune": the autotuned kernel (FWD_SPACE)."""
     import torch
     Z, H, N, D = q.shape
-    BM, BN, warps, stages = cfg or FWD_CONFIGS[D]
     o = torch.empty_like(q)
     M = torch.empty((Z, H, N), device=q.device, dtype=torch.float32)
-    attn_fwd[(triton.cdiv(N, BM), Z * H)](q, k, v, sm_scale, M, o, q.stride(0), q.stride(1), q.stride(2), H,
-                                          N_CTX=N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN, STAGE=3 if causal else 1,
-                                          num_warps=warps, num_stages=stages)
+    args = (q, k, v, sm_scale, M, o, q.stride(0), q.stride(1), q.stride(2), H)
+    if cfg == "tune":
+        attn_fwd_tuned[lambda meta: (triton.cdiv(N, meta["BLOCK_M"]), Z * H)](
+            *args, N_CTX=N, HEAD_DIM=D, STAGE=3 if causal else 1)
+        return o, M
+    BM, BN, warps, stages = cfg or FWD_CONFIGS[D]
+    attn_fwd[(triton.cdiv(N, BM), Z * H)](*args, N_CTX=N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN,
+                                          STAGE=3 if causal else 1, num_warps=warps, num_stages=stages)
     return o, M
+
+
+def tuned_config(mod) -> str:
+    c = mod.attn_fwd_tuned.best_config
+    return f"{c.kwargs['BLOCK_M']}x{c.kwargs['BLOCK_N']}/{c.num_warps}w/{c.num_stages}s" if c else "?"
 
 
 def backward(q, k, v, o, M, do, causal, sm_scale, bwd=None):
@@ -325,6 +355,21 @@ def main():
                 bwd[name] = lambda mod=mod, o=o, M=M: mod.backward(q, k, v, o, M, do, causal, sm)
             tf, tb = interleaved(fwd, dev), interleaved(bwd, dev)
             res = {name: (tf[name], tb[name]) for name in fwd}
+            # each side autotuned over the same space (FWD_SPACE); the configs each picks are printed
+            tuned = {}
+            for name, mod in (("tritium", me), ("triton", twin)):
+                if mod is not None:
+                    mod.forward(q, k, v, causal, sm, "tune")
+                    tuned[name] = lambda mod=mod: mod.forward(q, k, v, causal, sm, "tune")
+            tt = interleaved(tuned, dev)
+            fl = flops / 1e12
+            ratio = tt["triton"] / tt["tritium"] if "triton" in tt else float("nan")
+            line = (f"attention fwd fp16 Z={Z} H={H} N={N} D={D} causal={causal!s:5} autotuned: tritium "
+                    f"{fl / (tt['tritium'] * 1e-3):.0f} TFLOP/s ({tuned_config(me)}) | Triton "
+                    f"{fl / (tt['triton'] * 1e-3) if 'triton' in tt else float('nan'):.0f} "
+                    f"({tuned_config(twin) if twin else '-'}) | ratio {ratio:.2f}x")
+            print(line, flush=True)
+            rows.append(line)
             qs, ks, vs = (t.detach().requires_grad_() for t in (q, k, v))
             fwd = lambda: torch.nn.functional.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)  # noqa
             out = fwd()
