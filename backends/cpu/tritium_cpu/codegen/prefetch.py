@@ -43,7 +43,14 @@ def prefetch_next(ctx: Context, in_loop: bool, pn: Node, shape: tuple[int, ...],
     prev_i = fn.inst(f"ptrtoint ptr {prev} to i64")
     first = fn.inst(f"icmp eq ptr {prev}, null")
     delta = fn.inst(f"sub i64 {cur_i}, {prev_i}")
-    delta = fn.inst(f"select i1 {first}, i64 0, i64 {delta}")
+    # no prediction (the first iteration) or a tile that does not move: its lines are the ones about to be
+    # loaded, so prefetching them only costs a prefetch per line (a loop of one iteration per program,
+    # layer norm's `for off in range(0, N, BLOCK)` with BLOCK >= N, paid that for every load of every row)
+    still = fn.inst(f"icmp eq i64 {delta}, 0")
+    skip = fn.inst(f"or i1 {first}, {still}")
+    go, done = fn.label("pf"), fn.label("pfdone")
+    fn.cond_br(skip, done, go)
+    fn.start_block(go)
     nxt = fn.inst(f"getelementptr i8, ptr {start}, i64 {delta}")
     ctx.module.declare("llvm.prefetch.p0", "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)")
 
@@ -52,3 +59,5 @@ def prefetch_next(ctx: Context, in_loop: bool, pn: Node, shape: tuple[int, ...],
         p = fn.inst(f"getelementptr i8, ptr {nxt}, i64 {off}")
         fn.emit(f"call void @llvm.prefetch.p0(ptr {p}, i32 0, i32 3, i32 1)")
     loop_nest(fn, ((shape[0] * size + _LINE - 1) // _LINE, ), line)
+    fn.br(done)
+    fn.start_block(done)
