@@ -6,6 +6,7 @@ still has every config timed."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tritium as triton
 import tritium.language as tl
@@ -58,3 +59,68 @@ def test_a_backend_whose_code_reads_every_option_times_every_config(fresh_cache,
     tuned[lambda meta: (triton.cdiv(300, meta["BLOCK"]), )](x, y, 300)
     np.testing.assert_array_equal(y, x * 3 + 1)
     assert len(timed) == 13
+
+
+# -- sharing beside installed plugins --------------------------------------------------------------------------
+# A development install (and many users') has plugins whose passes run only when switched on (tritium's own
+# nan-finder and wide-accumulate): merely registering a pass, or a pipeline hook that takes the options but builds
+# the same pipeline, made every config compile on its own (Liger's fused MoE: 243 compiles for 1 test).
+
+from tritium import plugins  # noqa: E402
+from tritium.compiler.compiler import ASTSource, compile  # noqa: E402
+from tritium.hookspecs import PLUGIN_API, PassSpec, hookimpl  # noqa: E402
+
+SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+
+
+def _mark(module, ctx):
+    ctx.metadata.setdefault("marked_num_warps", []).append(ctx.options.num_warps)
+
+
+class OptionalPass:
+    """Registers a pass and puts it in the ttir pipeline only when ``on`` (as a knob would)."""
+    TRITIUM_PLUGIN_API = PLUGIN_API
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    @hookimpl
+    def tritium_passes(self):
+        return [PassSpec("h6-mark", _mark, "records the options it sees")]
+
+    @hookimpl
+    def tritium_pipeline(self, stage, pipeline, options):
+        if stage == "ttir" and self.on:
+            pipeline.append("h6-mark")
+
+
+@pytest.fixture
+def llir_runs(monkeypatch, fresh_cache):
+    runs = []
+    real = CPUBackend.make_llir
+
+    def counted(self, module, metadata, options):
+        runs.append(options)
+        return real(self, module, metadata, options)
+    monkeypatch.setattr(CPUBackend, "make_llir", counted)
+    return runs
+
+
+def _registry(extra):
+    return plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "cpu": "tritium_cpu.plugin",
+                                                "extra": extra})
+
+
+def test_a_plugin_pass_that_is_not_in_the_pipeline_does_not_stop_sharing(llir_runs):
+    with plugins.use(_registry(OptionalPass(on=False))):
+        compile(ASTSource(scale, SIG, {"BLOCK": 64}), options={"num_warps": 4})
+        compile(ASTSource(scale, SIG, {"BLOCK": 64}), options={"num_warps": 8})
+    assert len(llir_runs) == 1
+
+
+def test_a_plugin_pass_in_the_pipeline_sees_every_set_of_options(llir_runs):
+    with plugins.use(_registry(OptionalPass(on=True))):
+        a = compile(ASTSource(scale, SIG, {"BLOCK": 64}), options={"num_warps": 4})
+        b = compile(ASTSource(scale, SIG, {"BLOCK": 64}), options={"num_warps": 8})
+    assert len(llir_runs) == 2
+    assert a.metadata_dict["marked_num_warps"] == [4] and b.metadata_dict["marked_num_warps"] == [8]

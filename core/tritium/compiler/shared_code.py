@@ -7,8 +7,9 @@ that these options compile to the same code as another set, the stages run once,
 entries are made from its artifacts.
 
 That is only sound while nothing else that compiles can read the options: the seed's inspection hook and a
-plugin's ``tritium_add_stages``/``tritium_pipeline``/``tritium_cache_key`` that take ``options``, or a plugin's
-passes (they see ``PassContext.options``), make every set compile on its own, as before. Core's built-in
+plugin's ``tritium_add_stages``/``tritium_cache_key`` that take ``options``, a plugin's passes in a pipeline
+that runs them (they see ``PassContext.options``), or a ``tritium_pipeline`` that takes ``options`` and builds
+another pipeline for the shared set, make every set compile on its own, as before. Core's built-in
 plugin and backend plugins are exempt: a backend answers for its own options through ``code_options``.
 """
 from __future__ import annotations
@@ -20,29 +21,60 @@ from typing import Any, Callable, Optional
 from .. import knobs
 from ..plugins import registry
 
-#: hooks that receive the options; a plugin implementing one with an ``options`` parameter may compile by them
-_OPTION_HOOKS = ("tritium_add_stages", "tritium_pipeline", "tritium_cache_key")
-
 
 def code_options(backend: Any, options: Any) -> Optional[Any]:
     """The options whose compilation serves ``options`` too, or None: they are ``options`` themselves, or
     something besides the backend may read the options (see the module's doc)."""
     canonical = backend.code_options(options)
-    if canonical == options or others_read_options():
+    if canonical == options or others_read_options(backend, options, canonical):
         return None
     return canonical
 
 
-def others_read_options() -> bool:
+def others_read_options(backend: Any = None, options: Any = None, canonical: Any = None) -> bool:
     if knobs.runtime.add_stages_inspection_hook is not None:
         return True
     reg = registry()
     trusted = {name for name, info in reg.infos.items()
                if name == "core" or callable(getattr(info.module, "tritium_backends", None))}
-    if any(info.name not in trusted for info, _, _ in reg.impls("tritium_passes")):
+    if any(info.name not in trusted and "options" in argnames
+           for hook in ("tritium_add_stages", "tritium_cache_key") for info, _, argnames in reg.impls(hook)):
         return True
-    return any(info.name not in trusted and "options" in argnames
-               for hook in _OPTION_HOOKS for info, _, argnames in reg.impls(hook))
+    passes = {name for name, (_, info) in reg.passes.items() if info.name not in trusted}
+    readers = any(info.name not in trusted and "options" in argnames
+                  for info, _, argnames in reg.impls("tritium_pipeline"))
+    if not passes and not readers:
+        return False
+    if backend is None:
+        return True
+    # a plugin's passes see the options only where a pipeline runs them (installed plugins often add theirs only
+    # when switched on), and a pipeline hook reading the options matters only if it builds another pipeline
+    try:
+        return any(_pipeline_reads(backend, stage, options, canonical, passes, readers)
+                   for stage in _pipeline_stages(backend, options))
+    except Exception:   # a pipeline that cannot be built here will fail its compile: share nothing meanwhile
+        return True
+
+
+def _pipeline_stages(backend: Any, options: Any) -> list:
+    stages: dict = {}
+    backend.add_stages(stages, options)
+    found = []
+    for stage in stages:
+        try:
+            backend.pipeline(stage, options)
+        except KeyError:
+            continue
+        found.append(stage)
+    return found
+
+
+def _pipeline_reads(backend: Any, stage: str, options: Any, canonical: Any, passes: set, readers: bool) -> bool:
+    from ..passes.pipeline import make_pipeline, split_name
+    mine = list(make_pipeline(stage, backend.pipeline(stage, options), options, backend))
+    if any(split_name(entry)[0] in passes for entry in mine):
+        return True
+    return readers and mine != list(make_pipeline(stage, backend.pipeline(stage, canonical), canonical, backend))
 
 
 def options_as_input(options: Any) -> dict:
