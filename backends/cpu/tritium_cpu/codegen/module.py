@@ -15,7 +15,8 @@ from .oob import grid_stop
 from .opinfo import LoweringError
 from .scalar import MathLibrary
 
-TASK = "{ ptr, i32, i32, i32, i64, i64, ptr }"   # args, grid, chunk [start, end), cancel flag
+# args, grid, programs per grab, programs in all, cancel flag, next program to grab (shared by the threads)
+TASK = "{ ptr, i32, i32, i32, i64, i64, ptr, ptr }"
 
 
 def _kernel_func(module: Any) -> Any:
@@ -128,14 +129,26 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
         g.emit("call void @free(ptr %arena)")
     g.emit("ret void")
 
+    # Threads grab chunks of programs from a shared counter until none is left: a split fixed in advance
+    # waited for the slowest thread, and on a shared machine one core is often slower than the other
     thread = Function(f"{s}_thread", "ptr", [("ptr", "%task")], attrs="nounwind", linkage="internal")
     t = thread
     fields = []
-    for k, ty in enumerate(["ptr", "i32", "i32", "i32", "i64", "i64", "ptr"]):
+    for k, ty in enumerate(["ptr", "i32", "i32", "i32", "i64", "i64", "ptr", "ptr"]):
         p = t.inst(f"getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
         fields.append(t.inst(f"load {ty}, ptr {p}"))
-    t.emit(f"call void @{s}_grid(ptr {fields[0]}, i32 {fields[1]}, i32 {fields[2]}, i32 {fields[3]}, "
-           f"i64 {fields[4]}, i64 {fields[5]}, ptr {fields[6]})")
+    args, n0, n1, n2, chunk, total, cancel, counter = fields
+    t.emit("br label %grab")
+    t.start_block("grab")
+    st = t.inst(f"atomicrmw add ptr {counter}, i64 {chunk} monotonic, align 8")
+    left = t.inst(f"icmp ult i64 {st}, {total}")
+    go = t.inst(f"icmp eq i32 {t.inst(f'load atomic i32, ptr {cancel} monotonic, align 4')}, 0")
+    t.emit(f"br i1 {t.inst(f'and i1 {left}, {go}')}, label %work, label %out")
+    t.start_block("work")
+    en = t.inst(f"call i64 @llvm.umin.i64(i64 {t.inst(f'add i64 {st}, {chunk}')}, i64 {total})")
+    t.emit(f"call void @{s}_grid(ptr {args}, i32 {n0}, i32 {n1}, i32 {n2}, i64 {st}, i64 {en}, ptr {cancel})")
+    t.emit("br label %grab")
+    t.start_block("out")
     t.emit("ret ptr null")
 
     module.declare("pthread_create", "declare i32 @pthread_create(ptr, ptr, ptr, ptr)")
@@ -161,19 +174,27 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     module.declare("llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)")
     L.emit(f"%tasks = alloca {TASK}, i64 %ntc, align 8")
     L.emit("%tids = alloca i64, i64 %ntc, align 8")
-    L.emit("%chunk0 = add i64 %total, %ntc")
-    L.emit("%chunk1 = sub i64 %chunk0, 1")
-    L.emit("%chunk = udiv i64 %chunk1, %ntc")
+    L.emit("%counter = alloca i64, align 8")
+    L.emit("store i64 0, ptr %counter, align 8")
+    if oob_state:
+        # bounds-checked: one chunk per thread as before (a program past a failure is not started, and
+        # each grid call starts its first program before it looks)
+        L.emit("%chunk0 = add i64 %total, %ntc")
+        L.emit("%chunk1 = sub i64 %chunk0, 1")
+        L.emit("%chunk = udiv i64 %chunk1, %ntc")
+    else:
+        # ~8 grabs per thread: balance on a busy machine at one atomic add per chunk
+        L.emit("%grabs = mul i64 %ntc, 8")
+        L.emit("%chunk0 = udiv i64 %total, %grabs")
+        L.emit("%chunk = call i64 @llvm.umax.i64(i64 %chunk0, i64 1)")
+        module.declare("llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)")
     L.emit("br label %spawn")
     L.start_block("spawn")
     L.emit("%t = phi i64 [1, %par], [%tn, %spawned]")
-    L.emit("%st0 = mul i64 %t, %chunk")
-    L.emit("%st = call i64 @llvm.umin.i64(i64 %st0, i64 %total)")
-    L.emit("%en0 = add i64 %st, %chunk")
-    L.emit("%en = call i64 @llvm.umin.i64(i64 %en0, i64 %total)")
     L.emit(f"%task = getelementptr inbounds {TASK}, ptr %tasks, i64 %t")
-    for k, (ty, v) in enumerate([("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"), ("i64", "%st"),
-                                 ("i64", "%en"), ("ptr", "%cancel")]):
+    task_fields = [("ptr", "%args"), ("i32", "%n0"), ("i32", "%n1"), ("i32", "%n2"), ("i64", "%chunk"),
+                   ("i64", "%total"), ("ptr", "%cancel"), ("ptr", "%counter")]
+    for k, (ty, v) in enumerate(task_fields):
         L.emit(f"%f{k} = getelementptr inbounds {TASK}, ptr %task, i32 0, i32 {k}")
         L.emit(f"store {ty} {v}, ptr %f{k}")
     L.emit("%tid = getelementptr inbounds i64, ptr %tids, i64 %t")
@@ -190,8 +211,10 @@ def _grid_and_launch(module: Module, s: str, fence_for: str = "", oob_state: str
     L.emit("%more = icmp ult i64 %tn, %ntc")
     L.emit("br i1 %more, label %spawn, label %own")
     L.start_block("own")
-    L.emit("%own_end = call i64 @llvm.umin.i64(i64 %chunk, i64 %total)")
-    L.emit(f"call void @{s}_grid(ptr %args, i32 %n0, i32 %n1, i32 %n2, i64 0, i64 %own_end, ptr %cancel)")
+    for k, (ty, v) in enumerate(task_fields):
+        L.emit(f"%o{k} = getelementptr inbounds {TASK}, ptr %tasks, i64 0, i32 {k}")
+        L.emit(f"store {ty} {v}, ptr %o{k}")
+    L.emit(f"%own_ran = call ptr @{s}_thread(ptr %tasks)")
     L.emit("br label %join")
     L.start_block("join")
     L.emit("%j = phi i64 [1, %own], [%jn, %joined]")
