@@ -52,13 +52,6 @@ class nvidia_knobs(KnobGroup):
     cp_async_fence = BoolKnob("TRITIUM_NVIDIA_CP_ASYNC_FENCE", default=True, doc="On sm_90, a "
                               "fence.proxy.async after each cp.async wait, before wgmma reads the stage (the PTX "
                               "memory model's proxy rule; Triton 3.6 emits none there). Off: no fence")
-    carry_dots = BoolKnob("TRITIUM_NVIDIA_CARRY_DOTS", default=False, doc="On sm_90, a pipelined loop's last wgmma "
-                          "dot whose result is only carried (attention's P @ V) is left running into the next "
-                          "iteration and retired by that iteration's first dot's wait, as Triton 3.6 does "
-                          "(gpu/lower/carry_dot.py); off: it is waited for in its own iteration")
-    carry_split = BoolKnob("TRITIUM_NVIDIA_CARRY_SPLIT", default=False, doc="With carry_dots: the loads the carried "
-                           "dot does not read (attention's K) refill their stage at the loop top, the others after "
-                           "the carried dot is retired (Triton refills all at the bottom)")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

@@ -301,16 +301,6 @@ class NvidiaTarget(TargetHooks):
     def async_dots(self) -> bool:
         return 90 <= self.capability < 100
 
-    def carries_dot(self, kind: str) -> bool:
-        """Whether a loop's dot of strategy ``kind`` may be left running into the next iteration (carry_dot.py)."""
-        from .knobs import nvidia
-        return self.async_dots and nvidia.carry_dots and kind.startswith("wgmma")
-
-    @property
-    def splits_carried_copies(self) -> bool:
-        from .knobs import nvidia
-        return nvidia.carry_split
-
     def async_dot_wait(self, fn: Function, pending: int, regs: list[str], ty: str = "float") -> list[str]:
         from .wgmma import wait_group
         return wait_group(fn, pending, regs, ty=ty)

@@ -27,7 +27,6 @@ from typing import Any, Optional
 from ..._mlir import block_ops
 from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
-from . import carry_dot
 from .convert import storage_type
 from .descriptor_bulk import BulkStages
 from .multicast import multicasting, stages_for
@@ -257,12 +256,9 @@ def eval_slice(ctx: Context, op: Any, plan: PipelinePlan, iv: str, state: dict[i
 
 
 def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[str], stage: str,
-                 valid: Optional[str], bulk: Optional[BulkStages] = None, only: Optional[set] = None,
-                 commit: bool = True) -> None:
+                 valid: Optional[str], bulk: Optional[BulkStages] = None) -> None:
     fn = ctx.fn
     for k, ((o, parts), (ptr, mask), (tile_proto, stage_bytes)) in enumerate(zip(plan.loads, operands, bases)):
-        if only is not None and k not in only:
-            continue
         if "desc" in parts:
             from .pipeline_desc import issue_descriptor_copies
             if bulk is not None and bulk.maps[k] is not None:
@@ -292,8 +288,7 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
     if bulk is not None:
         bulk.issue(ctx, operands, bases, stage, valid)
         bulk.zero_stage(ctx, bases, stage)
-    if commit:
-        ctx.target.async_commit(fn)
+    ctx.target.async_commit(fn)
 
 
 # -- the loop --------------------------------------------------------------------------------------------
@@ -353,8 +348,6 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     phis, slots = make_phis(ctx, args[1:], inits)
     ahead_init = [state[i] for i in plan.args]
     ahead, ahead_slots = make_phis(ctx, [args[1 + i] for i in plan.args], ahead_init)
-    found = None if plan.deferred else carry_dot.plan(ctx, block_ops(block), args)
-    a_slot = fn.placeholder() if found else None     # phis of what the dot left running reads
     rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
     rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
     phase, phase_slot = fn.tmp("phase"), fn.placeholder()    # of stage rd's barrier: flips when rd wraps
@@ -370,12 +363,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     deferring = bool(plan.deferred) and ctx.target.async_dots
     ctx.deferred_dots = set(plan.deferred) if deferring else set()
 
-    def copies_ahead(only: Optional[set] = None, commit: bool = True) -> Any:
+    def copies_ahead() -> Any:
         # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
-        if split_at:
-            ops_a, valid, next_state = split_at
-            issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk, only, commit)
-            return next_state
         ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
         valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
         # the loop body's cache is left out: once the body is lowered (dots left in flight), it holds this
@@ -384,21 +373,14 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         if shared:
             # every CTA of the cluster is done reading the stage this refills (its copies land in all of them)
             bulk.before_refill(ctx, wr, rd, phase, fn.inst(f"icmp ne {ity} {iv}, {lb.value}"))
-        issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk, only, commit)
-        split_at.extend((ops_a, valid, next_state))
+        issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
         return next_state
 
-    split_at: list = []
+    if not deferring:
+        next_state = copies_ahead()
     ctx.values[args[0]] = Scalar(iv, ity)
     for a, p in zip(args[1:], phis):
         ctx.values[a] = p
-    rec = ctx.carried_dot = carry_dot.start(ctx, found, args, a_slot) if found else None
-    if not deferring and rec is None:
-        next_state = copies_ahead()
-    late = carry_dot.late_loads(ctx, rec, plan.loads) if rec is not None and bulk is None else None
-    if late is not None:
-        # the loads the carried dot does not read refill their stage now, the others after its retirement
-        copies_ahead({k for k in range(len(plan.loads)) if k not in late}, commit=False)
     skip = set()
     for (o, parts), (proto, stage_bytes) in zip(plan.loads, bases):
         base = ctx.smem_ptr(proto.base, ctx.imul(rd, stage_bytes))
@@ -425,14 +407,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # else every dot waited for itself (the strategy dropped it from deferred_dots): the stage iteration
         # i - 1 read was free at this iteration's first barrier
         next_state = copies_ahead()
-    elif rec is not None:
-        carry_dot.finish_body(ctx, rec)
-        # the stage the last iteration read is free once its dots are retired (the first dot's wait) in
-        # every warp
-        ctx.target.barrier(fn)
-        next_state = copies_ahead(late)
     ctx.deferred_dots = set()
-    ctx.carried_dot = None
     yielded = [carried(ctx, v, a) for v, a in zip(ops[-1].operands, args[1:])]
     nxt = fn.inst(f"add {ity} {iv}, {step.value}")
     rd1 = fn.inst(f"add i32 {rd}, 1")
@@ -451,8 +426,6 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
     fn.fill(phase_slot, f"{phase} = phi i32 [0, %{pre}], [{phn}, %{latch}]")
     fill_phis(ctx, phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
-    if rec is not None:
-        carry_dot.fill_header(ctx, rec, pre, latch)
     fill_phis(ctx, ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
                                          for a0, i in zip(ahead_init, plan.args)])
     fn.start_block(exit_)
@@ -461,8 +434,6 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         if deferring and j in plan.deferred.values():
             # the last iteration's dots finish here; their registers are read only after this
             p = Tensor(p.layout, ctx.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
-        elif rec is not None and rec.running and j == rec.j:
-            p = Tensor(p.layout, carry_dot.retire(ctx, rec, p.regs), p.ty)
         ctx.values[r] = p
     # every copy has landed and every dot has read its operands, in every thread (of every CTA whose copies
     # reach these stages): the stages are dead
