@@ -2,7 +2,7 @@
 GPU. A 64-row tile at 8 warps has two warpgroups for one 64-row block: they split N, each issuing wgmma on its
 half (m64n64 for 64x128, m64n128 for 64x256, as Triton 3.6's warpsPerCTA [4, 2]) instead of falling back to
 mma.sync; a half narrower than a 64-column panel (64x64 at 8 warps) keeps mma.sync. The fence after each cp.async
-wait follows TRITIUM_NVIDIA_CP_ASYNC_FENCE. tests/gpu/test_matmul_configs.py runs them on an H200."""
+wait follows TRITIUM_NVIDIA_CP_ASYNC_FENCE (default off). tests/gpu/test_matmul_configs.py runs them on an H200."""
 from __future__ import annotations
 
 import importlib.util
@@ -29,7 +29,7 @@ def _ex03():
     return mod
 
 
-def _compile(BM, BN, BK, warps, stages, dt="fp16", fence=True):
+def _compile(BM, BN, BK, warps, stages, dt="fp16", fence=None):
     from tritium import plugins
     from tritium_nvidia.knobs import nvidia
     fn, sig, consts = _ex03().COMPILE_CASES[0]
@@ -37,7 +37,8 @@ def _compile(BM, BN, BK, warps, stages, dt="fp16", fence=True):
     consts = {**consts, "BLOCK_M": BM, "BLOCK_N": BN, "BLOCK_K": BK}
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
-        nvidia.cp_async_fence = fence
+        if fence is not None:
+            nvidia.cp_async_fence = fence
         return tritium.compile(ASTSource(fn, sig, consts, {}), target=GPUTarget("cuda", 90, 32),
                                options={"num_warps": warps, "num_stages": stages})
 
@@ -62,8 +63,9 @@ def test_bf16_and_too_narrow_halves(isolated_tritium):
     assert "m64n128k16" in _compile(64, 128, 32, 4, 4).asm["ptx"]
 
 
-@pytest.mark.parametrize("fence", [True, False])
+@pytest.mark.parametrize("fence", [True, False, None])
 def test_cp_async_fence_knob(isolated_tritium, fence):
+    """None: the default, no fence (as Triton 3.6; measured 1-9% faster on the H200, PERF.md)."""
     ptx = _compile(128, 128, 64, 8, 3, fence=fence).asm["ptx"]
     loop = ptx[ptx.index("cp.async.wait_group 1"):ptx.index("cp.async.wait_group 0")]
-    assert ("fence.proxy.async.shared::cta" in loop) == fence
+    assert ("fence.proxy.async.shared::cta" in loop) == bool(fence)
