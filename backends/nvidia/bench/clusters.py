@@ -2,9 +2,7 @@
 in one process (CUDA-event medians), each result's relative error against torch. Three kernels: examples/03's
 (pointer tensors, grouped order), a plain tiled kernel on tensor descriptors (the shape of Triton's num_ctas=2
 example) and examples/08's persistent descriptor kernel. Prints the form tritium took (split along N, or one CTA
-computing and why) and, at num_ctas > 1 on
-descriptors, tritium with TMA multicast of A (default: stages handed back through a cluster barrier; "mc+mbar":
-through mbarriers, TRITIUM_NVIDIA_MULTICAST_RELEASE=mbarrier) and without (TRITIUM_NVIDIA_MULTICAST=0).
+computing and why).
 
     python backends/nvidia/bench/clusters.py [--ctas 1,2,4] [--kinds desc,...]
 """
@@ -81,7 +79,6 @@ def main() -> None:
     import argparse
 
     import torch
-    from tritium_nvidia.knobs import nvidia as nvk
     ap = argparse.ArgumentParser()
     ap.add_argument("--ctas", default="1,2,4")
     ap.add_argument("--kinds", default="desc,persistent desc (08),ptr (03)")
@@ -107,11 +104,9 @@ def main() -> None:
     for kind, (BM, BN, BK) in cases:
         for ctas in (int(x) for x in args.ctas.split(",")):
             # tritium with multicast (the default) and without (TRITIUM_NVIDIA_MULTICAST=0), then Triton
-            variants = [("tritium", True), ("tritium", "mbarrier"), ("tritium", False), ("triton", None)] \
-                if ctas > 1 and kind != "ptr (03)" else [("tritium", True), ("triton", None)]
             res, shape = {}, ""
-            for fw, mc in variants:
-                key = {True: fw, False: "tritium no-mc", "mbarrier": "tritium mc+mbar", None: fw}[mc]
+            for fw in ("tritium", "triton"):
+                key = fw
                 table = theirs if fw == "triton" else ours
                 if table is None:
                     res[key] = (float("nan"), "Triton absent")
@@ -120,22 +115,16 @@ def main() -> None:
                 c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
                 launch = dict(num_warps=8, num_stages=3, num_ctas=ctas)
                 run = (lambda fn=fn, c=c, blocks=(BM, BN, BK), launch=launch: fn(a, b, b_nk, c, *blocks, **launch))
-                with nvk.scope():
-                    if mc is not None:
-                        nvk.multicast = bool(mc)
-                        nvk.multicast_release = "mbarrier" if mc == "mbarrier" else "cluster_barrier"
-                    try:
-                        k = run()
-                        torch.cuda.synchronize()
-                        err = ((c.float() - ref).norm() / ref.norm()).item()
-                        if fw == "tritium" and ctas > 1 and mc is True:
-                            shape = form(k)
-                            if "multicast::cluster" in k.asm.get("ptx", ""):
-                                shape += ", A multicast"
-                        ms = median_ms(run, "cuda")
-                        res[key] = (2 * M * N * K / (ms * 1e-3) / 1e12, f"{err:.1e}")
-                    except Exception as exc:  # noqa: BLE001
-                        res[key] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+                try:
+                    k = run()
+                    torch.cuda.synchronize()
+                    err = ((c.float() - ref).norm() / ref.norm()).item()
+                    if fw == "tritium" and ctas > 1:
+                        shape = form(k)
+                    ms = median_ms(run, "cuda")
+                    res[key] = (2 * M * N * K / (ms * 1e-3) / 1e12, f"{err:.1e}")
+                except Exception as exc:  # noqa: BLE001
+                    res[key] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
             tri = res["triton"][0]
             cells = " | ".join(f"{k} {v[0]:.0f} ({v[0] / tri:.2f}x)" for k, v in res.items() if k != "triton")
             line = (f"matmul fp16 {M}^3 {kind} {BM}x{BN}x{BK} num_ctas={ctas}{' (' + shape + ')' if shape else ''}: "

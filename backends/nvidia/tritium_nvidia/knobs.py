@@ -38,15 +38,6 @@ class nvidia_knobs(KnobGroup):
     restage_bytes = BoolKnob("TRITIUM_NVIDIA_RESTAGE_BYTES", default=True, doc="On sm_90, an fp8/int8 dot operand "
                              "staged along its other dimension (B stored (K, N)) is rewritten K-major for wgmma in "
                              "4 x 4-byte blocks, conflict-free (restage.py); off: one byte per shared store")
-    multicast = BoolKnob("TRITIUM_NVIDIA_MULTICAST", default=True, doc="In a kernel split across a cluster "
-                         "(num_ctas > 1), each CTA copies 1/num_ctas of the operand every CTA reads (a dot's A) with "
-                         "TMA and multicasts it to the whole cluster, a cluster barrier guarding each stage's "
-                         "reuse (gpu/lower/multicast.py); off: every CTA copies the whole block itself")
-    multicast_release = StrKnob("TRITIUM_NVIDIA_MULTICAST_RELEASE", default="cluster_barrier",
-                                choices=("cluster_barrier", "mbarrier"), doc="How a multicast stage is handed "
-                                "back before its refill: a barrier.cluster of every thread of the cluster, or an "
-                                "arrive of each CTA on every CTA's \"empty\" mbarrier of the stage (mapa), which "
-                                "only the refilling thread waits on")
     wgmma_split_n = BoolKnob("TRITIUM_NVIDIA_WGMMA_SPLIT_N", default=True, doc="On sm_90, a dot of 64-row tiles at "
                              "8 warps runs wgmma with the two warpgroups splitting N (as Triton 3.6); off: mma.sync")
     cp_async_fence = BoolKnob("TRITIUM_NVIDIA_CP_ASYNC_FENCE", default=False, doc="On sm_90, a "

@@ -376,38 +376,6 @@ class NvidiaTarget(TargetHooks):
         from .tma import tensor_load
         tensor_load(fn, dst, tmap, coords, bar)
 
-    @property
-    def cluster_multicast(self) -> bool:
-        from .knobs import nvidia
-        return self.num_ctas > 1 and nvidia.multicast and self.bulk_tensor_copies
-
-    def bulk_tensor_load_multicast(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str,
-                                   mask: int) -> None:
-        from .tma import tensor_load
-        tensor_load(fn, dst, tmap, coords, bar, mask)
-
-    def cluster_barrier(self, fn: Function) -> None:
-        from .tma import cluster_barrier
-        cluster_barrier(fn)
-
-    @property
-    def multicast_release(self) -> str:
-        from .knobs import nvidia
-        return nvidia.multicast_release
-
-    def cluster_barrier_init(self, fn: Function, bar: str, count: int) -> None:
-        from .tma import mbarrier_init, mbarrier_init_fence
-        mbarrier_init(fn, bar, count)
-        mbarrier_init_fence(fn)
-
-    def cluster_release(self, fn: Function, bar: str, ctas: int) -> None:
-        from .tma import cluster_arrive
-        cluster_arrive(fn, bar, ctas)
-
-    def cluster_wait(self, fn: Function, bar: str, parity: str) -> None:
-        from .tma import wait_parity
-        wait_parity(fn, bar, parity, scope="cluster")
-
     def bulk_store_fence(self, fn: Function) -> None:
         fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
 

@@ -150,50 +150,25 @@ def expect_bytes(fn: Function, bar: str, nbytes: int) -> None:
          [f"i32 {_saddr(fn, bar)}", f"i32 {nbytes}"])
 
 
-def wait_parity(fn: Function, bar: str, parity: str, scope: str = "") -> None:
-    """Spin until the phase of ``bar`` with parity ``parity`` (i32 0/1) has completed (``scope`` "cluster":
-    acquiring at cluster scope what other CTAs' arrivals released)."""
+def wait_parity(fn: Function, bar: str, parity: str) -> None:
+    """Spin until the phase of ``bar`` with parity ``parity`` (i32 0/1) has completed."""
     a = _saddr(fn, bar)
     head, done = fn.label("mbw"), fn.label("mbwd")
     fn.br(head)
     fn.start_block(head)
-    sem = f".acquire.{scope}" if scope else ""
-    ok = _asm(fn, f"{{ .reg .pred p; mbarrier.try_wait.parity{sem}.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }}",
+    ok = _asm(fn, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
               "=r,r,r,~{memory}", [f"i32 {a}", f"i32 {parity}"], ret="i32")
     fn.cond_br(fn.inst(f"icmp ne i32 {ok}, 0"), done, head)
     fn.start_block(done)
 
 
-def tensor_load(fn: Function, dst: str, tmap: str, coords: list[str], bar: str, mask: int = 0) -> None:
-    """Bulk copy of one box at ``coords`` (i32, innermost first) into shared ``dst``, completing on ``bar``. With a
-    ``mask``, the box lands at ``dst`` in every CTA of the cluster whose rank bit is set, completing on each one's
-    ``bar`` (multicast)."""
+def tensor_load(fn: Function, dst: str, tmap: str, coords: list[str], bar: str) -> None:
+    """Bulk copy of one box at ``coords`` (i32, innermost first) into shared ``dst``, completing on ``bar``."""
     n = len(coords)
     cs = ", ".join(f"${3 + i}" for i in range(n))
-    mc = mc_op = mask_c = ""
-    mask_arg = []
-    if mask:
-        mc, mc_op, mask_c, mask_arg = ".multicast::cluster", f", ${3 + n}", ",h", [f"i16 {mask}"]
-    _asm(fn, f"cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes{mc} [$0], "
-             f"[$1, {{{cs}}}], [$2]{mc_op};",
-         "r,l,r" + ",r" * n + mask_c + ",~{memory}",
-         [f"i32 {_saddr(fn, dst)}", f"i64 {tmap}", f"i32 {_saddr(fn, bar)}", *[f"i32 {c}" for c in coords],
-          *mask_arg])
-
-
-def cluster_arrive(fn: Function, bar: str, ctas: int) -> None:
-    """Arrive on ``bar`` in each CTA of ranks 0 .. ctas-1 of the cluster (its address there: mapa), releasing at
-    cluster scope."""
-    a = _saddr(fn, bar)
-    for r in range(ctas):
-        remote = _asm(fn, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", [f"i32 {a}", f"i32 {r}"], ret="i32")
-        _asm(fn, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r,~{memory}", [f"i32 {remote}"])
-
-
-def cluster_barrier(fn: Function) -> None:
-    """All threads of the cluster meet; arrive releases, wait acquires (shared memory across the cluster)."""
-    _asm(fn, "barrier.cluster.arrive.release.aligned;", "~{memory}", [])
-    _asm(fn, "barrier.cluster.wait.acquire.aligned;", "~{memory}", [])
+    _asm(fn, f"cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {{{cs}}}], [$2];",
+         "r,l,r" + ",r" * n + ",~{memory}",
+         [f"i32 {_saddr(fn, dst)}", f"i64 {tmap}", f"i32 {_saddr(fn, bar)}", *[f"i32 {c}" for c in coords]])
 
 
 def tensor_store(fn: Function, tmap: str, coords: list[str], src: str) -> None:

@@ -32,8 +32,6 @@ from ..llvmir.scalar import is_scalar_op
 
 #: the kernel function's attribute: how many CTAs its N dimension is split over
 SPLIT_ATTR = "tritium.cluster_split"
-#: a descriptor load of a split kernel whose block is the same in every CTA of the cluster (outside the split class)
-SHARED_LOAD_ATTR = "tritium.cluster_shared"
 #: where the split was refused: why (the ``ttgir`` shows it)
 ONE_CTA_ATTR = "tritium.cluster_one_cta"
 #: the fewest elements per CTA along the split dimension (a wgmma/mma N of at least 16 columns)
@@ -358,7 +356,4 @@ def _rewrite(func: Any, dims: _Dims, split: Any, length: int, n: int) -> None:
                 moved = ir.Operation.create("arith.addi", results=[coord.type], operands=[coord, offset],
                                             ip=ir.InsertionPoint(op))
                 op.operands[first + d] = moved.results[0]
-        elif op.name == "tt.descriptor_load":
-            # the same block in every CTA (a dot's A): the lowering may copy it once for the whole cluster
-            op.attributes[SHARED_LOAD_ATTR] = ir.UnitAttr.get()
     func.attributes[SPLIT_ATTR] = ir.IntegerAttr.get(i32, n)

@@ -305,42 +305,6 @@ class TargetHooks:
         """Commit this thread's bulk stores and wait until they have read their shared memory."""
         raise NotImplementedError
 
-    # -- clusters: bulk loads shared by the CTAs of a program (gpu/lower/multicast.py) -----------------------
-    @property
-    def cluster_multicast(self) -> bool:
-        """One bulk load can land in the shared memory of several CTAs of the cluster at once
-        (:meth:`bulk_tensor_load_multicast`), each CTA's barrier counting the bytes it receives."""
-        return False
-
-    def bulk_tensor_load_multicast(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str,
-                                   mask: int) -> None:
-        """:meth:`bulk_tensor_load` into ``dst`` of every CTA of the cluster whose rank is set in ``mask``, each
-        completing on its own ``bar`` (the same offsets in every CTA)."""
-        raise NotImplementedError
-
-    def cluster_barrier(self, fn: Function) -> None:
-        """Every thread of every CTA of the cluster waits for all the others; shared-memory accesses before it
-        (this CTA's and the others') are ordered before those after it."""
-        raise NotImplementedError
-
-    #: how a stage that other CTAs multicast into is handed back before its refill: "cluster_barrier" (every
-    #: thread of the cluster meets) or "mbarrier" (each CTA arrives on every CTA's "empty" barrier of the stage;
-    #: the thread that refills it waits on its own: :meth:`cluster_release`, :meth:`cluster_wait`)
-    multicast_release = "cluster_barrier"
-
-    def cluster_barrier_init(self, fn: Function, bar: str, count: int) -> None:
-        """Initialize ``bar`` for ``count`` arrivals per phase, visible to the whole cluster (one thread)."""
-        raise NotImplementedError
-
-    def cluster_release(self, fn: Function, bar: str, ctas: int) -> None:
-        """Arrive once on ``bar`` (this CTA's shared offset) in each of the cluster's ``ctas`` CTAs, releasing
-        this CTA's earlier shared-memory accesses to them (one thread)."""
-        raise NotImplementedError
-
-    def cluster_wait(self, fn: Function, bar: str, parity: str) -> None:
-        """Wait for the phase of ``bar`` of parity ``parity``, acquiring what the cluster's arrivals released."""
-        raise NotImplementedError
-
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic",
           "": "acq_rel"}

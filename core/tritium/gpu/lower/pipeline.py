@@ -29,7 +29,6 @@ from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
 from .descriptor_bulk import BulkStages
-from .multicast import multicasting, stages_for
 from .memory import access_vector
 from .context import Context, staged_row_vector
 from .operands import split_operands
@@ -322,15 +321,11 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     if ctx.scratch_dirty:
         ctx.target.barrier(fn)
         ctx.scratch_dirty = False
-    bulk = stages_for(ctx, plan, maps, S)
-    shared = multicasting(bulk)      # other CTAs of the cluster copy into these stages too (multicast.py)
+    bulk = BulkStages(ctx, maps, S) if any(m is not None for m in maps) else None
     if bulk is not None:
         buffers.append(bulk.key)
         # the other threads first wait on them after the loop's first barrier
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
-    if shared:
-        buffers += bulk.extra_keys
-        bulk.after_init(ctx)
     state = {i: inits[i] for i in plan.args}
     for s in range(S - 1):
         iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
@@ -370,9 +365,6 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # the loop body's cache is left out: once the body is lowered (dots left in flight), it holds this
         # iteration's index vectors, which the ahead iteration must compute for itself
         ops_a, next_state = eval_slice(ctx, op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth)
-        if shared:
-            # every CTA of the cluster is done reading the stage this refills (its copies land in all of them)
-            bulk.before_refill(ctx, wr, rd, phase, fn.inst(f"icmp ne {ity} {iv}, {lb.value}"))
         issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
         return next_state
 
@@ -402,8 +394,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             # this iteration's dots run on; the previous iteration's are done (in every warp, after the
             # barrier), so the stage they read can be refilled
             ctx.target.async_dot_wait(fn, 1, [])
-            if not shared or bulk.barrier_before_refill:    # (else the cluster barrier before it orders these)
-                ctx.target.barrier(fn)
+            ctx.target.barrier(fn)
         # else every dot waited for itself (the strategy dropped it from deferred_dots): the stage iteration
         # i - 1 read was free at this iteration's first barrier
         next_state = copies_ahead()
@@ -435,12 +426,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             # the last iteration's dots finish here; their registers are read only after this
             p = Tensor(p.layout, ctx.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
         ctx.values[r] = p
-    # every copy has landed and every dot has read its operands, in every thread (of every CTA whose copies
-    # reach these stages): the stages are dead
-    if shared:
-        bulk.after_loop(ctx)
-    else:
-        ctx.target.barrier(fn)
+    # every copy has landed and every dot has read its operands, in every thread: the stages are dead
+    ctx.target.barrier(fn)
     if bulk is not None:
         # every phase armed was waited for; the barriers' bytes become ordinary shared memory again
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
