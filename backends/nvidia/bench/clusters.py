@@ -1,4 +1,4 @@
-"""num_ctas (thread-block clusters) on the H200: fp16 matmul 8192^3 at num_ctas 1 and 2, tritium beside Triton 3.6
+"""num_ctas (thread-block clusters) on the H200: fp16 matmul 8192^3 at num_ctas 1, 2, 4, tritium beside Triton 3.6
 in one process (CUDA-event medians), each result's relative error against torch. Three kernels: examples/03's
 (pointer tensors, grouped order), a plain tiled kernel on tensor descriptors (the shape of Triton's num_ctas=2
 example) and examples/08's persistent descriptor kernel. Prints the form tritium took (split along N, or one CTA
