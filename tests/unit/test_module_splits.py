@@ -46,7 +46,7 @@ def test_groups_declared_in_knobs_count_as_tritiums():
 
 @pytest.mark.parametrize("module, part, names", [
     ("tritium.language.core", "tritium.language.builtin_protocol",
-     ["TRITON_BUILTIN", "CompileTimeError", "_ambient_semantic", "builtin", "is_builtin", "must_use_result",
+     ["TRITON_BUILTIN", "CompileTimeError", "_ambient_semantic", "is_builtin", "must_use_result",
       "unused_result_error"]),
     ("tritium.language.dtypes", "tritium.language.scalar_types",
      ["KIND", "SIGNEDNESS", "dtype", "void_type", "void", "int1", "int32", "uint64", "float8e4nv", "bfloat16",

@@ -1,18 +1,17 @@
-"""The builtin protocol: how a Python function becomes a Triton builtin, and the error builtins raise.
+"""The builtin protocol: what marks a Python function as a Triton builtin, and the error builtins raise.
 
 A *builtin* is a Python function the code generator calls while it compiles a kernel, passing the semantic
 layer as ``_semantic`` (and itself as ``_generator`` when the builtin asks for it). Calling a builtin outside
 a kernel is an error that says so, unless an engine that runs kernels as Python (the interpreter) has set the
-ambient semantic layer. Nothing here knows the language's values (core.py builds on this module).
+ambient semantic layer. The ``@builtin`` decorator itself is core.py's: its wrapper is the frame every builtin
+call passes through, and Triton's tests look for core.py in a builtin's error traceback
+(test_compile_errors.py::test_err_in_builtin). Nothing here knows the language's values.
 """
 from __future__ import annotations
 
 import contextvars
-import functools
-import inspect
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional
 
-T = TypeVar("T")
 TRITON_BUILTIN = "__triton_builtin__"
 
 
@@ -52,33 +51,6 @@ def unused_result_error(fn: Any, call_text: str) -> Optional[str]:
         return None
     text = f"The result of {call_text} is not being used."
     return f"{text} {why}" if isinstance(why, str) else text
-
-
-def builtin(fn: T) -> T:
-    """Mark a function as a builtin: it runs at compile time and receives ``_semantic``."""
-    wants_generator = "_generator" in inspect.signature(fn).parameters  # type: ignore[arg-type]
-
-    @functools.wraps(fn)  # type: ignore[arg-type]
-    def wrapper(*args, **kwargs):
-        if kwargs.get("_semantic") is None:
-            ambient = _ambient_semantic.get()
-            if ambient is not None:
-                kwargs["_semantic"] = ambient
-                if not wants_generator:
-                    kwargs.pop("_generator", None)
-                elif kwargs.get("_generator") is None:
-                    # a kernel run unrewritten (no source): combine functions call back through the launch
-                    kwargs["_generator"] = getattr(getattr(ambient, "launch", None), "generator", None)
-                return fn(*args, **kwargs)  # type: ignore[operator]
-            raise ValueError(f"{fn.__name__}() can only be called inside a @triton.jit function "  # type: ignore
-                             "(did you forget the @jit decorator?)")
-        if not wants_generator:
-            kwargs.pop("_generator", None)
-        return fn(*args, **kwargs)  # type: ignore[operator]
-
-    setattr(wrapper, TRITON_BUILTIN, True)
-    wrapper.__wants_generator__ = wants_generator  # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
 
 
 def is_builtin(fn: Any) -> bool:

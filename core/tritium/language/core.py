@@ -1,16 +1,19 @@
 """Values of the Triton language: compile-time constants, tensors and tuples.
 
-The builtin protocol (``@builtin``, ``CompileTimeError``, the ambient semantic layer of the interpreter) is
+The builtin protocol (``CompileTimeError``, the ambient semantic layer of the interpreter) is
 builtin_protocol.py and the types are dtypes.py; both are re-exported here, where Triton keeps them
-(``tl.core.builtin``, ``tl.core.dtype``).
+(``tl.core.dtype``). The ``@builtin`` decorator stays here, as in Triton: a builtin's error traceback passes
+through this file (Triton's test_err_in_builtin looks for it).
 """
 from __future__ import annotations
 
 import builtins as _py
-from typing import Any, Callable, Sequence
+import functools
+import inspect
+from typing import Any, Callable, Sequence, TypeVar
 
 from .builtin_protocol import (  # noqa: F401  (re-exported as tl.core.*)
-    TRITON_BUILTIN, CompileTimeError, _ambient_semantic, builtin, is_builtin, must_use_result, unused_result_error)
+    TRITON_BUILTIN, CompileTimeError, _ambient_semantic, is_builtin, must_use_result, unused_result_error)
 from .constexpr_function import ConstexprFunction, constexpr_function  # noqa: F401  (Triton's tl.core names)
 from .dtypes import (  # noqa: F401  (re-exported as tl.core.*)
     KIND, SIGNEDNESS, block_type, bfloat16, constexpr_type, dtype, float8e4b8, float8e4b15, float8e4nv,
@@ -18,6 +21,34 @@ from .dtypes import (  # noqa: F401  (re-exported as tl.core.*)
     tuple_type, uint8, uint16, uint32, uint64, void)
 
 TRITON_MAX_TENSOR_NUMEL = 1048576
+T = TypeVar("T")
+
+
+def builtin(fn: T) -> T:
+    """Mark a function as a builtin: it runs at compile time and receives ``_semantic``."""
+    wants_generator = "_generator" in inspect.signature(fn).parameters  # type: ignore[arg-type]
+
+    @functools.wraps(fn)  # type: ignore[arg-type]
+    def wrapper(*args, **kwargs):
+        if kwargs.get("_semantic") is None:
+            ambient = _ambient_semantic.get()
+            if ambient is not None:
+                kwargs["_semantic"] = ambient
+                if not wants_generator:
+                    kwargs.pop("_generator", None)
+                elif kwargs.get("_generator") is None:
+                    # a kernel run unrewritten (no source): combine functions call back through the launch
+                    kwargs["_generator"] = getattr(getattr(ambient, "launch", None), "generator", None)
+                return fn(*args, **kwargs)  # type: ignore[operator]
+            raise ValueError(f"{fn.__name__}() can only be called inside a @triton.jit function "  # type: ignore
+                             "(did you forget the @jit decorator?)")
+        if not wants_generator:
+            kwargs.pop("_generator", None)
+        return fn(*args, **kwargs)  # type: ignore[operator]
+
+    setattr(wrapper, TRITON_BUILTIN, True)
+    wrapper.__wants_generator__ = wants_generator  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
 
 
 def _unwrap_if_constexpr(o: Any) -> Any:
