@@ -1,5 +1,5 @@
 """Tensor descriptors of every rank on the H200: one case per rank where the copy engine should pay, tritium with
-TMA (the default), tritium on the portable path (TRITIUM_NVIDIA_TMA off: per-element accesses), and Triton 3.6,
+TMA of every rank (TRITIUM_NVIDIA_TMA_RANKS on), tritium on the portable path (TRITIUM_NVIDIA_TMA off: per-element accesses), and Triton 3.6,
 in one process (CUDA-event medians), each result checked against torch. Host ``TensorDescriptor`` arguments.
 
     python backends/nvidia/bench/tma_ranks.py [--cases copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d]
@@ -184,6 +184,8 @@ def main() -> None:
                 res[label] = (float("nan"), "absent")
                 continue
             with nvk.scope():
+                # TMA of every rank is opt-in (TRITIUM_NVIDIA_TMA_RANKS): the "tma" rows turn it on
+                nvk.tma_ranks = tma is not None and tma is not False
                 if tma == "loop":
                     nvk.tma_loop_loads = False
                 elif tma is not None:

@@ -337,6 +337,11 @@ class NvidiaTarget(TargetHooks):
         from .knobs import nvidia
         return nvidia.tma_loop_loads
 
+    @property
+    def bulk_tensor_every_rank(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.tma_ranks
+
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
                          elem: Optional[str] = None, nan_fill: bool = False) -> str:

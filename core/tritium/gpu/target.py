@@ -246,6 +246,9 @@ class TargetHooks:
     bulk_tensor_copies = False
     #: a descriptor load in a loop that is not software-pipelined is copied whole too (else element by element)
     bulk_loads_in_loops = True
+    #: bulk copies of every rank (1-5), of loads outside pipelined loops, NaN fills and reductions; else 2-D
+    #: pipelined loads and stores only
+    bulk_tensor_every_rank = False
 
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int,

@@ -146,8 +146,9 @@ def launch_argument_fields(op: Any, kernel: Any) -> Optional[list]:
     return fields
 
 
-def _read_by_loads(v: Any) -> bool:
-    return any(u.owner.name in ("tt.descriptor_load", "tt.descriptor_store", "tt.descriptor_reduce") for u in v.uses)
+def _read_by_loads(v: Any, every_rank: bool = True) -> bool:
+    users = ("tt.descriptor_load", "tt.descriptor_store") + (("tt.descriptor_reduce", ) if every_rank else ())
+    return any(u.owner.name in users for u in v.uses)
 
 
 def only_reduced(v: Any) -> bool:
@@ -171,19 +172,20 @@ def _typed(v: Any, elem: str, nan: bool) -> Optional[str]:
 NAN_FILLED = ("half", "bfloat", "float", "double")
 
 
-def box_for(block: tuple, eb: int) -> Optional[tuple[list[int], int]]:
+def box_for(block: tuple, eb: int, every_rank: bool = True) -> Optional[tuple[list[int], int]]:
     """(the box, innermost first; the swizzle: 0 none, 1/2/3 for 32/64/128-byte rows) that copies ``block`` into
     the stage's layout (:class:`SmemLayout`), or None where the engine cannot. A block of one row is plain
     contiguous (runs of up to 256 elements); otherwise the contiguous dimension is cut into panels of at most 128 bytes,
     swizzled as the layout is, the outermost dimension into runs of at most 256, and every dimension between
-    must fit a box whole (at most 256)."""
+    must fit a box whole (at most 256). Without ``every_rank`` (``target.bulk_tensor_every_rank``): 2-D blocks
+    only, in panels (the forms checked on the GPU before)."""
     rank, cols = len(block), block[-1]
-    if eb not in (1, 2, 4, 8) or cols * eb < 16 or not 1 <= rank <= 5:
+    if eb not in (1, 2, 4, 8) or cols * eb < 16 or not 1 <= rank <= 5 or not every_rank and rank != 2:
         return None
     rows = 1
     for d in block[:-1]:
         rows *= d
-    if rows == 1:
+    if rows == 1 and every_rank:
         # one row (a 1-D block, or a row of a softmax): the layout is plain contiguous, whatever its panels
         return [min(cols, _MAX_BOX)] + [1] * (rank - 1), 0
     if any(d > _MAX_BOX for d in block[1:-1]):
@@ -200,13 +202,16 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     """The tensor map of the descriptor ``c`` made by ``op``, written here, when it qualifies (module doc)."""
     if not ctx.target.bulk_tensor_copies or c.padding not in ("zero", "nan"):
         return None
+    wide = ctx.target.bulk_tensor_every_rank
     nan = c.padding == "nan"
+    if nan and not wide:
+        return None
     if nan and c.elem not in NAN_FILLED:
         return None
-    if not _read_by_loads(op.results[0]) or not all(launch_uniform(x) for x in op.operands):
+    if not _read_by_loads(op.results[0], wide) or not all(launch_uniform(x) for x in op.operands):
         return None
     eb = BYTES.get(c.elem, 0)
-    shaped = box_for(tuple(c.block), eb)
+    shaped = box_for(tuple(c.block), eb, wide)
     if shaped is None:
         return None
     box, swizzle = shaped

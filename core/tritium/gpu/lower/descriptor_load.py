@@ -29,7 +29,7 @@ _WRITERS = ("tt.descriptor_store", "tt.descriptor_reduce", "tt.descriptor_scatte
 
 def takes_bulk_load(ctx: Context, op: Any, desc_v: Any, c: Any) -> bool:
     """``op`` (a ``tt.descriptor_load`` of ``c``) is copied whole by the engine."""
-    if c.tmap is None or ctx.value_type(op.results[0]) != c.elem:
+    if c.tmap is None or ctx.value_type(op.results[0]) != c.elem or not ctx.target.bulk_tensor_every_rank:
         return False
     if ctx.loops and not ctx.target.bulk_loads_in_loops:
         return False
