@@ -62,35 +62,25 @@ def _bmm4(da, db, c, H, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
     tl.store(c + zh * M * N + om[:, None] * N + on[None, :], acc, mask=(om[:, None] < M) & (on[None, :] < N))
 
 
-def _opted_in(dev) -> None:
-    """The GPU side runs only with TRITIUM_NVIDIA_TMA_RANKS=1: its first H200 run (2026-12-02) hit an illegal
-    instruction in every kernel of test_tma_rank.py, which kills the process's CUDA context."""
-    if dev.name != "cuda":
-        return
-    from tritium_nvidia.knobs import nvidia
-    if not nvidia.tma_ranks:
-        pytest.skip("TMA of every rank is off (TRITIUM_NVIDIA_TMA_RANKS=1 runs this: an illegal instruction on the "
-                    "H200 is not yet understood)")
-
-
 def _blocks(dev):
     return (64, 64, 32) if dev.name == "cuda" else (32, 32, 32)
 
 
 def _check_pipelined(k, rank):
-    """The loads copied by the engine (a prologue's copies and the loop's: at least two sites per operand)."""
+    """With TRITIUM_NVIDIA_TMA_RANKS: A's loads copied by the engine in the prologue and in the loop (B's too
+    where its row stride is known 16-byte aligned: not N = 72, which is no multiple of 16)."""
     from tritium.runtime.driver import driver
-    if not 90 <= int(driver.active.get_current_target().arch) < 100:
+    from tritium_nvidia.knobs import nvidia
+    if not 90 <= int(driver.active.get_current_target().arch) < 100 or not nvidia.tma_ranks:
         return
     ptx = k.asm["ptx"]
     sites = len(re.findall(rf"cp\.async\.bulk\.tensor\.{rank}d\.shared::cluster\.global", ptx))
-    assert sites >= 4, sites
+    assert sites >= 3, sites
 
 
 @pytest.mark.parametrize("b_t", [True, False])
 @pytest.mark.parametrize("host", [True, False])
 def test_batched_matmul_on_3d_descriptors(dev, b_t, host):
-    _opted_in(dev)
     Z, M, N, K = 3, 80, 72, 112          # K a multiple of 16 (aligned rows), none a multiple of the blocks
     BM, BN, BK = _blocks(dev)
     rng = np.random.default_rng(3 + 2 * b_t + host)
@@ -116,7 +106,6 @@ def test_batched_matmul_on_3d_descriptors(dev, b_t, host):
 
 
 def test_batched_matmul_on_4d_descriptors(dev):
-    _opted_in(dev)
     Zb, H, M, N, K = 2, 2, 48, 40, 96
     BM, BN, BK = _blocks(dev)
     rng = np.random.default_rng(44)
