@@ -62,15 +62,16 @@ def _reduce3(x, y, n0, n1, n2, s0, s1, o0, o1, o2, zero, B0: tl.constexpr, B1: t
     _reduce(dy, v, [o0 + p // 2 * B0, o1, o2], OP)
 
 
-#: (dtype, op, shape, block, offsets of programs 0 and 1, programs)
+#: (dtype, op, shape, block, offsets of programs 0 and 1, programs); an innermost offset that is not a multiple
+#: of 16 (5, 20, 12) keeps the portable path (the engine needs the box to start at a multiple of 16 bytes)
 CASES = [
-    ("float32", "add", (700, ), (256, ), (-30, ), 8),
+    ("float32", "add", (700, ), (256, ), (-32, ), 8),
     ("int32", "min", (300, ), (128, ), (5, ), 6),
-    ("float16", "add", (5, 7, 40), (2, 4, 64), (-1, -2, -8), 8),
+    ("float16", "add", (5, 7, 40), (2, 4, 64), (-1, -2, -16), 8),
     ("int32", "add", (5, 7, 40), (2, 4, 32), (1, 3, 20), 6),
     ("int64", "max", (3, 5, 24), (2, 4, 16), (-1, 2, 0), 4),
     ("int32", "and", (3, 5, 40), (2, 4, 32), (0, -1, 16), 4),
-    ("int32", "or", (3, 5, 40), (2, 4, 32), (1, 0, -4), 4),
+    ("int32", "or", (3, 5, 40), (2, 4, 32), (1, 0, -16), 4),
     ("int64", "xor", (3, 5, 24), (2, 4, 16), (0, 3, 12), 4),
 ]
 _NP_OP = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
@@ -145,4 +146,6 @@ def test_tma_rank_reductions(dev, case, mode):
         _sm90()
         rank = len(case[2])
         op = case[1]
-        assert f"cp.reduce.async.bulk.tensor.{rank}d.global.shared::cta.{op}.bulk_group" in k.asm["ptx"]
+        from test_tma_rank import start_provably_aligned
+        bulk = f"cp.reduce.async.bulk.tensor.{rank}d.global.shared::cta.{op}.bulk_group" in k.asm["ptx"]
+        assert bulk == start_provably_aligned(case[3], case[4])

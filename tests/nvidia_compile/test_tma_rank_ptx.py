@@ -21,7 +21,7 @@ from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
-from test_tma_rank import BUILT, CASES, HOST, KERNELS, OWN, _ids  # noqa: E402
+from test_tma_rank import BUILT, CASES, HOST, KERNELS, OWN, _ids, start_provably_aligned  # noqa: E402
 from test_tma_rank_reduce import CASES as REDUCE_CASES  # noqa: E402
 from test_tma_rank_reduce import _ids as _reduce_ids  # noqa: E402
 from test_tma_rank_reduce import _reduce1, _reduce3  # noqa: E402
@@ -43,7 +43,7 @@ def _compile(fn, sig, consts, attrs, warps=4, every_rank=True):
                                options={"num_warps": warps, "num_stages": 3})
 
 
-def _case_kernel(dtype, shape, block, pad, mode, every_rank=True):
+def _case_kernel(dtype, shape, block, pad, mode, every_rank=True, offsets=None):
     rank = len(shape)
     ty = _TY[dtype]
     if mode == HOST:
@@ -58,8 +58,10 @@ def _case_kernel(dtype, shape, block, pad, mode, every_rank=True):
     sig.update(PAD="constexpr", MODE="constexpr")
     consts = {f"B{d}": b for d, b in enumerate(block)}
     consts.update(PAD=pad, MODE=mode)
-    # pointers 16-byte aligned and strides multiples of 16, as a launch specializes them
+    # pointers 16-byte aligned and strides multiples of 16, as a launch specializes them; offsets that are
+    # multiples of 16 likewise (``offsets``: the values of a launch; None: all of them such multiples)
     aligned = [0, 1, 2] + [3 + rank + d for d in range(rank - 1)]
+    aligned += [3 + 2 * rank - 1 + d for d in range(rank) if offsets is None or offsets[d] % 16 == 0]
     return _compile(KERNELS[rank], sig, consts, {(i, ): [["tt.divisibility", 16]] for i in aligned},
                     every_rank=every_rank)
 
@@ -95,6 +97,44 @@ def test_every_rank_copies_through_tma(isolated_tritium, case, mode):
         if pad == "nan":
             assert maps[0]["elem_type"] == {"float16": "FLOAT16", "float32": "FLOAT32"}[dtype]
         assert "oob_fill" not in maps[1] and maps[1]["elem_type"].startswith("UINT")
+
+
+@pytest.mark.parametrize("mode", [OWN, BUILT, HOST], ids=["own", "built", "host"])
+@pytest.mark.parametrize("case", [c for c in CASES if not start_provably_aligned(c[2], c[3])], ids=_ids)
+def test_unaligned_start_keeps_the_portable_path(isolated_tritium, case, mode):
+    """The copy engine requires a box's innermost coordinate at a multiple of 16 bytes; a box starting
+    elsewhere stops the kernel with "an illegal instruction" (the H200, 2026-12-02: every kernel of
+    tests/gpu/test_tma_rank.py, whose innermost offsets were -100, 5, -3, 30, 3, -8, 20, -4 elements). Where
+    the compiler cannot prove it (an offset argument that is not a multiple of 16) the block is loaded and
+    stored element by element."""
+    dtype, shape, block, offsets, pad, _ = case
+    k = _case_kernel(dtype, shape, block, pad, mode, offsets=offsets)
+    ptx = k.asm["ptx"]
+    assert "cp.async.bulk.tensor" not in ptx
+    assert re.search(r"\bld\.global", ptx) and re.search(r"\bst\.global", ptx)
+
+
+@pytest.mark.parametrize("case", REDUCE_CASES, ids=_reduce_ids)
+def test_reductions_need_an_aligned_start(isolated_tritium, case):
+    """A descriptor reduction is a bulk tensor reduction only where its box provably starts at a multiple of
+    16 bytes (the offsets of the GPU test as a launch specializes them), else element-wise atomics."""
+    dtype, op, shape, block, offsets, _ = case
+    rank = len(shape)
+    ty = {"float16": "fp16", "float32": "fp32", "int32": "i32", "int64": "i64"}[dtype]
+    sig = {"x": f"*{ty}", "y": f"*{ty}"}
+    names = [f"n{d}" for d in range(rank)] + [f"s{d}" for d in range(rank - 1)] + [f"o{d}" for d in range(rank)]
+    sig.update({n: "i32" for n in names + ["zero"]})
+    sig.update({f"B{d}": "constexpr" for d in range(rank)})
+    sig.update(OP="constexpr", MODE="constexpr")
+    consts = {f"B{d}": b for d, b in enumerate(block)}
+    consts.update(OP=op, MODE=OWN)
+    aligned = [0, 1] + [2 + rank + d for d in range(rank - 1)]
+    aligned += [2 + 2 * rank - 1 + d for d in range(rank) if offsets[d] % 16 == 0]
+    k = _compile(_reduce1 if rank == 1 else _reduce3, sig, consts,
+                 {(i, ): [["tt.divisibility", 16]] for i in aligned})
+    bulk = "cp.reduce.async.bulk.tensor" in k.asm["ptx"]
+    assert bulk == start_provably_aligned(block, offsets)
+    assert bulk != bool(re.search(r"\b(red|atom)\.global", k.asm["ptx"]))
 
 
 @triton.jit
@@ -172,7 +212,8 @@ def test_descriptor_reductions_are_bulk_tensor_reductions(isolated_tritium, case
     sig.update(OP="constexpr", MODE="constexpr")
     consts = {f"B{d}": b for d, b in enumerate(block)}
     consts.update(OP=op, MODE=mode)
-    aligned = [0, 1] + [2 + rank + d for d in range(rank - 1)]
+    # the offsets too: where they are not provably multiples of 16 elements the copies stay per element
+    aligned = [0, 1] + [2 + rank + d for d in range(rank - 1)] + [2 + 2 * rank - 1 + d for d in range(rank)]
     k = _compile(_reduce1 if rank == 1 else _reduce3, sig, consts,
                  {(i, ): [["tt.divisibility", 16]] for i in aligned})
     ptx = k.asm["ptx"]

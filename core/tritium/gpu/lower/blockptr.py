@@ -16,7 +16,7 @@ from ...llvmir.types import BYTES, const
 from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from .context import Context
-from .descriptor_bulk import only_reduced, store_block_bulk, tensor_map_for
+from .descriptor_bulk import aligned_start, only_reduced, store_block_bulk, tensor_map_for
 from .descriptor_load import load_block_bulk, takes_bulk_load
 from .operands import mem_value, reg_value, split_operands, str_attr
 from .optable import GPU_OPS
@@ -203,7 +203,8 @@ def op_descriptor_store(ctx: Context, op: Any) -> None:
     parts = split_operands(op, ["desc", "src", "indices"])
     c = ctx.values[parts["desc"][0]]
     idx = [ctx.scalar_of(v) for v in parts["indices"]]
-    if c.tmap is not None and not any(u.owner.name == "tt.descriptor_load" for u in parts["desc"][0].uses):
+    if c.tmap is not None and not any(u.owner.name == "tt.descriptor_load" for u in parts["desc"][0].uses) \
+            and aligned_start(ctx, c, parts["indices"]):
         # a descriptor only stored through: nothing in this kernel reads back what the copies write (they are
         # waited for only until they have read shared memory, as in Triton)
         store_block_bulk(ctx, c, idx, parts["src"][0])
@@ -216,7 +217,7 @@ def op_descriptor_reduce(ctx: Context, op: Any) -> None:
     parts = split_operands(op, ["desc", "src", "indices"])
     c = ctx.values[parts["desc"][0]]
     idx = [ctx.scalar_of(v) for v in parts["indices"]]
-    if c.tmap is not None and only_reduced(parts["desc"][0]):
+    if c.tmap is not None and only_reduced(parts["desc"][0]) and aligned_start(ctx, c, parts["indices"]):
         store_block_bulk(ctx, c, idx, parts["src"][0], kind=str_attr(op, "kind"))
         return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))), kind=str_attr(op, "kind"))

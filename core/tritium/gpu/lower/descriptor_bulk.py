@@ -250,6 +250,18 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
     return BulkMap(addr, ok, tuple(c.block), eb, tuple(box))
 
 
+def aligned_start(ctx: Context, c: Any, indices: list) -> bool:
+    """The innermost coordinate of a block of ``c`` at ``indices`` (IR values, outermost first) is provably a
+    multiple of 16 bytes. The copy engine requires it of every bulk tensor copy, whatever the map says (Triton's
+    TMA tutorial states the rule; a box starting elsewhere is an illegal instruction on the GPU, which is what the
+    H200 reported for tests/gpu/test_tma_rank.py, whose column offsets were not such multiples). The block's
+    other boxes start whole panels (128 bytes) or runs of 256 elements later. Unproved: the portable path."""
+    if not indices:
+        return False
+    eb = BYTES.get(c.elem, 0)
+    return eb > 0 and ctx.axis.info(indices[-1]).div[0] * eb % 16 == 0
+
+
 def box_coords(ctx: Context, m: BulkMap, idx: list) -> list[tuple[list[str], int]]:
     """(coordinates, innermost first, i32; byte offset in the block's shared copy) of each box of the block at
     ``idx`` (Scalars, outermost first)."""

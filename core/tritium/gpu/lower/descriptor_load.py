@@ -19,7 +19,8 @@ from typing import Any
 from ...llvmir.types import const
 from ..target import guarded
 from .context import Context
-from .descriptor_bulk import issue_bulk_loads
+from .descriptor_bulk import aligned_start, issue_bulk_loads
+from .operands import split_operands
 from .shared import SharedTile
 from .tiles import read_tile
 from .values import Tensor
@@ -32,6 +33,8 @@ def takes_bulk_load(ctx: Context, op: Any, desc_v: Any, c: Any) -> bool:
     if c.tmap is None or ctx.value_type(op.results[0]) != c.elem or not ctx.target.bulk_tensor_every_rank:
         return False
     if ctx.loops and not ctx.target.bulk_loads_in_loops:
+        return False
+    if not aligned_start(ctx, c, split_operands(op, ["desc", "indices"])["indices"]):
         return False
     return not any(u.owner.name in _WRITERS for u in desc_v.uses)
 
