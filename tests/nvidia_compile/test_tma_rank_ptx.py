@@ -276,3 +276,31 @@ def test_every_rank_is_off_by_default(isolated_tritium):
     k = _case_kernel("float16", (37, 150), (16, 128), "zero", OWN, every_rank=False)
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in k.asm["ptx"]
     assert "cp.async.bulk.tensor.2d.shared::cluster" not in k.asm["ptx"]
+
+
+@triton.jit
+def _mm_shifted(a_desc, b_desc, c, K, shift, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = a_desc.load([m, k + shift])
+        b = b_desc.load([k, n])
+        acc = tl.dot(a, b, acc)
+    tl.store(c + (m + tl.arange(0, BM))[:, None] * 256 + n + tl.arange(0, BN)[None, :], acc)
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+def test_pipelined_load_needs_an_aligned_start(isolated_tritium, aligned):
+    """In a software-pipelined loop too: A's boxes start at column ``k + shift``; unless ``shift`` is a
+    multiple of 16 (as a launch specializes it) A's stages are filled by the program, B's still by the engine."""
+    sig = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[64, 128]>", "c": "*fp32", "K": "i32",
+           "shift": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+    hints = [2, 3] + ([4] if aligned else [])
+    k = _compile(_mm_shifted, sig, {"BM": 128, "BN": 128, "BK": 64}, {(i, ): [["tt.divisibility", 16]] for i in hints},
+                 warps=8, every_rank=False)
+    ptx = k.asm["ptx"]
+    copies = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global[^\n]*", ptx)
+    # per issue site (two prologue stages and the loop's): B's 128 fp16 columns are two 128-byte panels, A's 64 one
+    assert len(copies) == (3 * (2 + 1) if aligned else 3 * 2)
+    assert bool(re.search(r"\bld\.global", ptx)) != aligned, "A's stages are filled through registers"

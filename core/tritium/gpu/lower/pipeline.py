@@ -28,7 +28,7 @@ from ..._mlir import block_ops
 from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
 from .convert import storage_type
-from .descriptor_bulk import BulkStages
+from .descriptor_bulk import BulkStages, aligned_start
 from .memory import access_vector
 from .context import Context, staged_row_vector
 from .operands import split_operands
@@ -303,7 +303,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     depth = len(ctx.memo)
     bases = []
     buffers = []
-    maps = [ctx.values[parts["desc"][0]].tmap if "desc" in parts else None for _, parts in plan.loads]
+    # a load whose box may start off a 16-byte multiple fills its stages by cp.async (descriptor_bulk.aligned_start)
+    maps = [ctx.values[parts["desc"][0]].tmap if "desc" in parts and aligned_start(
+        ctx, ctx.values[parts["desc"][0]], parts["indices"]) else None for _, parts in plan.loads]
     for (o, parts), m in zip(plan.loads, maps):
         lay = ctx.layout_of(o.results[0])
         if "desc" in parts:
