@@ -303,7 +303,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     depth = len(ctx.memo)
     bases = []
     buffers = []
-    # a load whose box may start off a 16-byte multiple fills its stages by cp.async (descriptor_bulk.aligned_start)
+    # a load whose boxes may start off a 16-byte multiple fills its stages the portable way (aligned_start)
     maps = [ctx.values[parts["desc"][0]].tmap if "desc" in parts and aligned_start(
         ctx, ctx.values[parts["desc"][0]], parts["indices"]) else None for _, parts in plan.loads]
     for (o, parts), m in zip(plan.loads, maps):
