@@ -206,8 +206,9 @@ def _opted_in(dev) -> None:
         return
     from tritium_nvidia.knobs import nvidia
     if not nvidia.tma_ranks:
-        pytest.skip("TMA of every rank is off (TRITIUM_NVIDIA_TMA_RANKS=1 runs this: an illegal instruction on the "
-                    "H200 until boxes had to start at 16-byte multiples; not yet rerun there)")
+        pytest.skip("TMA of every rank is off (experimental: TRITIUM_NVIDIA_TMA_RANKS=1 runs this; on the H200 at least 13 "
+                    "load/store cases still hit an illegal instruction after boxes had to start at 16-byte "
+                    "multiples: backends/nvidia/notes/PERF.md)")
 
 
 def start_provably_aligned(block, offsets) -> bool:
