@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -22,6 +24,11 @@ import tritium as triton
 import tritium.language as tl
 from tritium.language.extra import libdevice
 from tritium_cpu import isa
+
+# the shared helpers live beside this file (pytest imports tests with importlib, so the folder is not on
+# sys.path by itself)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libdevice_modes import launch, ulps64  # noqa: E402
 
 MODES = [*isa.levels_to_check(), "interpreter"]
 
@@ -33,30 +40,6 @@ def _inverses(y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     y = tl.load(y_ptr + offs, mask=mask, other=0.5)
     tl.store(out_ptr + offs, libdevice.erfcinv(y), mask=mask)
     tl.store(out_ptr + n + offs, libdevice.normcdfinv(y), mask=mask)
-
-
-def _launch(mode: str, kernel, *args) -> None:
-    from tritium import knobs
-    if mode == "interpreter":
-        with knobs.runtime.scope():
-            knobs.runtime.interpret = False
-            kernel.interpret = True
-            try:
-                kernel[(1, )](*args)
-            finally:
-                kernel.interpret = False
-    else:
-        with isa.compiling_for(mode):
-            kernel[(1, )](*args)
-
-
-def _ulps(got: np.ndarray, want) -> np.ndarray:
-    import mpmath
-    out = []
-    for g, r in zip(got, want):
-        e = max(int(mpmath.floor(mpmath.log(abs(r), 2))), -1022)
-        out.append(float(abs(mpmath.mpf(float(g)) - r) / mpmath.mpf(2) ** (e - 52)))
-    return np.array(out)
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,12 +57,11 @@ def _references(y: tuple) -> list:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_erfcinv_normcdfinv_of_subnormals(mode):
-    import mpmath
     y = np.concatenate([[5e-324, 1e-323, 3e-320, 1e-315, 2.2250738585072014e-308 / 3, 2.2250738585072014e-308],
                         np.geomspace(1e-307, 1e-299, 6)])
     out = np.empty(2 * y.size)
-    _launch(mode, _inverses, y, out, y.size, 16)
-    err = _ulps(out, _references(tuple(y)))
+    launch(mode, _inverses, (1, ), y, out, y.size, 16)
+    err = ulps64(out, _references(tuple(y)))
     worst = int(np.argmax(err - np.repeat([6, 8], y.size)))
     name = "normcdfinv" if worst >= y.size else "erfcinv"
     assert err[worst] <= (8 if worst >= y.size else 6), \
@@ -100,7 +82,7 @@ def _overflowing(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def test_erfcx_and_bessel_i_overflow_with_their_signs(mode):
     x = np.array([-27.0, -1e10, -5.77036121707544e29, -1e100, -1.3e154, -1e200, -1500.0, -4357.8, -1e5, 4357.8])
     out = np.empty(3 * x.size)
-    _launch(mode, _overflowing, x, out, x.size, 16)
+    launch(mode, _overflowing, (1, ), x, out, x.size, 16)
     erfcx, i0, i1 = out.reshape(3, -1)
     np.testing.assert_array_equal(erfcx[:-1], np.inf)       # 2 exp(x^2) overflows from x = -26.6
     np.testing.assert_array_equal(i0[6:], np.inf)
@@ -121,7 +103,7 @@ def test_remainder_zero_takes_the_sign_of_x(mode):
     a = np.array([-4.525519097602761e-276, -4.0, 4.0, -3e-323, -1e-300, 7.5, -7.5])
     b = np.array([4e-323, 2.0, 2.0, 1e-323, 2.0 ** -1022, 2.5, 2.5])
     out = np.empty_like(a)
-    _launch(mode, _remainder, a, b, out, a.size, 16)
+    launch(mode, _remainder, (1, ), a, b, out, a.size, 16)
     want = np.array([math.remainder(x, y) for x, y in zip(a.tolist(), b.tolist())])
     np.testing.assert_array_equal(out, want)
     assert list(np.signbit(out)) == list(np.signbit(want)), (out, want)

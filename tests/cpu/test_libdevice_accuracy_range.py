@@ -9,6 +9,8 @@ backend at every ISA level and in the interpreter, against mpmath:
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -17,6 +19,11 @@ import tritium as triton
 import tritium.language as tl
 from tritium.language.extra import libdevice
 from tritium_cpu import isa
+
+# the shared helpers live beside this file (pytest imports tests with importlib, so the folder is not on
+# sys.path by itself)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libdevice_modes import launch, ulps64  # noqa: E402
 
 MODES = [*isa.levels_to_check(), "interpreter"]
 
@@ -45,33 +52,6 @@ def _bessel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + n + offs, libdevice.cyl_bessel_i1(x), mask=mask)
 
 
-def _launch(mode: str, kernel, *args) -> None:
-    from tritium import knobs
-    if mode == "interpreter":
-        with knobs.runtime.scope():
-            knobs.runtime.interpret = False
-            kernel.interpret = True
-            try:
-                kernel[(1, )](*args)
-            finally:
-                kernel.interpret = False
-    else:
-        with isa.compiling_for(mode):
-            kernel[(1, )](*args)
-
-
-def _ulps(got: np.ndarray, want) -> np.ndarray:
-    import mpmath
-    out = []
-    for g, r in zip(got, want):
-        if r == 0 or not mpmath.isfinite(r):
-            out.append(0.0 if float(g) == float(r) else math.inf)
-            continue
-        e = max(int(mpmath.floor(mpmath.log(abs(r), 2))), -1022)
-        out.append(float(abs(mpmath.mpf(float(g)) - r) / mpmath.mpf(2) ** (e - 52)))
-    return np.array(out)
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_norms_over_the_whole_range(mode):
     import mpmath
@@ -82,13 +62,13 @@ def test_norms_over_the_whole_range(mode):
     c[::5] = 0.0
     n = a.size
     out = np.empty(5 * n)
-    _launch(mode, _norms, a, b, c, d, out, n, 64)
+    launch(mode, _norms, (1, ), a, b, c, d, out, n, 64)
     mp = [mpmath.mpf(float(v)) for v in np.concatenate([a, b, c, d])]
     n3 = [mpmath.sqrt(mp[i] ** 2 + mp[n + i] ** 2 + mp[2 * n + i] ** 2) for i in range(n)]
     n4 = [mpmath.sqrt(n3[i] ** 2 + mp[3 * n + i] ** 2) for i in range(n)]
     n2 = [mpmath.sqrt(mp[i] ** 2 + mp[n + i] ** 2) for i in range(n)]
     want = n3 + [1 / v for v in n3] + n4 + [1 / v for v in n4] + [1 / v for v in n2]
-    err = _ulps(out, want)
+    err = ulps64(out, want)
     # CUDA's bounds: norm3d/norm4d 2 ulp, the reciprocals (rnorm3d, rnorm4d, rhypot) 1 ulp (1 / sqrt(rounded
     # sum) and 1 / hypot were up to 1.4 ulp off)
     bound = np.repeat([2, 1, 2, 1, 1], n)
@@ -102,7 +82,7 @@ def test_norms_of_infinities_and_nans(mode):
     b = np.array([math.nan, -math.inf, 0.0, 0.0])
     c = np.array([1.0, 1.0, 0.0, -0.0])
     out = np.empty(5 * a.size)
-    _launch(mode, _norms, a, b, c, c, out, a.size, 16)
+    launch(mode, _norms, (1, ), a, b, c, c, out, a.size, 16)
     np.testing.assert_array_equal(out.reshape(5, -1), [[math.inf, math.inf, 0.0, 0.0], [0.0, 0.0, math.inf, math.inf],
                                                         [math.inf, math.inf, 0.0, 0.0], [0.0, 0.0, math.inf, math.inf],
                                                         [0.0, 0.0, math.inf, math.inf]])
@@ -114,11 +94,11 @@ def test_bessel_i_up_to_their_overflow(mode):
     mpmath.mp.dps = 50
     x = np.concatenate([np.linspace(690.0, 713.9, 40), -np.linspace(700.0, 713.9, 10), [716.0, -716.0]])
     out = np.empty(2 * x.size)
-    _launch(mode, _bessel, x, out, x.size, 64)
+    launch(mode, _bessel, (1, ), x, out, x.size, 64)
     want = [mpmath.besseli(0, mpmath.mpf(float(v))) for v in x] + [mpmath.besseli(1, mpmath.mpf(float(v))) for v in x]
     top = mpmath.mpf(np.finfo(np.float64).max) * (1 + mpmath.mpf(2) ** -54)  # rounds to inf from here
     want = [w if abs(w) < top else mpmath.inf * mpmath.sign(w) for w in want]
-    err = _ulps(out, want)
+    err = ulps64(out, want)
     worst = int(np.argmax(err))
     assert err[worst] <= 6, f"i{worst // x.size}({x[worst % x.size]!r}) = {out[worst]!r}: {err[worst]:.3g} ulp"
 
@@ -128,7 +108,7 @@ def test_bessel_i_special_values(mode):
     # i0(+-inf) and i1(+-inf) were NaN (inf / inf in the asymptotic form); i1 is odd, so i1(-0) is -0
     x = np.array([np.inf, -np.inf, 0.0, -0.0, np.nan])
     out = np.empty(2 * x.size)
-    _launch(mode, _bessel, x, out, x.size, 16)
+    launch(mode, _bessel, (1, ), x, out, x.size, 16)
     np.testing.assert_array_equal(out, [np.inf, np.inf, 1.0, 1.0, np.nan, np.inf, -np.inf, 0.0, -0.0, np.nan])
     assert list(np.signbit(out[7:9])) == [False, True], out
 
@@ -151,9 +131,9 @@ def test_cbrt_rcbrt_over_the_whole_range(mode):
     mags = np.exp(rng.uniform(np.log(5e-324), np.log(1.7e308), 1500))
     x = np.concatenate([mags, -mags[:500]])
     out = np.empty(2 * x.size)
-    _launch(mode, _cbrts, x, out, x.size, 2048)
+    launch(mode, _cbrts, (1, ), x, out, x.size, 2048)
     roots = [mpmath.sign(v) * mpmath.cbrt(abs(mpmath.mpf(float(v)))) for v in x]
-    err = _ulps(out, roots + [1 / r for r in roots])
+    err = ulps64(out, roots + [1 / r for r in roots])
     worst = int(np.argmax(err))
     name = "rcbrt" if worst >= x.size else "cbrt"
     assert err[worst] <= 1, f"{name}({x[worst % x.size]!r}) = {out[worst]!r}: {err[worst]:.3g} ulp"
@@ -173,11 +153,11 @@ def test_exp10_float64_over_the_whole_range(mode):
     mpmath.mp.dps = 50
     x = np.random.default_rng(13).uniform(-323.0, 308.2, 2000)
     out = np.empty_like(x)
-    _launch(mode, _exp10, x, out, x.size, 2048)
-    err = _ulps(out, [mpmath.power(10, mpmath.mpf(float(v))) for v in x])
+    launch(mode, _exp10, (1, ), x, out, x.size, 2048)
+    err = ulps64(out, [mpmath.power(10, mpmath.mpf(float(v))) for v in x])
     worst = int(np.argmax(err))
     assert err[worst] <= 1, f"exp10({x[worst]!r}) = {out[worst]!r}: {err[worst]:.3g} ulp"
     ends = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 308.3, -324.0, 1.0, 2.0])
     got = np.empty_like(ends)
-    _launch(mode, _exp10, ends, got, ends.size, 16)
+    launch(mode, _exp10, (1, ), ends, got, ends.size, 16)
     np.testing.assert_array_equal(got, [np.inf, 0.0, np.nan, 1.0, 1.0, np.inf, 0.0, 10.0, 100.0])

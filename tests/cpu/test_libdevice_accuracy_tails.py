@@ -10,6 +10,9 @@ it, on the CPU backend at every ISA level and in the interpreter (the fuzzer's o
 """
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -17,6 +20,11 @@ import tritium as triton
 import tritium.language as tl
 from tritium.language.extra import libdevice
 from tritium_cpu import isa
+
+# the shared helpers live beside this file (pytest imports tests with importlib, so the folder is not on
+# sys.path by itself)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libdevice_modes import launch, ulps64  # noqa: E402
 
 MODES = [*isa.levels_to_check(), "interpreter"]
 
@@ -40,37 +48,16 @@ def _one(x_ptr, y_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
 
 
 def _run(mode: str, fn: str, x: np.ndarray) -> np.ndarray:
-    from tritium import knobs
     y = np.empty_like(x)
-    grid = (triton.cdiv(x.size, 256), )
-    if mode == "interpreter":
-        with knobs.runtime.scope():
-            knobs.runtime.interpret = False
-            _one.interpret = True
-            try:
-                _one[grid](x, y, x.size, fn, 256)
-            finally:
-                _one.interpret = False
-    else:
-        with isa.compiling_for(mode):
-            _one[grid](x, y, x.size, fn, 256)
+    launch(mode, _one, (triton.cdiv(x.size, 256), ), x, y, x.size, fn, 256)
     return y
-
-
-def _ulps(got: np.ndarray, ref) -> np.ndarray:
-    import mpmath
-    out = []
-    for g, r in zip(got, ref):
-        e = int(mpmath.floor(mpmath.log(abs(r), 2)))
-        out.append(float(abs(mpmath.mpf(float(g)) - r) / mpmath.mpf(2) ** (max(e, -1022) - 52)))
-    return np.array(out)
 
 
 def _check(mode: str, fn: str, x: np.ndarray, ref, bound: float) -> None:
     import mpmath
     mpmath.mp.dps = 50
     got = _run(mode, fn, x)
-    err = _ulps(got, [ref(mpmath.mpf(float(v))) for v in x])
+    err = ulps64(got, [ref(mpmath.mpf(float(v))) for v in x])
     worst = int(np.argmax(err))
     assert err[worst] <= bound, f"{fn}({x[worst]!r}) = {got[worst]!r}: {err[worst]:.3g} ulp (bound {bound})"
 
