@@ -309,9 +309,8 @@ class CodeGenerator(ast.NodeVisitor):
         msg = self.visit(node.msg) if node.msg is not None else constexpr("")
         msg = tl._unwrap(msg)
         if not isinstance(cond, tensor):
-            if not tl._unwrap(cond):
-                raise self.error(node, f"assertion failed at compile time: {msg or ast.unparse(node.test)}",
-                                 CompileTimeAssertionFailure)
-            return
+            # as Triton: even a condition known now is a device assert, left out without debug (a false one
+            # fails when the kernel runs); tl.static_assert is the check that fails the compile
+            cond = self.semantic.to_tensor(constexpr(bool(tl._unwrap(cond))))
         text = msg or f"Assertion `{ast.unparse(node.test)}` failed"
         self.semantic.device_assert(cond, str(text))

@@ -211,11 +211,9 @@ class Runtime:
 
     def assert_(self, c: Any, msg: Any, text: str) -> None:
         msg = tl._unwrap(msg)
-        if isinstance(c, tensor):
-            _sem().device_assert(c, str(msg) if msg else f"Assertion `{text}` failed")
-            return
-        if not tl._unwrap(c):
-            raise AssertionError(msg or f"assertion failed: {text}")
+        if not isinstance(c, tensor):   # a condition known now is a device assert too, as compiled
+            c = _sem().to_tensor(constexpr(bool(tl._unwrap(c))))
+        _sem().device_assert(c, str(msg) if msg else f"Assertion `{text}` failed")
 
     # -- calls -------------------------------------------------------------------------------------
     def call_unused(self, text: str, f: Any, /, *args: Any, **kwargs: Any) -> Any:
