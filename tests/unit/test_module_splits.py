@@ -63,6 +63,8 @@ def test_groups_declared_in_knobs_count_as_tritiums():
      ["DotPlan", "LayoutPolicy", "blocked_for", "fma_dot_plan", "fma_operand", "operand_contiguous"]),
     ("tritium.gpu.assign", "tritium.gpu.value_types", ["tensor_shape", "element_type", "element_bytes",
                                                        "pointee_bytes"]),
+    ("tritium.gpu.layout", "tritium.gpu.linear_layout",
+     ["Layout", "Vec", "as_blocked", "blocked", "default_blocked", "parse"]),
 ])
 def test_split_out_names_keep_their_import_path(module, part, names):
     old, new = importlib.import_module(module), importlib.import_module(part)
@@ -79,7 +81,8 @@ def test_language_namespace_keeps_the_builtin_decorator():
 
 @pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes",
                                     "tritium.interpreter.memory", "tritium.interpreter.launcher",
-                                    "tritium.gpu.emulator", "tritium.runtime.jit", "tritium.gpu.assign"])
+                                    "tritium.gpu.emulator", "tritium.runtime.jit", "tritium.gpu.assign",
+                                    "tritium.gpu.layout"])
 def test_old_modules_import(module):
     importlib.import_module(module)
 
