@@ -49,6 +49,20 @@ class nvidia_knobs(KnobGroup):
                               "PTX memory model's proxy rule asks; ptxas makes it a MEMBAR.ALL.CTA, which also waits "
                               "for the next stages' copies). Off (default, as Triton 3.6, whose pointer matmuls "
                               "have none there): 1-9% faster pointer matmuls on the H200 (PERF.md, H2)")
+    carry_dots = BoolKnob("TRITIUM_NVIDIA_CARRY_DOTS", default=False, doc="On sm_90, a pipelined loop's last wgmma "
+                          "dot whose result is only carried (attention's P @ V) is left running into the next "
+                          "iteration and retired by that iteration's first dot's wait, as Triton 3.6 does "
+                          "(gpu/lower/carry_dot.py); off: it is waited for in its own iteration (measured faster "
+                          "for the forward: PERF.md, fifth session)")
+    carry_register_a = BoolKnob("TRITIUM_NVIDIA_CARRY_REGISTER_A", default=False, doc="On sm_90, in a pipelined "
+                                "loop whose carried accumulators are left in flight (attention's backward), the "
+                                "last dot reading A from registers (dK, dQ) runs into the next iteration too, its A "
+                                "registers carried to the next iteration's first wait, as Triton 3.6 does; off: "
+                                "it is waited for in its own iteration")
+    pin_descriptors = BoolKnob("TRITIUM_NVIDIA_PIN_DESCRIPTORS", default=True, doc="On sm_90, a wgmma operand's "
+                               "shared address is computed in the loop body that reads it (not hoisted by LLVM), so "
+                               "the descriptors of a tile written before the loop are not kept live through the loop "
+                               "in registers (wgmma.py, _pinned); off: LLVM may hoist them")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

@@ -255,9 +255,9 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     row0 = lo.imul(wgi, 64) if wg_n == 1 else lo.imul(fn.inst(f"urem i32 {wgi}, {wg}"), 64) if wg > 1 else "0"
     col0 = None if wg_n == 1 else lo.imul(fn.inst(f"udiv i32 {wgi}, {wg}") if wg > 1 else wgi, N // wg_n)
     sp = lo.target.shared_ptr
-    a_addr0 = fn.inst(f"ptrtoint {sp} {a.base} to i32") if a is not None else ""
+    a_addr0 = _pinned(lo, op.operands[0], fn.inst(f"ptrtoint {sp} {a.base} to i32")) if a is not None else ""
     a_live: list[str] = []      # A's registers, read by the tensor cores until the wait
-    b_addr0 = fn.inst(f"ptrtoint {sp} {b.base} to i32")
+    b_addr0 = _pinned(lo, op.operands[1], fn.inst(f"ptrtoint {sp} {b.base} to i32"))
     ci = {}
     for r in range(acc_lay.num_regs):
         ci.setdefault(acc_lay.reg_coords(r), r)
@@ -319,7 +319,21 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
                 out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
     pending = lo.__dict__.setdefault("_wgmma_pending", [])
-    if op.results[0] not in lo.deferred_dots or scratch_used or a_live or pending:
+    rec = getattr(lo, "carried_dot", None)      # gpu/lower/carry_dot.py: a dot of the last iteration still runs
+    if rec is not None and not pending and rec.wait_slot is None and _same_op(op, rec.first) and \
+            acc_ty == rec.ty:
+        # the wait also retires the last iteration's dot; written at the end of the body, once the registers
+        # that dot reads are known
+        rec.wait_slot = fn.placeholder()
+        rec.first_regs, rec.first_keep, rec.wait_text = out, a_live, wait_lines
+        rec.first_names = out = [fn.tmp("wf") for _ in out]
+        lo.deferred_dots.discard(op.results[0])
+    elif rec is not None and not pending and rec.wait_slot is not None and _same_op(op, rec.last) and \
+            not scratch_used and c.ty == acc_ty and acc_lay == lo.layout_of(op.results[0]) == rec.acc.layout:
+        # left running: the next iteration's first dot waits for it (its A registers are carried to that wait)
+        rec.running, rec.a_live = True, a_live
+        return Tensor(acc_lay, out, c.ty)
+    elif op.results[0] not in lo.deferred_dots or scratch_used or a_live or pending:
         if not scratch_used and c.ty == acc_ty and acc_lay == lo.layout_of(op.results[0]) and \
                 _next_dot_waits_for_me(op):
             # nothing reads this accumulator before the next dot of the block, whose wait covers both: the
@@ -346,6 +360,33 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     if c.ty != acc_ty:
         out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
     return Tensor(acc_lay, out, c.ty)
+
+
+def _pinned(lo: Context, v: Any, addr: str) -> str:
+    """``addr`` (of operand ``v``'s tile) as a value of this point of the loop body: the descriptors of a tile
+    written from registers before the loop (Q and
+    dO of attention's dQ loop) would otherwise be hoisted out of the loop by LLVM, one 64-bit register pair per
+    instruction (16 per 128 x 128 operand) kept live through the loop, where the accumulator needs them (the
+    backward's dQ loop spilled and reloaded its 128 accumulator registers every iteration). Computed here, ptxas
+    keeps them in uniform registers. Only in a loop whose accumulators (iter args a dot accumulates into) take
+    a quarter of a thread's registers or more (the backward's): elsewhere the hoisted descriptors fit, and
+    computing them in the loop costs instructions (the forward's loops: +7..16 per iteration, registers
+    unchanged). A pipelined stage's address depends on the iteration already."""
+    if not lo.loops or not nvidia.pin_descriptors or isinstance(lo.values.get(v), SharedTile):
+        return addr
+    args = lo.loops[-1].op.regions[0].blocks[0].arguments
+    held = 0
+    for a in args:
+        t = lo.values.get(a)
+        if isinstance(t, Tensor) and any(u.owner.name == "tt.dot" and u.operand_number == 2 for u in a.uses):
+            held += len(t.regs)
+    if held < 64:
+        return addr
+    return lo.fn.inst(f'call i32 asm sideeffect "mov.b32 $0, $1;", "=r,r"(i32 {addr})')
+
+
+def _same_op(a: Any, b: Any) -> bool:
+    return (a.operation if hasattr(a, "operation") else a) == (b.operation if hasattr(b, "operation") else b)
 
 
 def _next_dot_waits_for_me(op: Any) -> bool:
@@ -405,6 +446,26 @@ def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]]
         r = fn.inst(f'call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(args)})')
         out += [fn.inst(f"extractvalue {st} {r}, {k}") for k in range(n)]
     return out
+
+
+def wait_lines(fn: Any, regs: list[str], keep: list[str], ty: str = "float") -> tuple[list[str], list[str]]:
+    """The lines of ``wait_group(fn, 0, regs, keep, ty)`` and its result names, to be placed by the caller."""
+    lines, out = [], []
+    kcons = "".join(",r" for _ in keep)
+    kargs = [f"i32 {x}" for x in keep]
+    for i in range(0, len(regs), 32):
+        chunk = regs[i:i + 32]
+        n = len(chunk)
+        st = "{ " + ", ".join([ty] * n) + " }"
+        cons = ",".join([f"={_CONSTRAINT[ty]}"] * n + [str(k) for k in range(n)]) + (kcons if i == 0 else "")
+        body = "wgmma.wait_group.sync.aligned 0;" if i == 0 else ""
+        args = [f"{ty} {x}" for x in chunk] + (kargs if i == 0 else [])
+        r = fn.tmp("w")
+        lines.append(f'{r} = call {st} asm sideeffect "{body}", "{cons},~{{memory}}"({", ".join(args)})')
+        for k in range(n):
+            out.append(fn.tmp("w"))
+            lines.append(f"{out[-1]} = extractvalue {st} {r}, {k}")
+    return lines, out
 
 
 def _desc_for(lo: Context, tile: SharedTile, addr0: str, off_lit: int, off_dyn: Optional[str], k0: int, k_dim: int,

@@ -27,6 +27,7 @@ from typing import Any, Optional
 from ..._mlir import block_ops
 from ..assign import operand_contiguous, tensor_shape
 from ...llvmir.types import BYTES
+from . import carry_dot
 from .convert import storage_type
 from .descriptor_bulk import BulkStages, aligned_start
 from .memory import access_vector
@@ -345,6 +346,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     phis, slots = make_phis(ctx, args[1:], inits)
     ahead_init = [state[i] for i in plan.args]
     ahead, ahead_slots = make_phis(ctx, [args[1 + i] for i in plan.args], ahead_init)
+    found = carry_dot.plan(ctx, block_ops(block), args, register_a=bool(plan.deferred))
+    a_slot = fn.placeholder() if found else None     # phis of what the dot left running reads
     rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
     rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
     phase, phase_slot = fn.tmp("phase"), fn.placeholder()    # of stage rd's barrier: flips when rd wraps
@@ -370,11 +373,12 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
         return next_state
 
-    if not deferring:
-        next_state = copies_ahead()
     ctx.values[args[0]] = Scalar(iv, ity)
     for a, p in zip(args[1:], phis):
         ctx.values[a] = p
+    rec = ctx.carried_dot = carry_dot.start(ctx, found, args, a_slot) if found else None
+    if not deferring and rec is None:
+        next_state = copies_ahead()
     skip = set()
     for (o, parts), (proto, stage_bytes) in zip(plan.loads, bases):
         base = ctx.smem_ptr(proto.base, ctx.imul(rd, stage_bytes))
@@ -391,7 +395,13 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
                 ctx.values[r] = ctx.read_tile(ctx.values[r], ctx.layout_of(r), ctx.value_type(r))
             continue
         ctx.lower_op(o)
-    if deferring:
+    if rec is not None:
+        carry_dot.finish_body(ctx, rec)
+        # the stage the last iteration read is free once its dots are retired (the first dot's wait) in
+        # every warp
+        ctx.target.barrier(fn)
+        next_state = copies_ahead()
+    elif deferring:
         if ctx.deferred_dots:
             # this iteration's dots run on; the previous iteration's are done (in every warp, after the
             # barrier), so the stage they read can be refilled
@@ -401,6 +411,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # i - 1 read was free at this iteration's first barrier
         next_state = copies_ahead()
     ctx.deferred_dots = set()
+    ctx.carried_dot = None
     yielded = [carried(ctx, v, a) for v, a in zip(ops[-1].operands, args[1:])]
     nxt = fn.inst(f"add {ity} {iv}, {step.value}")
     rd1 = fn.inst(f"add i32 {rd}, 1")
@@ -419,12 +430,16 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
     fn.fill(phase_slot, f"{phase} = phi i32 [0, %{pre}], [{phn}, %{latch}]")
     fill_phis(ctx, phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
+    if rec is not None:
+        carry_dot.fill_header(ctx, rec, pre, latch)
     fill_phis(ctx, ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
                                          for a0, i in zip(ahead_init, plan.args)])
     fn.start_block(exit_)
     ctx.target.async_wait(fn, 0)
     for r, p, j in zip(op.results, phis, range(len(phis))):
-        if deferring and j in plan.deferred.values():
+        if rec is not None and rec.running and j == rec.j:
+            p = Tensor(p.layout, carry_dot.retire(ctx, rec, p.regs), p.ty)
+        elif deferring and j in plan.deferred.values():
             # the last iteration's dots finish here; their registers are read only after this
             p = Tensor(p.layout, ctx.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
         ctx.values[r] = p
