@@ -66,7 +66,7 @@ def test_backward_tutorial_blocks(cuda, D, causal, carry, pin):
     k_scaled = dev.put((k.astype(np.float32) * np.float32(scale * 1.4426950408889634)).astype(np.float16))
     bwd = dict(EX.BWD)
     with nvidia.scope():
-        nvidia.carry_register_a = carry
+        nvidia.carry_register_a = int(carry)
         nvidia.pin_descriptors = pin
         EX.attn_bwd[(N // bwd["BLOCK_N1"], 1, Z * H)](dq, k_scaled, dv, scale, dd, dq_, dk_, dv_, m, delta, *st, H,
                                                       N, HEAD_DIM=D, CAUSAL=causal, **bwd)

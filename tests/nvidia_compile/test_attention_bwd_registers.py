@@ -34,7 +34,7 @@ def _example():
     return mod
 
 
-def _bwd(D: int, causal: bool, carry: bool = False, pin: bool = True):
+def _bwd(D: int, causal: bool, carry: int = 0, pin: bool = True):
     from tritium import plugins
     from tritium_nvidia.knobs import nvidia
     ex = _example()
@@ -48,7 +48,7 @@ def _bwd(D: int, causal: bool, carry: bool = False, pin: bool = True):
                                                            "stride_z", "stride_h", "stride_tok", "N_CTX")}
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
-        nvidia.carry_register_a = carry
+        nvidia.carry_register_a = int(carry)
         nvidia.pin_descriptors = pin
         return tritium.compile(ASTSource(ex.attn_bwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                                options=opts)
@@ -103,3 +103,12 @@ def test_register_a_dots_run_into_the_next_iteration(D, causal):
         # nothing is waited for after the last dot's commit: the loop's end refills the stage behind a barrier
         tail = body[body.rindex("wgmma.commit_group"):]
         assert "wgmma.wait_group" not in tail and "bar.sync" in tail
+
+
+def test_register_a_carry_threshold():
+    # TRITIUM_NVIDIA_CARRY_REGISTER_A is the least accumulator registers per thread a loop must carry: at 256 only
+    # D128's dK/dV loop (dK and dV, 128 each) qualifies; its dQ loop (128) and D64's loops (128, 64) keep 3 waits
+    waits = [b.count("wgmma.wait_group") for b in _dot_loops(_bwd(128, False, carry=256).asm["ptx"])]
+    assert waits == [2, 3], waits
+    waits = [b.count("wgmma.wait_group") for b in _dot_loops(_bwd(64, False, carry=256).asm["ptx"])]
+    assert waits == [3, 3], waits

@@ -2,7 +2,7 @@
 them."""
 from __future__ import annotations
 
-from tritium.knobs import BoolKnob, KnobGroup, StrKnob
+from tritium.knobs import BoolKnob, IntKnob, KnobGroup, StrKnob
 
 
 class nvidia_knobs(KnobGroup):
@@ -54,11 +54,12 @@ class nvidia_knobs(KnobGroup):
                           "iteration and retired by that iteration's first dot's wait, as Triton 3.6 does "
                           "(gpu/lower/carry_dot.py); off: it is waited for in its own iteration (measured faster "
                           "for the forward: PERF.md, fifth session)")
-    carry_register_a = BoolKnob("TRITIUM_NVIDIA_CARRY_REGISTER_A", default=False, doc="On sm_90, in a pipelined "
-                                "loop whose carried accumulators are left in flight (attention's backward), the "
-                                "last dot reading A from registers (dK, dQ) runs into the next iteration too, its A "
-                                "registers carried to the next iteration's first wait, as Triton 3.6 does; off: "
-                                "it is waited for in its own iteration")
+    carry_register_a = IntKnob("TRITIUM_NVIDIA_CARRY_REGISTER_A", default=0, doc="On sm_90, in a pipelined loop "
+                               "whose carried accumulators are left in flight (attention's backward) and take at "
+                               "least this many registers per thread, the last dot reading A from registers (dK, "
+                               "dQ) runs into the next iteration too, its A registers carried to the next "
+                               "iteration's first wait, as Triton 3.6 does; 0 (default): it is waited for in its "
+                               "own iteration")
     pin_descriptors = BoolKnob("TRITIUM_NVIDIA_PIN_DESCRIPTORS", default=True, doc="On sm_90, a wgmma operand's "
                                "shared address is computed in the loop body that reads it (not hoisted by LLVM), so "
                                "the descriptors of a tile written before the loop are not kept live through the loop "

@@ -301,13 +301,16 @@ class NvidiaTarget(TargetHooks):
     def async_dots(self) -> bool:
         return 90 <= self.capability < 100
 
-    def carries_dot(self, kind: str, register_a: bool = False) -> bool:
+    def carries_dot(self, kind: str, register_a: bool = False, acc_regs: int = 0) -> bool:
         """Whether a loop's dot of strategy ``kind`` may be left running into the next iteration (carry_dot.py);
-        ``register_a``: a last dot reading A from registers in a loop whose other accumulators are already left
-        in flight (attention's backward: dK, dQ)."""
+        ``register_a``: a last dot reading A from registers in a loop whose other accumulators (``acc_regs``
+        registers per thread) are already left in flight (attention's backward: dK, dQ)."""
         from .knobs import nvidia
-        return self.async_dots and kind.startswith("wgmma") and \
-            (nvidia.carry_register_a if register_a else nvidia.carry_dots)
+        if not (self.async_dots and kind.startswith("wgmma")):
+            return False
+        if register_a:
+            return 0 < nvidia.carry_register_a <= acc_regs
+        return nvidia.carry_dots
 
     def async_dot_wait(self, fn: Function, pending: int, regs: list[str], ty: str = "float") -> list[str]:
         from .wgmma import wait_group

@@ -24,10 +24,12 @@ The attention backward's loops (dK/dV, dQ) leave their shared-A dots in flight a
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..._mlir import ir
+from ..assign import tensor_shape
 from .context import Context
 from .values import Tensor
 
@@ -55,9 +57,20 @@ def _op(o: Any) -> Any:
     return o.operation if hasattr(o, "operation") else o
 
 
-def _carried_kind(ctx: Context, o: Any, register_a: bool) -> bool:
+def _carried_kind(ctx: Context, o: Any, register_a: bool, acc_regs: int) -> bool:
     kind = ir.StringAttr(o.attributes["ttg.dot"]).value if "ttg.dot" in o.attributes else None
-    return kind is not None and ctx.target.carries_dot(kind, register_a)
+    if kind is None:
+        return False
+    return ctx.target.carries_dot(kind, register_a, acc_regs) if register_a else ctx.target.carries_dot(kind)
+
+
+def _accumulator_regs(ctx: Context, args: list) -> int:
+    """Registers per thread of the loop's iter args that a dot accumulates into (one element per register)."""
+    n = 0
+    for a in args[1:]:
+        if any(u.owner.name == "tt.dot" and u.operand_number == 2 for u in a.uses):
+            n += math.prod(tensor_shape(a.type)) // (32 * ctx.num_warps)
+    return n
 
 
 def plan(ctx: Context, ops: list, args: list, register_a: bool = False) -> Optional[tuple[Any, Any, int]]:
@@ -70,7 +83,8 @@ def plan(ctx: Context, ops: list, args: list, register_a: bool = False) -> Optio
     if any(o.name in ("scf.for", "scf.while", "scf.if") for o in ops[:-1]):     # (reductions' regions are fine)
         return None
     dots = [o for o in ops if o.name == "tt.dot"]
-    if len(dots) < 2 or not all(_carried_kind(ctx, d, register_a) for d in (dots[0], dots[-1])):
+    held = _accumulator_regs(ctx, args) if register_a else 0
+    if len(dots) < 2 or not all(_carried_kind(ctx, d, register_a, held) for d in (dots[0], dots[-1])):
         return None
     first, last = dots[0], dots[-1]
     if str(first.results[0].type).split("x")[-1] != str(last.results[0].type).split("x")[-1]:
