@@ -65,6 +65,9 @@ def test_groups_declared_in_knobs_count_as_tritiums():
                                                        "pointee_bytes"]),
     ("tritium.gpu.layout", "tritium.gpu.linear_layout",
      ["Layout", "Vec", "as_blocked", "blocked", "default_blocked", "parse"]),
+    ("tritium.language.core", "tritium.language.constexpr_and_tuple",
+     ["base_value", "const", "constexpr", "CONSTEXPR_0", "tuple", "tuple_value", "is_namedtuple_class",
+      "make_namedtuple", "_unwrap", "_unwrap_if_constexpr", "_unwrap_shape", "_constexpr_to_value"]),
 ])
 def test_split_out_names_keep_their_import_path(module, part, names):
     old, new = importlib.import_module(module), importlib.import_module(part)
@@ -77,6 +80,23 @@ def test_language_namespace_keeps_the_builtin_decorator():
     import tritium.language as tl
     assert callable(tl.builtin) and tl.builtin is tl.core.builtin
     assert tl.dtype is tl.core.dtype and tl.int32 is tl.core.int32
+    assert tl.constexpr is tl.core.constexpr and tl.tuple is tl.core.tuple is tl.tuple_value
+
+
+@pytest.mark.parametrize("op", ["__add__", "__radd__", "__mul__", "__rsub__", "__lt__", "__eq__", "__and__"])
+def test_constexpr_operators_still_give_way_to_tensors(op):
+    # constexpr left core.py, which defines tensor: `2 + x` must still reach tensor.__radd__ (code in the
+    # kernel) instead of folding the tensor into a Python constant
+    import tritium.language as tl
+    x = tl.tensor(None, tl.int32)
+    assert getattr(tl.constexpr(2), op)(x) is NotImplemented
+    assert getattr(tl.constexpr(2), op)(3) is not NotImplemented
+
+
+def test_constexpr_operators_still_fold_other_values():
+    # only tensors give way: another value is compared as a constant
+    import tritium.language as tl
+    assert tl.constexpr(2).__eq__(tl.core.base_value()).value is False
 
 
 @pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes",
