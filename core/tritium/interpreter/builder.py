@@ -101,7 +101,7 @@ class NumpyBuilder(TileOps):
         elif elt.name == "bf16":
             a = floats.round_bf16(np.array([float(value)], np.float64))
         elif elt.is_fp8():
-            a = floats.f32_to_fp8(floats.f64_to_f32_round_odd(np.array([float(value)])), elt.name)
+            a = floats.f32_to_fp8(floats.f64_to_f32_round_odd(np.array([float(value)])), elt.name, satfinite=False)
         else:
             a = np.array([float(value)], storage(elt))
         if ty.is_block():

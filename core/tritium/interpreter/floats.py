@@ -145,8 +145,10 @@ def fp8_to_f32(bits: np.ndarray, name: str) -> np.ndarray:
     return (out | sign).view(np.float32)
 
 
-def f32_to_fp8(x: np.ndarray, name: str, rtz: bool = False) -> np.ndarray:
-    """float32 -> float8 encoding (uint8), round to nearest even unless ``rtz``."""
+def f32_to_fp8(x: np.ndarray, name: str, rtz: bool = False, satfinite: bool = True) -> np.ndarray:
+    """float32 -> float8 encoding (uint8), round to nearest even unless ``rtz``. A conversion saturates past the
+    largest finite value, infinities included (``satfinite``, as Triton's and the CPU backend's); a constant
+    (``satfinite=False``) keeps an infinity where the format has one."""
     f = FP8[name]
     xb = np.ascontiguousarray(x, np.float32).view(_U32)
     sign = (xb >> 24) & 0x80
@@ -167,7 +169,8 @@ def f32_to_fp8(x: np.ndarray, name: str, rtz: bool = False) -> np.ndarray:
     is_inf = a == _INF32
     nan_code = {"fn": 0x7F, "ieee": 0x7F, "fnuz": 0x80, "finite": f.max_code}[f.kind]
     inf_code = {"fn": f.max_code, "ieee": 0x7F & ~((1 << f.mbits) - 1), "fnuz": 0x80, "finite": f.max_code}[f.kind]
-    code = np.where(code > f.max_code, _U32(f.max_code if rtz else inf_code), code)
+    over = f.max_code if rtz or (satfinite and f.kind == "ieee") else inf_code
+    code = np.where(code > f.max_code, _U32(over), code)
     if rtz:
         code = np.where(is_inf, _U32(inf_code), code)
     code = np.where(is_nan, _U32(nan_code), code)

@@ -68,13 +68,13 @@ def _f32_to_fp8(b: _Builder, fmt: Fp8Format, x: _V, rtz: bool) -> _V:
     is_nan = b.icmp("ugt", a, _INF32_BITS)
     is_inf = b.icmp("eq", a, _INF32_BITS)
     nan_code = {"fn": 0x7F, "ieee": 0x7F, "fnuz": 0x80, "finite": fmt.max_code}[fmt.kind]
-    # Past the largest finite value, round-to-nearest does what torch does: inf where the format has one,
-    # 0x80 (nan) for the fnuz formats, and saturation for e4m3fn (and e4b15). Truncation never leaves the
-    # finite range, so there only inf itself becomes inf (or nan, or the saturated value).
+    # Past the largest finite value, round-to-nearest saturates, infinities included, as Triton's conversions
+    # (satfinite) and the GPU lowering do; the fnuz formats give their nan 0x80, as torch. Truncation never
+    # leaves the finite range, so there only inf itself becomes inf (or nan, or the saturated value).
     inf_code = {"fn": fmt.max_code, "ieee": 0x7F & ~((1 << fmt.mbits) - 1), "fnuz": 0x80,
                 "finite": fmt.max_code}[fmt.kind]
     over = b.icmp("ugt", code, fmt.max_code)              # inf and nan included
-    code = b.select(over, fmt.max_code if rtz else inf_code, code)
+    code = b.select(over, fmt.max_code if rtz or fmt.kind == "ieee" else inf_code, code)
     if rtz:
         code = b.select(is_inf, inf_code, code)
     code = b.select(is_nan, nan_code, code)
