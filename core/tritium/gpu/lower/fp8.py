@@ -79,6 +79,9 @@ def from_f32(fn: Function, fmt: str, x: str, rtz: bool = False) -> str:
     # saturate to the largest finite value
     big = fn.inst(f"fcmp oge float {a}, {const('float', f.max_finite)}")
     mag = fn.inst(f"select i1 {big}, i32 {f.max_code}, i32 {mag}")
+    if rtz and kind == "ieee":   # toward zero an infinity stays one, as Triton's cvt.rz.f16 then the top byte
+        isinf = fn.inst(f"fcmp oeq float {a}, {const('float', float('inf'))}")
+        mag = fn.inst(f"select i1 {isinf}, i32 {((1 << f.ebits) - 1) << m}, i32 {mag}")
     out = fn.inst(f"or i32 {mag}, {sign}")
     if kind == "fnuz":
         zero = fn.inst(f"icmp eq i32 {mag}, 0")
