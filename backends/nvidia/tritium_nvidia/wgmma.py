@@ -251,7 +251,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     if c.ty != acc_ty:
         cregs = [fn.inst(f"fpext {c.ty} {x} to float") for x in cregs]
     # this warp's warpgroup: its rows of A (and, split along N too, its columns of B)
-    wgi = fn.pinst(f"lshr i32 {lo.warp}, 2", "wg")
+    wgi = fn.pinst(f"lshr i32 {lo.uniform_warp}, 2", "wg")
     row0 = lo.imul(wgi, 64) if wg_n == 1 else lo.imul(fn.inst(f"urem i32 {wgi}, {wg}"), 64) if wg > 1 else "0"
     col0 = None if wg_n == 1 else lo.imul(fn.inst(f"udiv i32 {wgi}, {wg}") if wg > 1 else wgi, N // wg_n)
     sp = lo.target.shared_ptr

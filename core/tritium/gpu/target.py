@@ -57,6 +57,11 @@ class TargetHooks:
     def thread_id(self, fn: Function) -> str:
         raise NotImplementedError
 
+    def uniform_warp(self, fn: Function, tid: str, num_warps: int) -> str:
+        """This thread's warp (i32, in the prologue, from ``thread_id``), computed so that the target's code
+        generator knows it is the same in every lane of a warp where it has a way to (uniform registers)."""
+        return fn.pinst(f"lshr i32 {tid}, {self.warp_size.bit_length() - 1}", "warp")
+
     def program_id(self, fn: Function, axis: int) -> str:
         raise NotImplementedError
 

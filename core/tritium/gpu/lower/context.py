@@ -74,6 +74,7 @@ class Context:
         self.fn: Function = None  # type: ignore[assignment]
         # set by the kernel lowering once the function exists
         self.tid = self.lane = self.warp = ""   # this thread's index in the program, lane and warp (i32)
+        self._uniform_warp: Optional[str] = None
         self.smem_base = ""                     # the program's shared memory
         self.describe = False                   # named values become debugger variables
 
@@ -132,6 +133,15 @@ class Context:
         ws = self.warp_size
         self.lane = fn.pinst(f"and i32 {self.tid}, {ws - 1}", "lane")
         self.warp = fn.pinst(f"lshr i32 {self.tid}, {ws.bit_length() - 1}", "warp")
+
+    @property
+    def uniform_warp(self) -> str:
+        """This thread's warp, computed so that the target's code generator knows it is the same in every lane
+        (for what should live in uniform registers, e.g. a warpgroup's tensor-core descriptors). Only where
+        asked: kernels without such uses keep ``warp`` (as a uniform value it cost a layer norm 6 registers)."""
+        if self._uniform_warp is None:
+            self._uniform_warp = self.target.uniform_warp(self.fn, self.tid, self.num_warps)
+        return self._uniform_warp
 
     def thread_part(self, lay: L.Layout, dim: int) -> str:
         """This thread's contribution (lanes and warps) to coordinate ``dim`` of ``lay``: "0" or an i32."""

@@ -2,6 +2,8 @@
 the tile's contiguous dimension; reading asks the target first (matrix loads such as ``ldmatrix``)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .. import layout as L
 from ..target import guarded, pack, unpack
 from .context import Context
@@ -15,9 +17,46 @@ def tile_vec(ctx: Context, lay: L.Layout, smem: SmemLayout) -> int:
 
 
 def tile_ptr(ctx: Context, tile: SharedTile, lay: L.Layout, r: int) -> str:
+    eb = tile.smem.eb
+    split = split_offset(ctx, tile.smem, lay, r)
+    if split is not None:
+        # register groups share this thread's offset and differ by constants: a pipelined stage's copies address
+        # [base + imm] instead of one loop-invariant register per group added to the stage every iteration (8
+        # adds and 8 registers in a 128x128x64 matmul's loop)
+        thread_off, c = split
+        return ctx.smem_ptr(ctx.smem_ptr(tile.base, ctx.imul(thread_off, eb)), str(c * eb))
     coords = [ctx.coord(lay, r, d) for d in range(lay.rank)]
     off = tile.smem.offset(ctx, coords)
-    return ctx.smem_ptr(tile.base, ctx.imul(off, tile.smem.eb))
+    return ctx.smem_ptr(tile.base, ctx.imul(off, eb))
+
+
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def split_offset(ctx: Context, smem: SmemLayout, lay: L.Layout, r: int) -> Optional[tuple[str, int]]:
+    """(an i32, a constant) whose sum is the element offset of register ``r``'s element, the i32 shared by every
+    register whose constant differs only in bits no thread's part sets; None where that does not hold.
+
+    With every dimension a power of two, the swizzled offset is linear over XOR in the coordinates' bits, and a
+    coordinate is the XOR of its thread part and its register part, so offset = offset(thread) ^ offset(reg).
+    The register part's bits that some lane or warp bit may also set stay in the XOR; the others are added."""
+    if lay.rank != len(smem.shape) or not all(_pow2(s) for s in smem.shape):
+        return None
+    c = smem.offset(ctx, [str(x) for x in lay.reg_coords(r)])
+    touched = 0
+    for b in lay.lane + lay.warp:
+        t = smem.offset(ctx, [str(x) for x in b])
+        if not t.isdigit():
+            return None
+        touched |= int(t)
+    if not c.isdigit():
+        return None
+    mixed, added = int(c) & touched, int(c) & ~touched
+    off = smem.offset(ctx, [ctx.thread_part(lay, d) for d in range(lay.rank)])
+    if mixed:
+        off = str(int(off) ^ mixed) if off.isdigit() else ctx.fn.inst(f"xor i32 {off}, {mixed}")
+    return off, added
 
 
 def write_tile(ctx: Context, t: Tensor, tile: SharedTile) -> None:
