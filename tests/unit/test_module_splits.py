@@ -160,3 +160,26 @@ def test_a_kernels_key_still_follows_its_callees_and_watched_globals():
     base.fn.__globals__["SCALE"] = type(base.fn.__globals__["SCALE"])(5)
     base.check_globals()
     assert base.hash is None                                   # a rebound global forgot the key
+
+
+@pytest.mark.parametrize("name", ["base_value", "const", "constexpr", "tuple_value"])
+def test_moved_language_classes_keep_their_public_module(name):
+    # reprs, pickles, keys that name an annotation's class, and the triton package's renaming of constexpr to
+    # triton.language.core (inductor writes that name into generated code) all read __module__
+    import tritium.language.core as core
+    assert getattr(core, name).__module__ in ("tritium.language.core", "triton.language.core")
+
+
+def test_triton_names_constexpr_in_triton_language_core():
+    # in a fresh interpreter with the compat package's source on the path (it renames classes process-wide)
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    src = pathlib.Path(__file__).resolve().parents[2] / "compat" / "triton" / "src"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]))
+    code = ("import pickle, triton, triton.language as tl\n"
+            "assert tl.constexpr.__module__ == 'triton.language.core', tl.constexpr.__module__\n"
+            "assert pickle.loads(pickle.dumps(tl.constexpr)) is tl.constexpr\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -242,3 +242,11 @@ def make_namedtuple(cls: Any, args: Sequence[Any], kwargs: dict) -> tuple_value:
 
 def _is_const_like(a: Any) -> bool:
     return isinstance(a, (int, float, bool, str, type(None), dtype)) or callable(a)
+
+
+# tritium.language.core is these classes' public home (Triton's too): reprs, pickles, keys that name an
+# annotation's class, and the triton package's renaming of constexpr (written by inductor into generated code)
+# read __module__
+for _cls in (base_value, const, constexpr, tuple_value):
+    _cls.__module__ = "tritium.language.core"
+del _cls
