@@ -27,10 +27,9 @@ from typing import Any, Optional
 from .._mlir import ir, walk_children
 from . import layout as L
 from .axis_info import AxisAnalysis, AxisInfo
-# the target's side of the assignment and the type helpers, at the import path backends and the lowering use
-from .layout_policy import (DotPlan, LayoutPolicy, blocked_for, fma_dot_plan, fma_operand,  # noqa: F401
-                            operand_contiguous)
-from .value_types import element_bytes, element_type, pointee_bytes, tensor_shape  # noqa: F401
+from .layout_policy import (  # noqa: F401  (also imported from here by the backends and the lowering)
+    DotPlan, LayoutPolicy, blocked_for, fma_dot_plan, fma_operand, operand_contiguous)
+from .value_types import element_bytes, element_type, pointee_bytes, tensor_shape  # noqa: F401  (same)
 
 ELEMENTWISE_PREFIXES = ("arith.", "math.")
 ELEMENTWISE_TT = {"tt.addptr", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp", "tt.precise_sqrt",
