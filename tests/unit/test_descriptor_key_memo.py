@@ -1,0 +1,52 @@
+"""A host TensorDescriptor launched again is not validated again when its fields are those it last passed with
+(the checks cost ~10 us a descriptor inside every launch: bench/tma_ranks.py's batched matmul passes three), and
+a field changed after a launch, reassigned or mutated in place, is still checked at the next launch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tritium.tools import tensor_descriptor as td
+
+
+def _desc():
+    return td.TensorDescriptor.from_tensor(np.zeros((4, 64, 64), np.float16), [1, 32, 64])
+
+
+def test_a_descriptor_launched_again_is_not_validated_again(monkeypatch):
+    d = _desc()
+    calls = []
+    real = td.validate
+    monkeypatch.setattr(td, "validate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = td.descriptor_key(d)
+    assert td.descriptor_key(d) == first and td.descriptor_key(d) == first
+    assert len(calls) == 1
+    # another descriptor (its constructor checks it too) is checked at its first launch
+    other = _desc()
+    before = len(calls)
+    td.descriptor_key(other)
+    td.descriptor_key(other)
+    assert len(calls) == before + 1
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda d: setattr(d, "block_shape", [1, 24, 64]), "powers of 2"),
+    (lambda d: d.block_shape.__setitem__(1, 24), "powers of 2"),
+    (lambda d: d.strides.__setitem__(2, 2), "last stride"),
+    (lambda d: setattr(d, "shape", [4, 64, 0]), "positive"),
+    (lambda d: setattr(d, "padding", "inf"), "padding"),
+])
+def test_a_field_changed_after_a_launch_is_checked_again(change, message):
+    d = _desc()
+    td.descriptor_key(d)
+    change(d)
+    with pytest.raises(ValueError, match=message):
+        td.descriptor_key(d)
+
+
+def test_a_new_base_gives_its_own_key_and_address():
+    d = _desc()
+    key, value = td.descriptor_key(d)
+    d.base = np.zeros((4, 64, 64), np.float32)
+    key2, value2 = td.descriptor_key(d)
+    assert key2 != key and value2[0] != value[0]
