@@ -89,3 +89,11 @@ def test_warp_index_is_uniform_and_the_loop_multiplies_nothing(isolated_tritium,
     assert shr and re.search(rf"shfl\.sync\.idx\.b32\s+%r\d+, {re.escape(shr.group(1))}, 0, 31, -1;", ptx)
     loop = _loop(ptx)
     assert not re.search(r"\b(mul|mad)\.", loop), loop
+
+
+def test_uniform_warp_knob_off_keeps_the_plain_shift(isolated_tritium):
+    from tritium_nvidia.knobs import nvidia
+    with nvidia.scope():
+        nvidia.uniform_warp = False
+        ptx = _ptx(128, 128, 64, 8, 3)
+    assert "shfl.sync" not in ptx and "wgmma.mma_async" in ptx

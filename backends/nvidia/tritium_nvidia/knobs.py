@@ -64,6 +64,9 @@ class nvidia_knobs(KnobGroup):
                                "shared address is computed in the loop body that reads it (not hoisted by LLVM), so "
                                "the descriptors of a tile written before the loop are not kept live through the loop "
                                "in registers (wgmma.py, _pinned); off: LLVM may hoist them")
+    uniform_warp = BoolKnob("TRITIUM_NVIDIA_UNIFORM_WARP", default=True, doc="On sm_90, wgmma's warpgroup index "
+                            "comes from lane 0's warp (shfl.sync.idx, as Triton 3.6), so ptxas keeps the "
+                            "descriptors that follow from it in uniform registers; off: tid >> 5 as elsewhere")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

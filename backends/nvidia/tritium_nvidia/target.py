@@ -105,7 +105,10 @@ class NvidiaTarget(TargetHooks):
         # lane 0's warp index, as Triton 3.6 computes its warp id: ptxas then knows it is warp-uniform and keeps
         # what follows from it (a warpgroup's wgmma descriptors) in uniform registers: without it each descriptor
         # went through R2UR, 8 of them per K step in a 128x128x64 matmul
+        from .knobs import nvidia
         warp = fn.pinst(f"lshr i32 {tid}, 5", "warp")
+        if not nvidia.uniform_warp:
+            return warp
         intr = "llvm.nvvm.shfl.sync.idx.i32"
         self._module.intrinsic(intr, "i32", ["i32", "i32", "i32", "i32"], "convergent nounwind")
         return fn.pinst(f"call range(i32 0, {max(num_warps, 1)}) i32 @{intr}(i32 -1, i32 {warp}, i32 0, i32 31)",
