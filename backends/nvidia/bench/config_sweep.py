@@ -1,7 +1,8 @@
 """examples/03's pointer matmul over the configurations an autotuner picks among (block sizes, warps, stages),
 fp16 and bf16, tritium beside Triton 3.6 in one process (CUDA-event medians), with tritium's variants selected
 by knobs at run time (each recompiles): ``fence`` puts a fence.proxy.async after each cp.async wait (the
-default before this sweep), ``nofence`` drops it as Triton 3.6 does. 64-row tiles at 8 warps run wgmma with two
+default before this sweep), ``nofence`` drops it as Triton 3.6 does, ``nouni`` computes wgmma's warpgroup index
+without the uniform warp (the default since the sixth session has it). 64-row tiles at 8 warps run wgmma with two
 warpgroups along N (wgmma_split; mma.sync before). Each result's error against torch is printed.
 
     python backends/nvidia/bench/config_sweep.py [--quick] [--m 8192]
@@ -28,7 +29,9 @@ QUICK = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3), (128, 128, 32, 4, 4), (64, 
 BF16 = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3)]
 VARIANTS = {"fence": {"cp_async_fence": True}, "nofence": {"cp_async_fence": False},
             # the 64-row, 8-warp tiles as before wgmma_split (mma.sync), where that differs
-            "mma": {"wgmma_split_n": False}}
+            "mma": {"wgmma_split_n": False},
+            # wgmma's warpgroup index from tid >> 5 instead of lane 0's warp (TRITIUM_NVIDIA_UNIFORM_WARP=0)
+            "nouni": {"uniform_warp": False}}
 
 
 def _load(name: str, path: str):
