@@ -31,7 +31,10 @@ class TensorDescriptor:
     padding: str = "zero"
 
     def __post_init__(self) -> None:
-        validate(self)
+        k, addr = specialize_arg(self.base)
+        if k[0] != "*":
+            raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(self.base).__name__}")
+        checked(self, k[1], addr)       # remembered: the first launch does not check again
 
     @staticmethod
     def from_tensor(tensor: Any, block_shape: List[int], padding: str = "zero") -> "TensorDescriptor":
@@ -99,28 +102,33 @@ def validate(d: Any, dtype: str = "", addr: Any = None) -> tuple[tuple, tuple, t
     return shape, strides, block, padding
 
 
-def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
-    """(key entry, run-time value) of a host ``TensorDescriptor``; re-checks what its constructor checked,
-    since its fields can be reassigned afterwards."""
-    k, addr = specialize_arg(d.base, True, True)
-    if k[0] != "*":
-        raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
-    # The checks cost ~10 us a descriptor on the host, inside a kernel's launch (a 3-descriptor batched matmul of
-    # ~90 us paid them three times): a descriptor launched again compares its fields with those it last passed
+def checked(d: Any, elem: Any, addr: Any) -> tuple[tuple, tuple, tuple, str]:
+    """``validate(d)`` for a base of element type ``elem`` at ``addr``, skipped when ``d``'s fields are those it
+    last passed with. The checks cost ~10 us a descriptor on the host, inside a kernel's launch (a 3-descriptor
+    batched matmul of ~90 us paid them three times), and a descriptor made for each call paid them twice."""
     try:
-        seen = (k[1], addr % 16, type(d.base), tuple(d.shape), tuple(d.strides), tuple(d.block_shape), d.padding)
-    except TypeError:       # fields that are not sequences: validate says what is wrong
+        seen = (elem, addr % 16, type(d.base), tuple(d.shape), tuple(d.strides), tuple(d.block_shape), d.padding)
+    except TypeError:       # fields that are not sequences (validate says what is wrong), no address
         seen = None
     memo = getattr(d, "_tritium_checked", None)
     if seen is not None and memo is not None and memo[0] == seen:
-        shape, strides, block, padding = memo[1]
-    else:
-        shape, strides, block, padding = validate(d, dtype_name(k[1]), addr)
-        if seen is not None:
-            try:
-                d._tritium_checked = (seen, (shape, strides, block, padding))
-            except AttributeError:      # a descriptor type without instance attributes: check every launch
-                pass
+        return memo[1]
+    out = validate(d, dtype_name(elem), addr)
+    if seen is not None:
+        try:
+            d._tritium_checked = (seen, out)
+        except AttributeError:      # a descriptor type without instance attributes: checked every launch
+            pass
+    return out
+
+
+def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
+    """(key entry, run-time value) of a host ``TensorDescriptor``; re-checks what its constructor checked
+    where its fields were reassigned or changed in place since."""
+    k, addr = specialize_arg(d.base, True, True)
+    if k[0] != "*":
+        raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
+    shape, strides, block, padding = checked(d, k[1], addr)
     return ("TD", k[1], k[2], block, padding), (addr, *shape, *strides[:-1])
 
 
