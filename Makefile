@@ -34,8 +34,9 @@ ISA_TESTS := tests/cpu tests/interpreter/test_differential.py
 ISA_SKIP := --ignore=tests/cpu/test_cache_safety.py
 # files that compile for every level themselves (tritium_cpu.isa.levels_to_check): the native run already ran each
 # of their tests at every lower level, with the same TRITIUM_CPU_TARGET/FEATURES values set as knobs
-ISA_SKIP += $(foreach f,isa minmax_nan trig_full_range masked_reductions aot_shared_library,\
-	--ignore=tests/cpu/test_$(f).py)
+ISA_SKIP += $(foreach f,isa minmax_nan trig_full_range masked_reductions aot_shared_library dot_blocking \
+	libdevice_accuracy_edges libdevice_accuracy_f64 libdevice_accuracy_range libdevice_accuracy_sweep \
+	libdevice_accuracy_tails,--ignore=tests/cpu/test_$(f).py)
 # the launcher, caches, autotuner, fork/thread safety and frontend errors: no code of theirs depends on the ISA level
 ISA_SKIP += $(foreach f,remote_cache fork_safety autotune_parallel autotune aggregate_cache dispatch thread_safety \
 	safe_grid safe_args lang_errors frontend_refusals,--ignore=tests/cpu/test_$(f).py)
