@@ -133,6 +133,20 @@ def _opted_in(dev) -> None:
                     "multiples: backends/nvidia/notes/PERF.md)")
 
 
+def _sibling(name):
+    """A module of this folder (pytest imports test files with --import-mode=importlib: the folder is not on
+    sys.path, so a plain import of a sibling fails)."""
+    import importlib.util
+    import os
+    import sys
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), name + ".py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
 def _sm90():
     from tritium.runtime.driver import driver
     cap = driver.active.get_current_target().arch
@@ -149,6 +163,6 @@ def test_tma_rank_reductions(dev, case, mode):
         _sm90()
         rank = len(case[2])
         op = case[1]
-        from test_tma_rank import start_provably_aligned
+        start_provably_aligned = _sibling("test_tma_rank").start_provably_aligned
         bulk = f"cp.reduce.async.bulk.tensor.{rank}d.global.shared::cta.{op}.bulk_group" in k.asm["ptx"]
         assert bulk == start_provably_aligned(case[3], case[4])

@@ -16,7 +16,8 @@ from ...llvmir.types import BYTES, const
 from .. import layout as L
 from ..assign import blocked_for, tensor_shape
 from .context import Context
-from .descriptor_bulk import aligned_start, only_reduced, store_block_bulk, tensor_map_for
+from .descriptor_bulk import aligned_start, only_reduced, tensor_map_for
+from .descriptor_store import store_bulk_or_portable
 from .descriptor_load import load_block_bulk, takes_bulk_load
 from .operands import mem_value, reg_value, split_operands, str_attr
 from .optable import GPU_OPS
@@ -207,7 +208,8 @@ def op_descriptor_store(ctx: Context, op: Any) -> None:
             and aligned_start(ctx, c, parts["indices"]):
         # a descriptor only stored through: nothing in this kernel reads back what the copies write (they are
         # waited for only until they have read shared memory, as in Triton)
-        store_block_bulk(ctx, c, idx, parts["src"][0])
+        store_bulk_or_portable(ctx, c, idx, parts["indices"], parts["src"][0],
+                               lambda: block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block)))))
         return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))))
 
@@ -218,7 +220,10 @@ def op_descriptor_reduce(ctx: Context, op: Any) -> None:
     c = ctx.values[parts["desc"][0]]
     idx = [ctx.scalar_of(v) for v in parts["indices"]]
     if c.tmap is not None and only_reduced(parts["desc"][0]) and aligned_start(ctx, c, parts["indices"]):
-        store_block_bulk(ctx, c, idx, parts["src"][0], kind=str_attr(op, "kind"))
+        kind = str_attr(op, "kind")
+        store_bulk_or_portable(ctx, c, idx, parts["indices"], parts["src"][0],
+                               lambda: block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))), kind=kind),
+                               kind)
         return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))), kind=str_attr(op, "kind"))
 

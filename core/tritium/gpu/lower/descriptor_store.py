@@ -1,0 +1,107 @@
+"""Descriptor stores and reductions through the copy engine only where every box starts inside the tensor.
+
+On sm_90 a bulk tensor store or reduction (``cp.async.bulk.tensor`` / ``cp.reduce.async.bulk.tensor`` from shared
+to global memory) whose box has a negative coordinate in any dimension stops the kernel with an illegal
+instruction; a box that runs past the end is clipped, and loads accept negative coordinates too (they read the
+padding). Measured on the H200 with Triton 3.6's own kernels, which fault the same way (PERF.md, "Issue 14, sixth
+session"). A descriptor store at a block start that may be negative therefore checks it when the program runs:
+all coordinates at least 0 take the bulk copies (descriptor_bulk.store_block_bulk), otherwise the portable
+per-element path, whose masks drop the elements outside the tensor. The start is the same in every thread of a
+program, so both paths may hold barriers. Where the start is provably non-negative (program ids, constants and
+arithmetic that keeps them so) there is no check. So far only with ``target.bulk_tensor_every_rank``
+(see store_bulk_or_portable).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..._mlir import ir
+from .context import Context
+from .descriptor_bulk import store_block_bulk
+from .values import owner_op
+
+#: arithmetic whose result is at least 0 when all of its operands are
+_ALL_NONNEG = ("arith.addi", "arith.muli", "arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi",
+               "arith.minsi", "arith.minui", "arith.extsi", "arith.index_cast")
+#: ... when one of its operands is
+_ANY_NONNEG = ("arith.maxsi", "arith.andi", "arith.remui")
+#: ... when its first operand is (a remainder takes the dividend's sign)
+_FIRST_NONNEG = ("arith.remsi", )
+
+
+def provably_nonnegative(v: Any, depth: int = 0) -> bool:
+    """``v`` (a scalar integer) is at least 0 in every program: a non-negative constant, a program id or count,
+    a ``for`` loop's induction variable counting up from such a value, or arithmetic above on such values
+    (wrapping on overflow is not considered, as Triton's own index arithmetic does not)."""
+    if depth > 24 or "tensor<" in str(v.type):
+        return False
+    if isinstance(v, ir.BlockArgument):
+        loop = v.owner.owner
+        if loop is None or loop.operation.name != "scf.for" or v.arg_number != 0:
+            return False
+        lower, _, step = loop.operation.operands[:3]
+        return provably_nonnegative(lower, depth + 1) and provably_nonnegative(step, depth + 1)
+    o = owner_op(v)
+    if o is None:
+        return False
+    name = o.name
+    if name == "arith.constant":
+        try:
+            return ir.IntegerAttr(o.attributes["value"]).value >= 0
+        except (ValueError, TypeError):
+            return False
+    if name in ("tt.get_program_id", "tt.get_num_programs", "arith.extui"):
+        return True
+    if name in _FIRST_NONNEG:
+        return provably_nonnegative(o.operands[0], depth + 1)
+    if name in _ALL_NONNEG:
+        return all(provably_nonnegative(x, depth + 1) for x in o.operands)
+    if name in _ANY_NONNEG:
+        return any(provably_nonnegative(x, depth + 1) for x in o.operands)
+    return False
+
+
+def nonnegative_start(ctx: Context, idx: list, indices: list) -> str:
+    """An i1 (or "true"): every coordinate of the block at ``idx`` (Scalars, outermost first; ``indices`` the IR
+    values) is at least 0. The block's other boxes start later than its first, so its start decides."""
+    fn = ctx.fn
+    ok = "true"
+    for s, v in zip(idx, indices):
+        if provably_nonnegative(v):
+            continue
+        ge = fn.inst(f"icmp sge {s.ty} {s.value}, 0")
+        ok = ge if ok == "true" else fn.inst(f"and i1 {ok}, {ge}")
+    return ok
+
+
+def store_bulk_or_portable(ctx: Context, c: Any, idx: list, indices: list, value_v: Any,
+                           portable: Callable[[], None], kind: str = "") -> None:
+    """``c.store(idx, value)`` (with ``kind``, the descriptor reduction) through the copy engine where the block
+    starts inside the tensor, else through ``portable`` (module doc)."""
+    fn = ctx.fn
+    # only with every rank's TMA (still experimental) for now: the per-element path adds code to every checked
+    # store (examples/08's epilogue: 640 -> 1920 SASS instructions, 90 -> 97 registers at BLOCK_N=128), so the
+    # 2-D stores that go through the engine without it stay as they were until that is measured on a GPU
+    inside = nonnegative_start(ctx, idx, indices) if ctx.target.bulk_tensor_every_rank else "true"
+    if inside == "true":
+        store_block_bulk(ctx, c, idx, value_v, kind)
+        return
+    bulk, other, join = fn.label("bulkok"), fn.label("bulkneg"), fn.label("bulkj")
+    fn.cond_br(inside, bulk, other)
+    # the scratch buffer's "read since the last barrier" state is tracked along the emitted code: each path
+    # starts from the state before the branch, and after the join it is dirty if either path left it so
+    dirty = ctx.scratch_dirty
+    fn.start_block(bulk)
+    ctx.push_scope()
+    store_block_bulk(ctx, c, idx, value_v, kind)
+    ctx.pop_scope()
+    fn.br(join)
+    after_bulk = ctx.scratch_dirty
+    ctx.scratch_dirty = dirty
+    fn.start_block(other)
+    ctx.push_scope()
+    portable()
+    ctx.pop_scope()
+    fn.br(join)
+    fn.start_block(join)
+    ctx.scratch_dirty = ctx.scratch_dirty or after_bulk

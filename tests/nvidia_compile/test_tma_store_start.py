@@ -1,0 +1,112 @@
+"""A descriptor store or reduction through the copy engine must not start a box at a negative coordinate: on the
+H200 (2026-12-02) every bulk tensor store whose box had a negative coordinate in any dimension stopped the kernel
+with an illegal instruction, Triton 3.6's kernels alike, while loads at the same coordinates read the padding
+and stores running past the end were clipped (backends/nvidia/notes/PERF.md, "Issue 14, sixth session").
+
+So where the compiler cannot prove the block's start non-negative, the program checks it and stores element by
+element when it is negative (descriptor_store.py); a start made of program ids and constants needs no check.
+No GPU needed: ptxas assembles the PTX."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pytest
+
+import tritium
+import tritium as triton
+import tritium.language as tl
+from tritium.backends.compiler import GPUTarget
+from tritium.compiler import ASTSource
+
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+_BULK_STORE = re.compile(r"cp\.(reduce\.)?async\.bulk\.tensor\.\dd\.global\.shared::cta")
+# the per-element path's stores or atomics (the kernels below write global memory no other way)
+_MASKED = re.compile(r"\b(st|red|atom)\.global")
+
+
+@triton.jit
+def _store_1d(x, y, n, o, B: tl.constexpr, FROM_PID: tl.constexpr, REDUCE: tl.constexpr):
+    p = tl.program_id(0)
+    v = tl.load(x + p * B + tl.arange(0, B))
+    d = tl.make_tensor_descriptor(y, [n], [1], [B])
+    if FROM_PID:
+        start = p * B
+    else:
+        start = o + p * B
+    if REDUCE:
+        d.atomic_add([start], v)
+    else:
+        d.store([start], v)
+
+
+@triton.jit
+def _store_3d(x, y, n0, n1, n2, s0, s1, o0, o1, o2, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr,
+              FROM_PID: tl.constexpr):
+    p = tl.program_id(0)
+    n: tl.constexpr = B0 * B1 * B2
+    v = tl.reshape(tl.load(x + p * n + tl.arange(0, n)), [B0, B1, B2])
+    d = tl.make_tensor_descriptor(y, [n0, n1, n2], [s0, s1, 1], [B0, B1, B2])
+    if FROM_PID:
+        d.store([p * B0, (p % 3) * B1, (p // 2) * B2], v)
+    else:
+        d.store([o0 + p * B0, o1, o2], v)
+
+
+def _compile(fn, sig, consts, aligned):
+    from tritium import plugins
+    from tritium_nvidia.knobs import nvidia
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        nvidia.tma_ranks = True
+        return tritium.compile(ASTSource(fn, sig, consts, {(i, ): [["tt.divisibility", 16]] for i in aligned}),
+                               target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+
+
+@pytest.mark.parametrize("reduce", [False, True], ids=["store", "atomic_add"])
+@pytest.mark.parametrize("from_pid", [False, True], ids=["offset-argument", "program-id"])
+def test_rank1_store_start_checked_unless_proved(isolated_tritium, from_pid, reduce):
+    sig = {"x": "*fp32", "y": "*fp32", "n": "i32", "o": "i32", "B": "constexpr", "FROM_PID": "constexpr",
+           "REDUCE": "constexpr"}
+    # o a multiple of 16 (as a launch specializes -112): the box starts at a 16-byte multiple, TMA is allowed
+    k = _compile(_store_1d, sig, {"B": 512, "FROM_PID": from_pid, "REDUCE": reduce}, aligned=(0, 1, 3))
+    ptx = k.asm["ptx"]
+    assert len(_BULK_STORE.findall(ptx)) == 2, "two boxes of 256 through the copy engine"
+    # an offset argument may be negative: the program checks the start and has the per-element path for it
+    assert bool(_MASKED.search(ptx)) == (not from_pid)
+    assert ("setp.lt.s32" in ptx or "setp.gt.s32" in ptx or "setp.ge.s32" in ptx) or from_pid
+
+
+@pytest.mark.parametrize("from_pid", [False, True], ids=["offset-arguments", "program-id"])
+def test_rank3_store_start_checked_unless_proved(isolated_tritium, from_pid):
+    sig = {"x": "*fp16", "y": "*fp16", **{k: "i32" for k in ("n0", "n1", "n2", "s0", "s1", "o0", "o1", "o2")},
+           "B0": "constexpr", "B1": "constexpr", "B2": "constexpr", "FROM_PID": "constexpr"}
+    k = _compile(_store_3d, sig, {"B0": 2, "B1": 4, "B2": 64, "FROM_PID": from_pid},
+                 aligned=(0, 1, 5, 6, 9))
+    ptx = k.asm["ptx"]
+    assert _BULK_STORE.search(ptx)
+    assert bool(_MASKED.search(ptx)) == (not from_pid)
+
+
+@triton.jit
+def _five(y, o, n, B: tl.constexpr):
+    p = tl.program_id(0)
+    d = tl.make_tensor_descriptor(y, [1024], [1], [B])
+    v = tl.zeros([B], tl.float32)
+    d.store([p * B], v)                       # proved
+    d.store([(p // 3) % 5 * B + 16], v)       # proved
+    d.store([o + p * B], v)                   # an argument: checked
+    d.store([p * B - 16], v)                  # a subtraction: checked
+    for i in range(2, n, 2):
+        d.store([i * B], v)                   # a loop counting up from 2: proved
+
+
+def test_what_is_proved_non_negative(isolated_tritium):
+    """Program ids, non-negative constants, loop counters counting up from such values, and arithmetic keeping
+    them so need no check; a kernel argument or a subtraction does (one branch to the per-element path each)."""
+    k = _compile(_five, {"y": "*fp32", "o": "i32", "n": "i32", "B": "constexpr"}, {"B": 256}, aligned=(0, 1))
+    assert len(_BULK_STORE.findall(k.asm["llir"])) == 5
+    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 2
