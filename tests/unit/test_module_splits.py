@@ -102,9 +102,18 @@ def test_constexpr_operators_still_fold_other_values():
 @pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes",
                                     "tritium.interpreter.memory", "tritium.interpreter.launcher",
                                     "tritium.gpu.emulator", "tritium.runtime.jit", "tritium.gpu.assign",
-                                    "tritium.gpu.layout"])
+                                    "tritium.gpu.layout", "tritium.gpu.lower.context"])
 def test_old_modules_import(module):
     importlib.import_module(module)
+
+
+@pytest.mark.parametrize("method", ["scratch", "scratch_read_done", "enter_loop", "exit_loop", "invariant_loop",
+                                    "hoist", "loop_buffer", "shared_buffer"])
+def test_the_lowering_context_still_offers_the_shared_buffers(method):
+    # the op handlers and the backends call these as ctx.<method>; they moved to Context's base class
+    from tritium.gpu.lower.context import Context
+    from tritium.gpu.lower.shared_buffers import SharedBuffers
+    assert issubclass(Context, SharedBuffers) and getattr(Context, method) is getattr(SharedBuffers, method)
 
 
 def test_emulator_plugin_module_still_declares_its_backend():
