@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+import weakref
 from typing import Any, Callable, Optional, Sequence
 
 from ..language import core as tl
@@ -26,16 +27,21 @@ def _type_name(v: Any) -> str:
     return type(v).__name__
 
 
+#: answers of :func:`contains_return`, per node: it is asked of every ``if`` each time the generator visits it (each
+#: iteration of an unrolled loop, each level of an if/elif chain), which walked the same subtrees again and again
+#: (quadratic in a chain's length); nothing rewrites a kernel's AST once parsed
+_RETURNS: "weakref.WeakKeyDictionary[ast.AST, bool]" = weakref.WeakKeyDictionary()
+
+
 def contains_return(node: ast.AST) -> bool:
     """Whether ``node`` returns from the function (returns inside nested function definitions do not count)."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.Return):
-            return True
-        if isinstance(child, (ast.FunctionDef, ast.Lambda)):
-            continue
-        if contains_return(child):
-            return True
-    return False
+    found = _RETURNS.get(node)
+    if found is None:
+        found = _RETURNS[node] = any(
+            isinstance(child, ast.Return) or
+            (not isinstance(child, (ast.FunctionDef, ast.Lambda)) and contains_return(child))
+            for child in ast.iter_child_nodes(node))
+    return found
 
 
 def always_returns(stmts: Sequence[ast.stmt]) -> bool:
