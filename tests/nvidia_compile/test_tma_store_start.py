@@ -71,8 +71,9 @@ def _compile(fn, sig, consts, aligned):
 def test_rank1_store_start_checked_unless_proved(isolated_tritium, from_pid, reduce):
     sig = {"x": "*fp32", "y": "*fp32", "n": "i32", "o": "i32", "B": "constexpr", "FROM_PID": "constexpr",
            "REDUCE": "constexpr"}
-    # o a multiple of 16 (as a launch specializes -112): the box starts at a 16-byte multiple, TMA is allowed
-    k = _compile(_store_1d, sig, {"B": 512, "FROM_PID": from_pid, "REDUCE": reduce}, aligned=(0, 1, 3))
+    # o a multiple of 16 (as a launch specializes -112): the box starts at a 16-byte multiple, TMA is allowed;
+    # n too (1024), so the rows end on a 16-byte boundary
+    k = _compile(_store_1d, sig, {"B": 512, "FROM_PID": from_pid, "REDUCE": reduce}, aligned=(0, 1, 2, 3))
     ptx = k.asm["ptx"]
     assert len(_BULK_STORE.findall(ptx)) == 2, "two boxes of 256 through the copy engine"
     # an offset argument may be negative: the program checks the start and has the per-element path for it
@@ -85,7 +86,7 @@ def test_rank3_store_start_checked_unless_proved(isolated_tritium, from_pid):
     sig = {"x": "*fp16", "y": "*fp16", **{k: "i32" for k in ("n0", "n1", "n2", "s0", "s1", "o0", "o1", "o2")},
            "B0": "constexpr", "B1": "constexpr", "B2": "constexpr", "FROM_PID": "constexpr"}
     k = _compile(_store_3d, sig, {"B0": 2, "B1": 4, "B2": 64, "FROM_PID": from_pid},
-                 aligned=(0, 1, 5, 6, 9))
+                 aligned=(0, 1, 4, 5, 6, 9))
     ptx = k.asm["ptx"]
     assert _BULK_STORE.search(ptx)
     assert bool(_MASKED.search(ptx)) == (not from_pid)
@@ -110,3 +111,18 @@ def test_what_is_proved_non_negative(isolated_tritium):
     k = _compile(_five, {"y": "*fp32", "o": "i32", "n": "i32", "B": "constexpr"}, {"B": 256}, aligned=(0, 1))
     assert len(_BULK_STORE.findall(k.asm["llir"])) == 5
     assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 2
+
+
+@pytest.mark.parametrize("n_aligned", [False, True], ids=["rows-end-anywhere", "rows-end-on-16-bytes"])
+def test_store_checks_where_rows_may_end_inside_16_bytes(isolated_tritium, n_aligned):
+    """On the H200 an int8 block of 32-byte rows stored into rows ending 40 bytes in also wrote the next 8 bytes
+    (loads and fp16 rows were clipped exactly): where the innermost extent is not known to be a multiple of 16
+    bytes, the program checks it and stores element by element otherwise, even at a start that cannot be
+    negative."""
+    sig = {"x": "*fp32", "y": "*fp32", "n": "i32", "o": "i32", "B": "constexpr", "FROM_PID": "constexpr",
+           "REDUCE": "constexpr"}
+    k = _compile(_store_1d, sig, {"B": 256, "FROM_PID": True, "REDUCE": False},
+                 aligned=(0, 1, 2) if n_aligned else (0, 1))
+    ptx = k.asm["ptx"]
+    assert _BULK_STORE.search(ptx)
+    assert bool(_MASKED.search(ptx)) == (not n_aligned)

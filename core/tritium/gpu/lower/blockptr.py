@@ -209,7 +209,8 @@ def op_descriptor_store(ctx: Context, op: Any) -> None:
         # a descriptor only stored through: nothing in this kernel reads back what the copies write (they are
         # waited for only until they have read shared memory, as in Triton)
         store_bulk_or_portable(ctx, c, idx, parts["indices"], parts["src"][0],
-                               lambda: block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block)))))
+                               lambda: block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block)))),
+                               desc_v=parts["desc"][0])
         return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))))
 
@@ -223,7 +224,7 @@ def op_descriptor_reduce(ctx: Context, op: Any) -> None:
         kind = str_attr(op, "kind")
         store_bulk_or_portable(ctx, c, idx, parts["indices"], parts["src"][0],
                                lambda: block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))), kind=kind),
-                               kind)
+                               kind, desc_v=parts["desc"][0])
         return
     block_store(ctx, c, idx, parts["src"][0], list(range(len(c.block))), kind=str_attr(op, "kind"))
 
