@@ -40,6 +40,16 @@ ISA_SKIP += $(foreach f,isa minmax_nan trig_full_range masked_reductions aot_sha
 # the launcher, caches, autotuner, fork/thread safety and frontend errors: no code of theirs depends on the ISA level
 ISA_SKIP += $(foreach f,remote_cache fork_safety autotune_parallel autotune aggregate_cache dispatch thread_safety \
 	safe_grid safe_args lang_errors frontend_refusals,--ignore=tests/cpu/test_$(f).py)
+# the same for the frontend (constexpr handling, naming, recursion, source and line keys, IR text), the launch path
+# (arguments, DLPack, the native call, preload and specialization data), the stage pipeline and its MLIR knobs, and
+# compile sharing and stored autotuning: each launches a small kernel only to see what the frontend, launcher or
+# cache made of it, and nothing it checks depends on the level the kernel was compiled for (139 tests, ~11 CPU-s
+# per lower level)
+ISA_SKIP += $(foreach f,debug_knobs_mlir preload specialization_data compile_sharing compile_pipeline \
+	compile_time_autotune compile_work jit_runtime native_launch numpy_scalars dlpack structured_args \
+	constexpr_compare constexpr_function_key constexpr_global_mutation warmup_constexpr_dtype ttir_argument_names \
+	function_argument_source callee_names cache_key_lines builtin_error_frames kernel_repr_name autotune_stored \
+	specialized_recursion,--ignore=tests/cpu/test_$(f).py)
 # a compile-time hang guard (a 3000-statement kernel, ~15 s at each level); the native run keeps it, and the
 # ops of its kernel are covered at every level by the rest of tests/cpu
 ISA_SKIP += --deselect tests/cpu/test_safety.py::test_3000_statement_kernel_compiles_without_hanging
