@@ -113,16 +113,25 @@ def test_what_is_proved_non_negative(isolated_tritium):
     assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 2
 
 
+@pytest.mark.parametrize("ty", ["i8", "fp32"])
 @pytest.mark.parametrize("n_aligned", [False, True], ids=["rows-end-anywhere", "rows-end-on-16-bytes"])
-def test_store_checks_where_rows_may_end_inside_16_bytes(isolated_tritium, n_aligned):
-    """On the H200 an int8 block of 32-byte rows stored into rows ending 40 bytes in also wrote the next 8 bytes
-    (loads and fp16 rows were clipped exactly): where the innermost extent is not known to be a multiple of 16
-    bytes, the program checks it and stores element by element otherwise, even at a start that cannot be
-    negative."""
-    sig = {"x": "*fp32", "y": "*fp32", "n": "i32", "o": "i32", "B": "constexpr", "FROM_PID": "constexpr",
+def test_store_checks_where_rows_may_end_inside_16_bytes(isolated_tritium, n_aligned, ty):
+    """On the H200 an int8 block of 32-byte rows stored into rows ending 40 bytes in also wrote the next 8 bytes,
+    while fp16 rows (unswizzled, and 128-byte swizzled) were clipped exactly and loads were right: for 1-byte
+    elements (and 32/64-byte swizzled rows) whose innermost extent is not known to be a multiple of 16 bytes, the
+    program checks it and stores element by element otherwise, even at a start that cannot be negative."""
+    sig = {"x": f"*{ty}", "y": f"*{ty}", "n": "i32", "o": "i32", "B": "constexpr", "FROM_PID": "constexpr",
            "REDUCE": "constexpr"}
     k = _compile(_store_1d, sig, {"B": 256, "FROM_PID": True, "REDUCE": False},
                  aligned=(0, 1, 2) if n_aligned else (0, 1))
     ptx = k.asm["ptx"]
     assert _BULK_STORE.search(ptx)
-    assert bool(_MASKED.search(ptx)) == (not n_aligned)
+    assert bool(_MASKED.search(ptx)) == (ty == "i8" and not n_aligned)
+
+
+def test_swizzled_32_byte_rows_are_checked(isolated_tritium):
+    """fp16 blocks of 16 columns are copied in 32-byte swizzled rows: the rows' end is checked as for int8."""
+    sig = {"x": "*fp16", "y": "*fp16", **{k: "i32" for k in ("n0", "n1", "n2", "s0", "s1", "o0", "o1", "o2")},
+           "B0": "constexpr", "B1": "constexpr", "B2": "constexpr", "FROM_PID": "constexpr"}
+    k = _compile(_store_3d, sig, {"B0": 2, "B1": 4, "B2": 16, "FROM_PID": True}, aligned=(0, 1, 5, 6, 9))
+    assert _BULK_STORE.search(k.asm["ptx"]) and _MASKED.search(k.asm["ptx"])

@@ -15,8 +15,9 @@ The same run showed one more store hazard: an int8 5-D block of 32-byte rows (th
 stored into a tensor whose rows end 40 bytes in wrote 8 bytes past that end, into the next 16 bytes, while
 fp16 rows ending 300 bytes in (128-byte swizzle) and 1-D fp16 blocks ending 154 bytes in were clipped exactly,
 and loads were right in all three. Which of the element size or the swizzle is the cause is not known yet, so
-the check also asks the innermost extent to end on a 16-byte boundary (what every contiguous tensor the engine
-can describe has: its rows are 16-byte multiples) unless that is proved; not yet confirmed on a GPU.
+for 1-byte elements and 32/64-byte swizzled rows the check also asks the innermost extent to end on a 16-byte
+boundary (what every contiguous tensor of rank 2 or more the engine can describe has: its rows are 16-byte
+multiples) unless that is proved; not yet confirmed on a GPU.
 """
 from __future__ import annotations
 
@@ -85,9 +86,12 @@ def nonnegative_start(ctx: Context, idx: list, indices: list) -> str:
 
 def rows_end_aligned(ctx: Context, c: Any, desc_v: Any) -> str:
     """An i1 (or "true"): the innermost extent of ``c`` (made by the op defining ``desc_v``) is a multiple of 16
-    bytes (module doc)."""
+    bytes, asked where the block's copies have 1-byte elements or 32/64-byte swizzled rows (module doc: the
+    128-byte and unswizzled fp16 copies were clipped exactly; 64 is unmeasured, so asked too)."""
     eb = BYTES.get(c.elem, 0)
-    if eb == 0 or 16 % eb:
+    m = c.tmap
+    swizzled = m.rows > 1 and m.box[0] * eb in (32, 64)
+    if eb == 0 or 16 % eb or not (eb == 1 or swizzled):
         return "true"
     o = owner_op(desc_v) if desc_v is not None else None
     if o is not None and o.name == "tt.make_tensor_descriptor":
