@@ -2,9 +2,9 @@
 
 - the wgmma descriptors of an operand written to shared memory before its loop (K and V in the dK/dV loop, Q and
   dO in the dQ loop) are built in the loop body (wgmma.py ``_pinned``), not hoisted out of it by LLVM: hoisted,
-  they were 16 64-bit registers per operand live through the loop, and ptxas spilled the accumulators for them
-  (D64: 8 / 40 bytes of spill stores non-causal / causal; D128's dQ loop stored and reloaded its 128
-  accumulator registers every iteration);
+  they were 16 64-bit registers per 128 x 128 operand live through the loop, and ptxas spilled the
+  accumulators for them (D128's dQ loop stored and reloaded its 128 accumulator registers every iteration);
+  D64's operands (8 descriptors each) keep LLVM's placement;
 - with TRITIUM_NVIDIA_CARRY_REGISTER_A, the last dot of each loop (dK += dS^T Q, dQ += dS K: A in registers) runs
   into the next iteration, retired by its first wait, as Triton 3.6's loops (2 waits per loop instead of 3)."""
 from __future__ import annotations
@@ -71,8 +71,8 @@ def _descriptors_built(body: str) -> int:
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("D", [64, 128])
-def test_operands_written_before_the_loop_have_their_descriptors_built_in_it(D, causal):
+def test_operands_written_before_the_loop_have_their_descriptors_built_in_it(causal):
+    D = 128
     loops = _dot_loops(_bwd(D, causal).asm["ptx"])
     assert len(loops) == (4 if causal else 2)
     for body in loops:
@@ -83,11 +83,18 @@ def test_operands_written_before_the_loop_have_their_descriptors_built_in_it(D, 
     assert all(_descriptors_built(b) <= 4 for b in off), [_descriptors_built(b) for b in off]
 
 
+def test_backward_d128_spills_less():
+    # ptxas 13.0, bytes of spill stores: 2556 before (the dQ loop stored and reloaded its accumulator every
+    # iteration), 2104 after; Triton 3.6: 2216
+    assert _bwd(128, False).metadata.n_spills < 2400
+
+
 @pytest.mark.parametrize("causal", [False, True])
-def test_backward_d64_does_not_spill(causal):
-    # ptxas 13.0: before, 8 (non-causal) and 40 (causal) bytes of spill stores; Triton 3.6: 0 and 32
-    md = _bwd(64, causal).metadata
-    assert getattr(md, "n_spills", 0) == 0, md.n_spills
+def test_d64_operands_keep_hoisted_descriptors(causal):
+    # 8 descriptors per 128 x 64 operand: left to LLVM (built in the loop, the causal D64 backward measured 4%
+    # slower on the H200 with no spills either way)
+    assert [_descriptors_built(b) for b in _dot_loops(_bwd(64, causal).asm["ptx"])] == \
+        [_descriptors_built(b) for b in _dot_loops(_bwd(64, causal, pin=False).asm["ptx"])]
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -255,9 +255,11 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     row0 = lo.imul(wgi, 64) if wg_n == 1 else lo.imul(fn.inst(f"urem i32 {wgi}, {wg}"), 64) if wg > 1 else "0"
     col0 = None if wg_n == 1 else lo.imul(fn.inst(f"udiv i32 {wgi}, {wg}") if wg > 1 else wgi, N // wg_n)
     sp = lo.target.shared_ptr
-    a_addr0 = _pinned(lo, op.operands[0], fn.inst(f"ptrtoint {sp} {a.base} to i32")) if a is not None else ""
+    ksteps = K // kstep
+    a_addr0 = _pinned(lo, op.operands[0], fn.inst(f"ptrtoint {sp} {a.base} to i32"), M // (64 * wg) * ksteps) \
+        if a is not None else ""
     a_live: list[str] = []      # A's registers, read by the tensor cores until the wait
-    b_addr0 = _pinned(lo, op.operands[1], fn.inst(f"ptrtoint {sp} {b.base} to i32"))
+    b_addr0 = _pinned(lo, op.operands[1], fn.inst(f"ptrtoint {sp} {b.base} to i32"), N // wg_n // n_inst * ksteps)
     ci = {}
     for r in range(acc_lay.num_regs):
         ci.setdefault(acc_lay.reg_coords(r), r)
@@ -362,17 +364,20 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     return Tensor(acc_lay, out, c.ty)
 
 
-def _pinned(lo: Context, v: Any, addr: str) -> str:
-    """``addr`` (of operand ``v``'s tile) as a value of this point of the loop body: the descriptors of a tile
-    written from registers before the loop (Q and
+def _pinned(lo: Context, v: Any, addr: str, ndesc: int) -> str:
+    """``addr`` (of operand ``v``'s tile, ``ndesc`` descriptors per dot) as a value of this point of the loop body:
+    the descriptors of a tile written from registers before the loop (Q and
     dO of attention's dQ loop) would otherwise be hoisted out of the loop by LLVM, one 64-bit register pair per
     instruction (16 per 128 x 128 operand) kept live through the loop, where the accumulator needs them (the
     backward's dQ loop spilled and reloaded its 128 accumulator registers every iteration). Computed here, ptxas
     keeps them in uniform registers. Only in a loop whose accumulators (iter args a dot accumulates into) take
     a quarter of a thread's registers or more (the backward's): elsewhere the hoisted descriptors fit, and
     computing them in the loop costs instructions (the forward's loops: +7..16 per iteration, registers
-    unchanged). A pipelined stage's address depends on the iteration already."""
-    if not lo.loops or not nvidia.pin_descriptors or isinstance(lo.values.get(v), SharedTile):
+    unchanged), and only for operands of 16 descriptors or more (32 registers hoisted; 128 x 128 at D128). On the
+    H200 (PERF.md, sixth session) the D128 backward went from 99.9 to 123.3 TFLOP/s non-causal, but the causal D64
+    one (8 descriptors per operand, no spills either way) from 304.5 to 291.7. A pipelined stage's address
+    depends on the iteration already."""
+    if not lo.loops or not nvidia.pin_descriptors or isinstance(lo.values.get(v), SharedTile) or ndesc < 16:
         return addr
     args = lo.loops[-1].op.regions[0].blocks[0].arguments
     held = 0
