@@ -60,7 +60,7 @@ class nvidia_knobs(KnobGroup):
                                "least this many registers per thread, the last dot reading A from registers (dK, "
                                "dQ) runs into the next iteration too, its A registers carried to the next "
                                "iteration's first wait, as Triton 3.6 does; 0 (default): it is waited for in its "
-                               "own iteration")
+                               "own iteration (256, only D128's dK/dV loops: not faster on the H200, PERF.md)")
     pin_descriptors = BoolKnob("TRITIUM_NVIDIA_PIN_DESCRIPTORS", default=True, doc="On sm_90, a wgmma operand's "
                                "shared address is computed in the loop body that reads it (not hoisted by LLVM), so "
                                "the descriptors of a tile written before the loop are not kept live through the loop "

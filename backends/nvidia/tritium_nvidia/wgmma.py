@@ -375,7 +375,8 @@ def _pinned(lo: Context, v: Any, addr: str, ndesc: int) -> str:
     computing them in the loop costs instructions (the forward's loops: +7..16 per iteration, registers
     unchanged), and only for operands of 16 descriptors or more (32 registers hoisted; 128 x 128 at D128). On the
     H200 (PERF.md, sixth session) the D128 backward went from 99.9 to 123.3 TFLOP/s non-causal, but the causal D64
-    one (8 descriptors per operand, no spills either way) from 304.5 to 291.7. A pipelined stage's address
+    one (8 descriptors per operand, no spills either way) read 304.5 -> 291.7 (possibly noise: two identical
+    kernels differed by 3.5% in the next run; kept out as nothing is gained there). A pipelined stage's address
     depends on the iteration already."""
     if not lo.loops or not nvidia.pin_descriptors or isinstance(lo.values.get(v), SharedTile) or ndesc < 16:
         return addr
