@@ -1,10 +1,10 @@
 """2-D descriptor stores into a tensor whose rows end inside a box, on the default path (no knob): a view
-``x[:, :40]`` of rows padded to 48 elements, so the row stride is a 16-byte multiple (the copy engine's rule)
-while the last box of a row runs past its end. Everything past column 40 belongs to the allocation but not to
-the tensor, and must keep its sentinel. Every element size (1, 2, 4 bytes) and the swizzle widths a 32- or
-64-element box gives (32/64/128-byte rows). The H200 showed a 1-byte, 32-byte swizzled 5-D store writing past
-such a row end with every rank's TMA on (PERF.md, sixth session); this pins the 2-D stores TMA takes by default.
-Runs on the GPU emulator and on an NVIDIA GPU."""
+``x[:, :N]`` of rows padded to 48 elements, so the row stride is a 16-byte multiple (the copy engine's rule)
+while the last box of a row runs past its end. Everything past column N belongs to the allocation but not to
+the tensor, and must keep its sentinel. Element sizes 1, 2 and 4 bytes; 32-, 64- and 128-byte swizzled rows.
+On the H200 (2026-12-02) the int8 cases wrote the bytes up to the next 16-byte boundary past the row end, as a
+5-D int8 store had with every rank's TMA on: the default path's stores now check the rows' end too
+(descriptor_store.rows_end_aligned). Runs on the GPU emulator and on an NVIDIA GPU."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +14,7 @@ import tritium as triton
 import tritium.language as tl
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
-N, WIDTH, M = 40, 48, 19
+WIDTH, M = 48, 19
 
 
 @triton.jit
@@ -41,9 +41,14 @@ def _sentinel(dtype):
 
 
 @pytest.mark.parametrize("mode", ["host", "own"])
-@pytest.mark.parametrize("name,BN", [("int8", 32), ("int8", 64), ("float16", 32), ("float16", 64),
-                                     ("float32", 16), ("float32", 32)])
-def test_descriptor_store_stops_at_the_row_end(dev, name, BN, mode):
+# (element type, the row's length, the block's columns): rows ending 40 int8 / 72 fp16 / 152 fp32 bytes in (off a
+# 16-byte boundary: the int8 ones wrote past it on the H200 before the rows-end check covered the default path),
+# or 80 / 160 bytes in (on one); 32-, 64- and 128-byte swizzled rows
+@pytest.mark.parametrize("name,N,BN", [("int8", 40, 32), ("int8", 40, 64), ("float16", 40, 32), ("float16", 40, 64),
+                                       ("float16", 36, 16), ("float16", 36, 32), ("float16", 36, 64),
+                                       ("float32", 40, 16), ("float32", 40, 32), ("float32", 38, 16),
+                                       ("float32", 38, 32)])
+def test_descriptor_store_stops_at_the_row_end(dev, name, N, BN, mode):
     dtype = np.dtype(name)
     rng = np.random.default_rng(BN)
     x = np.full((M, WIDTH), _sentinel(dtype), dtype)

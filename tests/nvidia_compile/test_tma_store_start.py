@@ -56,12 +56,12 @@ def _store_3d(x, y, n0, n1, n2, s0, s1, o0, o1, o2, B0: tl.constexpr, B1: tl.con
         d.store([o0 + p * B0, o1, o2], v)
 
 
-def _compile(fn, sig, consts, aligned):
+def _compile(fn, sig, consts, aligned, every_rank=True):
     from tritium import plugins
     from tritium_nvidia.knobs import nvidia
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
-        nvidia.tma_ranks = True
+        nvidia.tma_ranks = every_rank
         return tritium.compile(ASTSource(fn, sig, consts, {(i, ): [["tt.divisibility", 16]] for i in aligned}),
                                target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
 
@@ -135,3 +135,27 @@ def test_swizzled_32_byte_rows_are_checked(isolated_tritium):
            "B0": "constexpr", "B1": "constexpr", "B2": "constexpr", "FROM_PID": "constexpr"}
     k = _compile(_store_3d, sig, {"B0": 2, "B1": 4, "B2": 16, "FROM_PID": True}, aligned=(0, 1, 5, 6, 9))
     assert _BULK_STORE.search(k.asm["ptx"]) and _MASKED.search(k.asm["ptx"])
+
+
+@triton.jit
+def _store_2d(x, y, m, n, stride, B0: tl.constexpr, B1: tl.constexpr):
+    pm, pn = tl.program_id(0) * B0, tl.program_id(1) * B1
+    v = tl.load(x + (pm + tl.arange(0, B0))[:, None] * B1 + tl.arange(0, B1)[None, :])
+    tl.make_tensor_descriptor(y, [m, n], [stride, 1], [B0, B1]).store([pm, pn], v)
+
+
+@pytest.mark.parametrize("ty,cols,checked", [("i8", 32, True), ("i8", 64, True), ("fp16", 16, True),
+                                             ("fp16", 32, True), ("fp16", 64, False), ("fp32", 32, False)],
+                         ids=["i8-32B", "i8-64B", "fp16-32B", "fp16-64B", "fp16-128B", "fp32-128B"])
+@pytest.mark.parametrize("n_aligned", [False, True], ids=["rows-end-anywhere", "rows-end-on-16-bytes"])
+def test_default_2d_store_checks_the_rows_end(isolated_tritium, ty, cols, checked, n_aligned):
+    """Without every rank's TMA too: the H200 showed the default path's 2-D int8 stores into rows ending 40 bytes
+    in writing past that end (tests/gpu/test_tma_store_row_end.py), so 1-byte elements and 32/64-byte swizzled
+    rows whose extent is not known to end on 16 bytes take the per-element path then; 128-byte rows do not ask."""
+    sig = {"x": f"*{ty}", "y": f"*{ty}", "m": "i32", "n": "i32", "stride": "i32", "B0": "constexpr",
+           "B1": "constexpr"}
+    k = _compile(_store_2d, sig, {"B0": 8, "B1": cols}, aligned=(0, 1, 3, 4) if n_aligned else (0, 1, 4),
+                 every_rank=False)
+    ptx = k.asm["ptx"]
+    assert _BULK_STORE.search(ptx)
+    assert bool(_MASKED.search(ptx)) == (checked and not n_aligned)

@@ -8,8 +8,8 @@ session"). A descriptor store at a block start that may be negative therefore ch
 all coordinates at least 0 take the bulk copies (descriptor_bulk.store_block_bulk), otherwise the portable
 per-element path, whose masks drop the elements outside the tensor. The start is the same in every thread of a
 program, so both paths may hold barriers. Where the start is provably non-negative (program ids, constants and
-arithmetic that keeps them so) there is no check. So far only with ``target.bulk_tensor_every_rank``
-(see store_bulk_or_portable).
+arithmetic that keeps them so) there is no check. The start check only with ``target.bulk_tensor_every_rank``
+(see store_bulk_or_portable); the rows-end check below on every path.
 
 The same run showed one more store hazard: an int8 5-D block of 32-byte rows (the engine's 32-byte swizzle)
 stored into a tensor whose rows end 40 bytes in wrote 8 bytes past that end, into the next 16 bytes, while
@@ -17,7 +17,8 @@ fp16 rows ending 300 bytes in (128-byte swizzle) and 1-D fp16 blocks ending 154 
 and loads were right in all three. Which of the element size or the swizzle is the cause is not known yet, so
 for 1-byte elements and 32/64-byte swizzled rows the check also asks the innermost extent to end on a 16-byte
 boundary (what every contiguous tensor of rank 2 or more the engine can describe has: its rows are 16-byte
-multiples) unless that is proved; not yet confirmed on a GPU.
+multiples) unless that is proved. The H200 then showed the same overwrite on the default 2-D path: int8 rows
+ending 40 bytes in, 32- and 64-byte swizzle, launcher-encoded and kernel-made maps (test_tma_store_row_end.py).
 """
 from __future__ import annotations
 
@@ -108,14 +109,15 @@ def store_bulk_or_portable(ctx: Context, c: Any, idx: list, indices: list, value
     """``c.store(idx, value)`` (with ``kind``, the descriptor reduction) through the copy engine where the block
     starts inside the tensor and its rows end on a 16-byte boundary, else through ``portable`` (module doc)."""
     fn = ctx.fn
-    # only with every rank's TMA (still experimental) for now: the per-element path adds code to every checked
-    # store (examples/08's epilogue: 640 -> 1920 SASS instructions, 90 -> 97 registers at BLOCK_N=128), so the
-    # 2-D stores that go through the engine without it stay as they were until that is measured on a GPU
-    inside = "true"
+    # the rows-end check always: the H200 showed the 2-D int8 stores of the default path writing past a row end
+    # too (tests/gpu/test_tma_store_row_end.py). The negative-start check only with every rank's TMA (still
+    # experimental): its per-element path adds code to every store whose start is not provably non-negative
+    # (examples/08's epilogue: 640 -> 1920 SASS instructions, 90 -> 97 registers at BLOCK_N=128), and 2-D
+    # stores at a negative start fault in Triton 3.6 too
+    inside = rows_end_aligned(ctx, c, desc_v)
     if ctx.target.bulk_tensor_every_rank:
-        inside = nonnegative_start(ctx, idx, indices)
-        ends = rows_end_aligned(ctx, c, desc_v)
-        inside = ends if inside == "true" else inside if ends == "true" else fn.inst(f"and i1 {inside}, {ends}")
+        start = nonnegative_start(ctx, idx, indices)
+        inside = start if inside == "true" else inside if start == "true" else fn.inst(f"and i1 {inside}, {start}")
     if inside == "true":
         store_block_bulk(ctx, c, idx, value_v, kind)
         return
