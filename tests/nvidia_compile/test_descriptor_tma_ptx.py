@@ -130,7 +130,9 @@ def test_descriptor_store_is_bulk_copies(isolated_tritium):
     assert "tensormap.cp_fenceproxy" not in ptx and len(k.metadata_dict["tensor_map_params"]) == 3
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
     assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
-    assert "st.global" not in ptx
+    # a host descriptor's N is not known to end its rows on 16 bytes: one run-time branch to per-element stores
+    # for when it does not (descriptor_store.rows_end_aligned); the bulk copies are the other side
+    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 1
 
 
 def _store_then_load(a_desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):

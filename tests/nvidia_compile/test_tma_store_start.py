@@ -116,21 +116,21 @@ def test_what_is_proved_non_negative(isolated_tritium):
 @pytest.mark.parametrize("ty", ["i8", "fp32"])
 @pytest.mark.parametrize("n_aligned", [False, True], ids=["rows-end-anywhere", "rows-end-on-16-bytes"])
 def test_store_checks_where_rows_may_end_inside_16_bytes(isolated_tritium, n_aligned, ty):
-    """On the H200 an int8 block of 32-byte rows stored into rows ending 40 bytes in also wrote the next 8 bytes,
-    while fp16 rows (unswizzled, and 128-byte swizzled) were clipped exactly and loads were right: for 1-byte
-    elements (and 32/64-byte swizzled rows) whose innermost extent is not known to be a multiple of 16 bytes, the
-    program checks it and stores element by element otherwise, even at a start that cannot be negative."""
+    """On the H200 an int8 block of 32-byte rows stored into rows ending 40 bytes in also wrote the next 8 bytes
+    (and later fp16/fp32 rows ending off 16 bytes too, test_tma_store_row_end.py), while loads were right: where
+    the innermost extent is not known to be a multiple of 16 bytes, the program checks it and stores element by
+    element otherwise, even at a start that cannot be negative."""
     sig = {"x": f"*{ty}", "y": f"*{ty}", "n": "i32", "o": "i32", "B": "constexpr", "FROM_PID": "constexpr",
            "REDUCE": "constexpr"}
     k = _compile(_store_1d, sig, {"B": 256, "FROM_PID": True, "REDUCE": False},
                  aligned=(0, 1, 2) if n_aligned else (0, 1))
     ptx = k.asm["ptx"]
     assert _BULK_STORE.search(ptx)
-    assert bool(_MASKED.search(ptx)) == (ty == "i8" and not n_aligned)
+    assert bool(_MASKED.search(ptx)) == (not n_aligned)
 
 
 def test_swizzled_32_byte_rows_are_checked(isolated_tritium):
-    """fp16 blocks of 16 columns are copied in 32-byte swizzled rows: the rows' end is checked as for int8."""
+    """fp16 blocks of 16 columns (32-byte swizzled rows) whose rows may end off 16 bytes: the rows' end is checked."""
     sig = {"x": "*fp16", "y": "*fp16", **{k: "i32" for k in ("n0", "n1", "n2", "s0", "s1", "o0", "o1", "o2")},
            "B0": "constexpr", "B1": "constexpr", "B2": "constexpr", "FROM_PID": "constexpr"}
     k = _compile(_store_3d, sig, {"B0": 2, "B1": 4, "B2": 16, "FROM_PID": True}, aligned=(0, 1, 5, 6, 9))
@@ -144,18 +144,17 @@ def _store_2d(x, y, m, n, stride, B0: tl.constexpr, B1: tl.constexpr):
     tl.make_tensor_descriptor(y, [m, n], [stride, 1], [B0, B1]).store([pm, pn], v)
 
 
-@pytest.mark.parametrize("ty,cols,checked", [("i8", 32, True), ("i8", 64, True), ("fp16", 16, True),
-                                             ("fp16", 32, True), ("fp16", 64, False), ("fp32", 32, False)],
+@pytest.mark.parametrize("ty,cols", [("i8", 32), ("i8", 64), ("fp16", 16), ("fp16", 32), ("fp16", 64), ("fp32", 32)],
                          ids=["i8-32B", "i8-64B", "fp16-32B", "fp16-64B", "fp16-128B", "fp32-128B"])
 @pytest.mark.parametrize("n_aligned", [False, True], ids=["rows-end-anywhere", "rows-end-on-16-bytes"])
-def test_default_2d_store_checks_the_rows_end(isolated_tritium, ty, cols, checked, n_aligned):
+def test_default_2d_store_checks_the_rows_end(isolated_tritium, ty, cols, n_aligned):
     """Without every rank's TMA too: the H200 showed the default path's 2-D int8 stores into rows ending 40 bytes
-    in writing past that end (tests/gpu/test_tma_store_row_end.py), so 1-byte elements and 32/64-byte swizzled
-    rows whose extent is not known to end on 16 bytes take the per-element path then; 128-byte rows do not ask."""
+    in writing past that end, and fp16/fp32 rows ending 72/152 bytes in with 128-byte swizzle too
+    (tests/gpu/test_tma_store_row_end.py): every store whose rows are not known to end on 16 bytes checks it."""
     sig = {"x": f"*{ty}", "y": f"*{ty}", "m": "i32", "n": "i32", "stride": "i32", "B0": "constexpr",
            "B1": "constexpr"}
     k = _compile(_store_2d, sig, {"B0": 8, "B1": cols}, aligned=(0, 1, 3, 4) if n_aligned else (0, 1, 4),
                  every_rank=False)
     ptx = k.asm["ptx"]
     assert _BULK_STORE.search(ptx)
-    assert bool(_MASKED.search(ptx)) == (checked and not n_aligned)
+    assert bool(_MASKED.search(ptx)) == (not n_aligned)

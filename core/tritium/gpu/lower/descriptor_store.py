@@ -17,8 +17,11 @@ fp16 rows ending 300 bytes in (128-byte swizzle) and 1-D fp16 blocks ending 154 
 and loads were right in all three. Which of the element size or the swizzle is the cause is not known yet, so
 for 1-byte elements and 32/64-byte swizzled rows the check also asks the innermost extent to end on a 16-byte
 boundary (what every contiguous tensor of rank 2 or more the engine can describe has: its rows are 16-byte
-multiples) unless that is proved. The H200 then showed the same overwrite on the default 2-D path: int8 rows
-ending 40 bytes in, 32- and 64-byte swizzle, launcher-encoded and kernel-made maps (test_tma_store_row_end.py).
+multiples) unless that is proved. The H200 then showed the same overwrite on the default 2-D path, and not
+only for 1-byte elements: int8 rows ending 40 bytes in (32/64-byte swizzle), fp16 rows ending 72 bytes in and
+fp32 rows ending 152 bytes in (128-byte swizzle), launcher-encoded and kernel-made maps alike
+(tests/gpu/test_tma_store_row_end.py). So every store asks it: a row end not proved on a 16-byte boundary is
+checked when the program runs.
 """
 from __future__ import annotations
 
@@ -87,12 +90,10 @@ def nonnegative_start(ctx: Context, idx: list, indices: list) -> str:
 
 def rows_end_aligned(ctx: Context, c: Any, desc_v: Any) -> str:
     """An i1 (or "true"): the innermost extent of ``c`` (made by the op defining ``desc_v``) is a multiple of 16
-    bytes, asked where the block's copies have 1-byte elements or 32/64-byte swizzled rows (module doc: the
-    128-byte and unswizzled fp16 copies were clipped exactly; 64 is unmeasured, so asked too)."""
+    bytes, asked of every store (module doc: rows ending off a 16-byte boundary were overwritten past their end
+    at every element size and swizzle the H200 ran)."""
     eb = BYTES.get(c.elem, 0)
-    m = c.tmap
-    swizzled = m.rows > 1 and m.box[0] * eb in (32, 64)
-    if eb == 0 or 16 % eb or not (eb == 1 or swizzled):
+    if eb == 0 or 16 % eb:
         return "true"
     o = owner_op(desc_v) if desc_v is not None else None
     if o is not None and o.name == "tt.make_tensor_descriptor":
