@@ -111,9 +111,11 @@ def test_only_launch_uniform_descriptors_get_maps(isolated_tritium):
     assert "cp.async.cg.shared.global" in per_program and "cp.async.bulk.tensor.2d" in per_program
 
 
-def test_descriptor_store_is_bulk_copies(isolated_tritium):
+@pytest.mark.parametrize("rows16", [False, True], ids=["rows-end-unknown", "rows-end-specialized"])
+def test_descriptor_store_is_bulk_copies(isolated_tritium, rows16):
     """examples/08's epilogue `c_desc.store`: the tile goes through shared memory (the swizzled layout) and out
-    in four 64-column boxes (128 x 256 fp16), no per-element global stores."""
+    in four 64-column boxes (128 x 256 fp16). A launch whose C has rows of a multiple of 16 elements says so
+    (the descriptor's innermost extent specialized, attrs path (2, 2)): no per-element global stores then."""
     import importlib.util
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     spec = importlib.util.spec_from_file_location("ex08_ptx", os.path.join(root, "examples",
@@ -125,14 +127,35 @@ def test_descriptor_store_is_bulk_copies(isolated_tritium):
            "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
            "WARP_SPECIALIZE": "constexpr"}
     consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
-    k = _compile(ex.matmul_persistent, sig, consts)
+    k = _compile(ex.matmul_persistent, sig, consts, attrs={(2, 2): [["tt.divisibility", 16]]} if rows16 else None)
     ptx = k.asm["ptx"]
     assert "tensormap.cp_fenceproxy" not in ptx and len(k.metadata_dict["tensor_map_params"]) == 3
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
     assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
-    # a host descriptor's N is not known to end its rows on 16 bytes: one run-time branch to per-element stores
-    # for when it does not (descriptor_store.rows_end_aligned); the bulk copies are the other side
-    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 1
+    # a host descriptor's N not known to end its rows on 16 bytes: one run-time branch to per-element stores for
+    # when it does not (descriptor_store.rows_end_aligned); the bulk copies are the other side
+    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == (0 if rows16 else 1)
+    assert ("st.global" in ptx) == (not rows16)
+
+
+def test_host_descriptor_key_specializes_the_rows_end():
+    """The launch key of a host TensorDescriptor says whether its innermost extent is a multiple of 16, and the
+    signature's attrs carry it to the descriptor's innermost shape argument (kernel_args.flat_args)."""
+    import numpy as np
+
+    from tritium.compiler.kernel_args import flat_args, parse
+    from tritium.runtime.structured import structured_inputs
+    from tritium.tools.tensor_descriptor import TensorDescriptor, descriptor_key
+    x = np.zeros((64, 48), np.float16)
+    for n, want in ((48, True), (40, False)):
+        k, _ = descriptor_key(TensorDescriptor(x, [64, n], [48, 1], [16, 32]))
+        assert k[5] is want
+        attrs: dict = {}
+        sig = structured_inputs(None, k, None, (3, ), (3, ), {}, attrs, [])
+        assert attrs == ({(3, 2): [["tt.divisibility", 16]]} if want else {})
+        assert [p for _, p, _ in flat_args(parse(sig, (3, ), {}), (3, ))] == [(3, ), None, (3, 2), None]
+    k, _ = descriptor_key(TensorDescriptor(x, [64, 48], [48, 1], [16, 32]), align=False)
+    assert k[5] is False
 
 
 def _store_then_load(a_desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):

@@ -58,8 +58,9 @@ def flat_args(spec: Any, path: tuple) -> list[tuple[Any, tuple, list]]:
             # the base is 16-byte aligned and the outer strides are 16-byte multiples: the runtime refuses
             # descriptors that are not (backends may copy their blocks with engines that need it)
             stride_div = [["tt.divisibility", max(1, 128 // max(8, spec.elt.primitive_bitwidth))]]
-            return ([(pointer_type(spec.elt), path, [["tt.divisibility", 16]])] + [(tl.int32, None, [])] * nd
-                    + [(tl.int64, None, stride_div)] * (nd - 1))
+            # the innermost extent's facts are keyed by its position among the parts (base, shape..., strides)
+            return ([(pointer_type(spec.elt), path, [["tt.divisibility", 16]])] + [(tl.int32, None, [])] * (nd - 1)
+                    + [(tl.int32, path + (nd, ), [])] + [(tl.int64, None, stride_div)] * (nd - 1))
         out = []
         for j, part in enumerate(spec.parts):
             out += flat_args(part, path + (j, ))

@@ -12,7 +12,7 @@ float, torch tensor, numpy array) are handled without a call per argument; anyth
 - ``("C", type, value)`` a compile-time value (constexpr parameters, None, dtypes, ints equal to 1);
 - ``(type_name, spec)`` a scalar, e.g. ``("i32", "D")`` (divisible by 16) or ``("fp32", "")``;
 - ``("*", dtype, location, aligned)`` an array, ``location`` saying where its memory lives;
-- ``("()", element keys, fields)`` a tuple and ``("TD", dtype, location, block, padding)`` a host tensor
+- ``("()", element keys, fields)`` a tuple and ``("TD", dtype, location, block, padding, rows16)`` a host tensor
   descriptor (see :mod:`.structured`; only the binder's slow path meets them).
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ As in Triton, the signature of a tuple parameter is a tuple of type strings (``(
 "constexpr")``) and its compile-time elements are keyed by their path (``(param, element, ...)``).
 
 A host ``TensorDescriptor`` travels as its base address, its shape (int32) and all strides but the last
-(int64; the last is 1 by construction); its key is ``("TD", dtype, location, block shape, padding)`` and
+(int64; the last is 1 by construction); its key is ``("TD", dtype, location, block shape, padding, innermost extent a multiple of 16)`` and
 its signature Triton's ``tensordesc<fp16[64, 64]>`` (``tensordesc<fp32[16, 16],padding=nan>`` for NaN
 padding, which changes the compiled code here). The frontend rebuilds the descriptor from those values
 with the same operation ``tl.make_tensor_descriptor`` emits, so backends see nothing new.
@@ -44,6 +44,8 @@ def structured_inputs(p: Any, k: tuple, v: Any, path: tuple, rpath: tuple, const
     if tag == "TD":
         nparts = 2 * len(k[3])  # base, ndim shape entries, ndim - 1 strides
         keep.extend(rpath + (j, ) for j in range(nparts))
+        if len(k) > 5 and k[5]:     # the innermost extent, a multiple of 16 (kernel_args.flat_args' path)
+            attrs[path + (len(k[3]), )] = [["tt.divisibility", 16]]
         return descriptor_signature(k[1], k[3], k[4])
     keep.append(rpath)
     if tag == "*":

@@ -129,7 +129,10 @@ def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
     if k[0] != "*":
         raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
     shape, strides, block, padding = checked(d, k[1], addr)
-    return ("TD", k[1], k[2], block, padding), (addr, *shape, *strides[:-1])
+    # rows of a multiple of 16 elements end on a 16-byte boundary: specialized as an integer argument is, so
+    # stores through the copy engine need no run-time check of the rows' end where it holds
+    rows16 = bool(align) and shape[-1] % 16 == 0
+    return ("TD", k[1], k[2], block, padding, rows16), (addr, *shape, *strides[:-1])
 
 
 # launches find the handler by the argument's exact type, as for arrays
