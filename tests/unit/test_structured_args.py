@@ -77,7 +77,9 @@ def test_descriptor_key_signature_and_runtime_values():
     d = TensorDescriptor.from_tensor(x, [16, 16])
     assert d.strides == [48, 1]
     key, runtime, (sig, consts, attrs, keep) = _inputs(d, 3)
-    assert key[0] == ("TD", np.dtype(np.float16), "cpu", (16, 16), "zero")
+    # the last entry: the innermost extent (48) is a multiple of 16, given to its shape argument as a fact
+    assert key[0] == ("TD", np.dtype(np.float16), "cpu", (16, 16), "zero", True)
+    assert attrs == {(0, 2): [["tt.divisibility", 16]]}
     assert sig["t"] == "tensordesc<fp16[16, 16]>"
     assert runtime[0] == (x.__array_interface__["data"][0], 32, 48, 48)
     assert _selector(keep, 2)(runtime) == runtime[0] + (3, )
