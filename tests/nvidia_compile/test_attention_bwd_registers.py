@@ -1,7 +1,7 @@
 """sm_90, examples/07's backward at the tutorial's settings (BLOCK_N1 = BLOCK_M2 = 128, 4 warps, 5 stages):
 
 - the wgmma descriptors of an operand written to shared memory before its loop (K and V in the dK/dV loop, Q and
-  dO in the dQ loop) are built in the loop body (wgmma.py ``_pinned``), not hoisted out of it by LLVM: hoisted,
+  dO in the dQ loop) are built in the loop body (wgmma_operands.py ``_pinned``), not hoisted out of it by LLVM: hoisted,
   they were 16 64-bit registers per 128 x 128 operand live through the loop, and ptxas spilled the
   accumulators for them (D128's dQ loop stored and reloaded its 128 accumulator registers every iteration);
   D64's operands (8 descriptors each) keep LLVM's placement;

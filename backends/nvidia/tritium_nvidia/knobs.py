@@ -64,7 +64,7 @@ class nvidia_knobs(KnobGroup):
     pin_descriptors = BoolKnob("TRITIUM_NVIDIA_PIN_DESCRIPTORS", default=True, doc="On sm_90, a wgmma operand's "
                                "shared address is computed in the loop body that reads it (not hoisted by LLVM), so "
                                "the descriptors of a tile written before the loop are not kept live through the loop "
-                               "in registers (wgmma.py, _pinned); off: LLVM may hoist them")
+                               "in registers (wgmma_operands.py, _pinned); off: LLVM may hoist them")
     uniform_warp = BoolKnob("TRITIUM_NVIDIA_UNIFORM_WARP", default=True, doc="On sm_90, wgmma's warpgroup index "
                             "comes from lane 0's warp (shfl.sync.idx, as Triton 3.6), so ptxas keeps the "
                             "descriptors that follow from it in uniform registers; off: tid >> 5 as elsewhere")
