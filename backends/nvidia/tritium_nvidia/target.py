@@ -14,8 +14,12 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from tritium.llvmir.text import Function, Module
-from tritium.llvmir.types import BYTES, const
-from tritium.gpu.target import TargetHooks, unpack
+from tritium.llvmir.types import const
+
+# the word packing of inline-asm loads and stores, and the TMA hooks, live in their own modules; their names
+# stay importable from here
+from .ptx_words import _evict, _from_words, _to_words, _words  # noqa: F401
+from .target_tma import TmaHooks
 
 TRIPLE = "nvptx64-nvidia-cuda"
 SREG = {"tid": "tid", "ctaid": "ctaid", "nctaid": "nctaid"}
@@ -39,7 +43,7 @@ HALF_UPCAST = set(FAST_F32) | set(LIBDEVICE_F32)
 SHARED_LIMITS = {80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024, 90: 227 * 1024}
 
 
-class NvidiaTarget(TargetHooks):
+class NvidiaTarget(TmaHooks):
     warp_size = 32
     triple = TRIPLE
     global_ptr = "ptr addrspace(1)"
@@ -345,140 +349,3 @@ class NvidiaTarget(TargetHooks):
     def convert_layout(self, lowering: Any, value: Any, dst: Any) -> Any:
         from .ldmatrix import convert_to_operand
         return convert_to_operand(lowering, value, dst)
-
-    # -- TMA (sm_90): tma.py -----------------------------------------------------------------------------------
-    @property
-    def bulk_tensor_copies(self) -> bool:
-        from .knobs import nvidia
-        if not (90 <= self.capability < 100 and nvidia.tma):
-            return False
-        from . import toolchain
-        from .tma import MIN_ISA
-        return toolchain.ptx_isa(self.capability) >= MIN_ISA
-
-    @property
-    def bulk_loads_in_loops(self) -> bool:
-        from .knobs import nvidia
-        return nvidia.tma_loop_loads
-
-    @property
-    def bulk_tensor_every_rank(self) -> bool:
-        from .knobs import nvidia
-        return nvidia.tma_ranks
-
-    def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
-                         stride_bytes: list[str], box: list[int], eb: int, swizzle: int,
-                         elem: Optional[str] = None, nan_fill: bool = False) -> str:
-        from .tma import build_tensor_map
-        return build_tensor_map(self, fn, module, template, base, dims, stride_bytes, box, eb, swizzle, elem,
-                                nan_fill)
-
-    def param_tensor_map(self, fn: Function, args: list, box: list[int], eb: int, swizzle: int,
-                         elem: Optional[str] = None, nan_fill: bool = False) -> Optional[str]:
-        from .knobs import nvidia
-        if not nvidia.tma_host_maps:
-            return None
-        from .tma import param_tensor_map
-        return param_tensor_map(fn, self._param_maps, args, box, eb, swizzle, elem, nan_fill)
-
-    def kernel_metadata(self) -> dict:
-        return {"tensor_map_params": list(self._param_maps)} if getattr(self, "_param_maps", None) else {}
-
-    def bulk_barrier_init(self, fn: Function, bar: str) -> None:
-        from .tma import mbarrier_init, mbarrier_init_fence
-        mbarrier_init(fn, bar)
-        mbarrier_init_fence(fn)
-
-    def bulk_barrier_inval(self, fn: Function, bar: str) -> None:
-        from .tma import mbarrier_inval
-        mbarrier_inval(fn, bar)
-
-    def bulk_expect(self, fn: Function, bar: str, nbytes: int) -> None:
-        from .tma import expect_bytes
-        expect_bytes(fn, bar, nbytes)
-
-    def bulk_wait(self, fn: Function, bar: str, parity: str) -> None:
-        from .tma import wait_parity
-        wait_parity(fn, bar, parity)
-
-    def bulk_tensor_load(self, fn: Function, dst: str, tmap: str, coords: list[str], bar: str) -> None:
-        from .tma import tensor_load
-        tensor_load(fn, dst, tmap, coords, bar)
-
-    def bulk_store_fence(self, fn: Function) -> None:
-        fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
-
-    def bulk_tensor_store(self, fn: Function, tmap: str, coords: list[str], src: str) -> None:
-        from .tma import tensor_store
-        tensor_store(fn, tmap, coords, src)
-
-    def bulk_tensor_reduce(self, fn: Function, tmap: str, coords: list[str], src: str, kind: str) -> None:
-        from .tma import tensor_reduce
-        tensor_reduce(fn, tmap, coords, src, kind)
-
-    def bulk_store_wait_read(self, fn: Function) -> None:
-        from .tma import store_wait_read
-        store_wait_read(fn)
-
-
-def _evict(evict: str, cache: str = "") -> str:
-    # PTX refuses L1 eviction priorities next to a cache operator: the operator wins (the priority is a hint)
-    if cache:
-        return ""
-    return {"evict_first": ".L1::evict_first", "evict_last": ".L1::evict_last"}.get(evict, "")
-
-
-def _words(elem: str, vec: int) -> tuple[list[int], str, str, int]:
-    """How ``vec`` elements travel through PTX registers: (one entry per word, word LLVM type, constraint, bits)."""
-    total = BYTES.get(elem, 8) * vec
-    if total >= 4:
-        return [0] * (total // 4), "i32", "r", 32
-    if total == 2:
-        return [0], "i16", "h", 16
-    return [0], "i16", "h", 8
-
-
-def _to_words(fn: Function, values: list[str], elem: str, wty: str, n: int) -> list[str]:
-    eb = BYTES.get(elem, 8)
-    total = eb * len(values)
-    if elem.startswith("ptr"):
-        values = [fn.inst(f"ptrtoint {elem} {v} to i64") for v in values]
-        elem = "i64"
-    if total == 1:
-        return [fn.inst(f"zext i8 {values[0]} to i16")]
-    if n == 1 and len(values) == 1 and elem == wty:
-        return values
-    vt = f"<{len(values)} x {elem}>"
-    v = "poison"
-    for i, x in enumerate(values):
-        v = fn.inst(f"insertelement {vt} {v}, {elem} {x}, i32 {i}")
-    if n == 1:
-        return [fn.inst(f"bitcast {vt} {v} to {wty}")]
-    w = fn.inst(f"bitcast {vt} {v} to <{n} x {wty}>")
-    return [fn.inst(f"extractelement <{n} x {wty}> {w}, i32 {i}") for i in range(n)]
-
-
-def _from_words(fn: Function, words: list[str], wty: str, elem: str, vec: int) -> list[str]:
-    eb = BYTES.get(elem, 8)
-    is_ptr = elem.startswith("ptr")
-    et = "i64" if is_ptr else elem
-    if eb * vec == 1:
-        out = [fn.inst(f"trunc i16 {words[0]} to i8")]
-    elif len(words) == 1 and vec == 1 and et == wty:
-        out = words
-    else:
-        n = len(words)
-        if n == 1:
-            src = words[0]
-            st = wty
-        else:
-            st = f"<{n} x {wty}>"
-            src = "poison"
-            for i, x in enumerate(words):
-                src = fn.inst(f"insertelement {st} {src}, {wty} {x}, i32 {i}")
-        vt = f"<{vec} x {et}>" if vec > 1 else et
-        v = fn.inst(f"bitcast {st} {src} to {vt}")
-        out = unpack(fn, v, et, vec)
-    if is_ptr:
-        out = [fn.inst(f"inttoptr i64 {x} to {elem}") for x in out]
-    return out
