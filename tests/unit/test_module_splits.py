@@ -68,6 +68,9 @@ def test_groups_declared_in_knobs_count_as_tritiums():
     ("tritium.language.core", "tritium.language.constexpr_and_tuple",
      ["base_value", "const", "constexpr", "CONSTEXPR_0", "tuple", "tuple_value", "is_namedtuple_class",
       "make_namedtuple", "_unwrap", "_unwrap_if_constexpr", "_unwrap_shape", "_constexpr_to_value"]),
+    ("tritium.gpu.lower.pipeline", "tritium.gpu.lower.pipeline_planner",
+     ["PipelinePlan", "pipeline_plan", "_OTHER_STAGE_BYTES", "_SLICE_OPS", "_dot_operand_uses", "_dot_kind",
+      "_stage_layout", "_zero_padded_descriptor", "_is_zero_constant"]),
 ])
 def test_split_out_names_keep_their_import_path(module, part, names):
     old, new = importlib.import_module(module), importlib.import_module(part)
@@ -102,7 +105,7 @@ def test_constexpr_operators_still_fold_other_values():
 @pytest.mark.parametrize("module", ["tritium.knobs", "tritium.language.core", "tritium.language.dtypes",
                                     "tritium.interpreter.memory", "tritium.interpreter.launcher",
                                     "tritium.gpu.emulator", "tritium.runtime.jit", "tritium.gpu.assign",
-                                    "tritium.gpu.layout", "tritium.gpu.lower.context"])
+                                    "tritium.gpu.layout", "tritium.gpu.lower.context", "tritium.gpu.lower.pipeline"])
 def test_old_modules_import(module):
     importlib.import_module(module)
 
