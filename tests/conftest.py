@@ -35,3 +35,12 @@ def fresh_cache(tmp_path):
     with knobs.cache.scope():
         knobs.cache.dir = str(tmp_path / "cache")
         yield tmp_path / "cache"
+
+
+@pytest.fixture(params=["compiled", "interpreter"])
+def compiled_or_interpreted(request):
+    """Kernels launched in the test run compiled for the CPU, then (second parameter) in the interpreter."""
+    from tritium import knobs
+    with knobs.runtime.scope(), knobs.interpreter.scope():
+        knobs.runtime.interpret = request.param == "interpreter"
+        yield request.param

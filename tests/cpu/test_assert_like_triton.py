@@ -19,11 +19,9 @@ from tritium import knobs
 from tritium.compiler.errors import CompilationError, CompileTimeAssertionFailure
 
 
-@pytest.fixture(params=["compiled", "interpreter"])
-def mode(request):
-    with knobs.runtime.scope(), knobs.interpreter.scope():
-        knobs.runtime.interpret = request.param == "interpreter"
-        yield request.param
+@pytest.fixture
+def mode(compiled_or_interpreted):
+    return compiled_or_interpreted
 
 
 @triton.jit

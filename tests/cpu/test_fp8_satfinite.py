@@ -13,16 +13,13 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium import knobs
 
 E5_MAX, E5_INF = 0x7B, 0x7C
 
 
-@pytest.fixture(params=["compiled", "interpreter"])
-def mode(request):
-    with knobs.runtime.scope(), knobs.interpreter.scope():
-        knobs.runtime.interpret = request.param == "interpreter"
-        yield request.param
+@pytest.fixture
+def mode(compiled_or_interpreted):
+    return compiled_or_interpreted
 
 
 @triton.jit

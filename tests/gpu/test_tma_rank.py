@@ -201,15 +201,15 @@ def _opted_in(dev) -> None:
     """The GPU side runs only with TRITIUM_NVIDIA_TMA_RANKS=1 (a fault kills the process's CUDA context). Its
     H200 runs (2026-12-02) found two causes of "an illegal instruction": boxes starting off a 16-byte multiple
     (descriptor_bulk.aligned_start) and bulk stores or reductions at a negative coordinate, which Triton 3.6's
-    kernels hit too (descriptor_store.py checks the start). After both, 57 of 60 passed; the int8 5-D case
-    wrote past the last column (rows ending 40 bytes in), for which stores now also need rows ending on 16
-    bytes: not yet rerun on a GPU (backends/nvidia/notes/PERF.md, sixth session)."""
+    kernels hit too (descriptor_store.py checks the start); and stores writing past rows that end off a 16-byte
+    boundary (descriptor_store.rows_end_aligned). With all three handled, the 60 cases here passed on the H200
+    (backends/nvidia/notes/PERF.md, sixth session). test_tma_rank_reduce.py uses this too."""
     if dev.name != "cuda":
         return
     from tritium_nvidia.knobs import nvidia
     if not nvidia.tma_ranks:
-        pytest.skip("TMA of every rank is off (experimental: TRITIUM_NVIDIA_TMA_RANKS=1 runs this; the H200 "
-                    "passed 57 of 60 after the negative-start store fix, the int8 5-D fix is not yet rerun there: "
+        pytest.skip("TMA of every rank is off (experimental, not yet measured across the examples: "
+                    "TRITIUM_NVIDIA_TMA_RANKS=1 runs this; 60 of 60 passed on the H200 on 2026-12-02: "
                     "backends/nvidia/notes/PERF.md)")
 
 

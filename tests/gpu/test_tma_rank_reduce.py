@@ -119,22 +119,6 @@ def _run(dev, dtype_name, op, shape, block, offsets, programs, mode):
     return k
 
 
-def _opted_in(dev) -> None:
-    """The GPU side runs only with TRITIUM_NVIDIA_TMA_RANKS=1 (a fault kills the process's CUDA context). Its
-    H200 runs (2026-12-02) found two causes of "an illegal instruction": boxes starting off a 16-byte multiple
-    (descriptor_bulk.aligned_start) and bulk stores or reductions at a negative coordinate, which Triton 3.6's
-    kernels hit too (descriptor_store.py checks the start). After both, 57 of 60 passed; the int8 5-D case
-    wrote past the last column (rows ending 40 bytes in), for which stores now also need rows ending on 16
-    bytes: not yet rerun on a GPU (backends/nvidia/notes/PERF.md, sixth session)."""
-    if dev.name != "cuda":
-        return
-    from tritium_nvidia.knobs import nvidia
-    if not nvidia.tma_ranks:
-        pytest.skip("TMA of every rank is off (experimental: TRITIUM_NVIDIA_TMA_RANKS=1 runs this; the H200 "
-                    "passed 57 of 60 after the negative-start store fix, the int8 5-D fix is not yet rerun there: "
-                    "backends/nvidia/notes/PERF.md)")
-
-
 def _sibling(name):
     """A module of this folder (pytest imports test files with --import-mode=importlib: the folder is not on
     sys.path, so a plain import of a sibling fails)."""
@@ -159,7 +143,7 @@ def _sm90():
 @pytest.mark.parametrize("mode", [OWN, BUILT, HOST], ids=["own", "built", "host"])
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_tma_rank_reductions(dev, case, mode):
-    _opted_in(dev)
+    _sibling("test_tma_rank")._opted_in(dev)
     k = _run(dev, *case, mode)
     if dev.name == "cuda":
         _sm90()
