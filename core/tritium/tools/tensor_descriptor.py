@@ -31,9 +31,7 @@ class TensorDescriptor:
     padding: str = "zero"
 
     def __post_init__(self) -> None:
-        k, addr = specialize_arg(self.base)
-        if k[0] != "*":
-            raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(self.base).__name__}")
+        k, addr = _base_key(self)
         checked(self, k[1], addr)       # remembered: the first launch does not check again
 
     @staticmethod
@@ -102,6 +100,14 @@ def validate(d: Any, dtype: str = "", addr: Any = None) -> tuple[tuple, tuple, t
     return shape, strides, block, padding
 
 
+def _base_key(d: Any, *flags: bool) -> tuple[tuple, Any]:
+    """The specialization key and address of ``d``'s base (``flags`` as specialize_arg's), which must be an array."""
+    k, addr = specialize_arg(d.base, *flags)
+    if k[0] != "*":
+        raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
+    return k, addr
+
+
 def checked(d: Any, elem: Any, addr: Any) -> tuple[tuple, tuple, tuple, str]:
     """``validate(d)`` for a base of element type ``elem`` at ``addr``, skipped when ``d``'s fields are those it
     last passed with. The checks cost ~10 us a descriptor on the host, inside a kernel's launch (a 3-descriptor
@@ -125,9 +131,7 @@ def checked(d: Any, elem: Any, addr: Any) -> tuple[tuple, tuple, tuple, str]:
 def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
     """(key entry, run-time value) of a host ``TensorDescriptor``; re-checks what its constructor checked
     where its fields were reassigned or changed in place since."""
-    k, addr = specialize_arg(d.base, True, True)
-    if k[0] != "*":
-        raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
+    k, addr = _base_key(d, True, True)
     shape, strides, block, padding = checked(d, k[1], addr)
     # rows of a multiple of 16 elements end on a 16-byte boundary: specialized as an integer argument is, so
     # stores through the copy engine need no run-time check of the rows' end where it holds
