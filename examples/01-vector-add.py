@@ -38,7 +38,7 @@ def add(x, y, out=None, block=1024):
 
 
 def main():
-    from _bench import device, line, median_ms, triton_twin
+    from _bench import device, interleaved, line, triton_twin
     dev = device()
     if dev == "cpu":
         n = 1 << 24
@@ -49,9 +49,8 @@ def main():
         np.testing.assert_allclose(out, x + y)
         ref = np.empty_like(x)
         gb = 3 * n * 4 / 1e9
-        t_ours = median_ms(lambda: add(x, y, out, block=4096), dev)
-        t_ref = median_ms(lambda: np.add(x, y, out=ref), dev)
-        line(f"vector-add fp32 n=2^24 (cpu)", t_ours, "numpy", t_ref, "GB/s", gb)
+        t = interleaved({"tritium": lambda: add(x, y, out, block=4096), "numpy": lambda: np.add(x, y, out=ref)}, dev)
+        line("vector-add fp32 n=2^24 (cpu)", t["tritium"], "numpy", t["numpy"], "GB/s", gb)
         return
     import torch
     n = 1 << 28
@@ -60,15 +59,16 @@ def main():
     out = add(x, y)
     torch.testing.assert_close(out, x + y)
     gb = 3 * n * 4 / 1e9
-    t_ours = median_ms(lambda: add(x, y, out), dev)
+    fns = {"tritium": lambda: add(x, y, out), "torch": lambda: torch.add(x, y, out=out)}
     twin = triton_twin(__file__)
     if twin is not None:
         out2 = twin.add(x, y)
         torch.testing.assert_close(out2, x + y)
-        t_triton = median_ms(lambda: twin.add(x, y, out2), dev)
-        line("vector-add fp32 n=2^28 (gpu)", t_ours, "Triton", t_triton, "GB/s", gb)
-    t_torch = median_ms(lambda: torch.add(x, y, out=out), dev)
-    line("vector-add fp32 n=2^28 (gpu)", t_ours, "torch", t_torch, "GB/s", gb)
+        fns["Triton"] = lambda: twin.add(x, y, out2)
+    t = interleaved(fns, dev)
+    for ref in ("Triton", "torch"):
+        if ref in t:
+            line("vector-add fp32 n=2^28 (gpu)", t["tritium"], ref, t[ref], "GB/s", gb)
 
 
 if __name__ == "__main__":

@@ -50,30 +50,31 @@ def softmax(x, out=None, programs=None):
 def main():
     import torch
 
-    from _bench import device, line, median_ms, triton_twin
+    from _bench import device, interleaved, line, triton_twin
     dev = device()
     if dev == "cpu":
         x = torch.randn(4096, 1024)
         out = softmax(x, programs=64)
         torch.testing.assert_close(out, torch.softmax(x, dim=1), atol=1e-6, rtol=1e-5)
         gb = 2 * x.numel() * 4 / 1e9
-        t_ours = median_ms(lambda: softmax(x, out, programs=64), dev)
-        t_torch = median_ms(lambda: torch.softmax(x, dim=1, out=out) if False else torch.softmax(x, dim=1), dev)
-        line("softmax fp32 4096x1024 (cpu)", t_ours, "torch", t_torch, "GB/s", gb)
+        t = interleaved({"tritium": lambda: softmax(x, out, programs=64), "torch": lambda: torch.softmax(x, dim=1)},
+                        dev)
+        line("softmax fp32 4096x1024 (cpu)", t["tritium"], "torch", t["torch"], "GB/s", gb)
         return
     x = torch.randn(32768, 4096, device="cuda")
     out = softmax(x, programs=132 * 8)
     torch.testing.assert_close(out, torch.softmax(x, dim=1))
     gb = 2 * x.numel() * 4 / 1e9
-    t_ours = median_ms(lambda: softmax(x, out, programs=132 * 8), dev)
+    fns = {"tritium": lambda: softmax(x, out, programs=132 * 8), "torch": lambda: torch.softmax(x, dim=1)}
     twin = triton_twin(__file__)
     if twin is not None:
         out2 = twin.softmax(x, programs=132 * 8)
         torch.testing.assert_close(out2, torch.softmax(x, dim=1))
-        t_triton = median_ms(lambda: twin.softmax(x, out2, programs=132 * 8), dev)
-        line("softmax fp32 32768x4096 (gpu)", t_ours, "Triton", t_triton, "GB/s", gb)
-    t_torch = median_ms(lambda: torch.softmax(x, dim=1), dev)
-    line("softmax fp32 32768x4096 (gpu)", t_ours, "torch", t_torch, "GB/s", gb)
+        fns["Triton"] = lambda: twin.softmax(x, out2, programs=132 * 8)
+    t = interleaved(fns, dev)
+    for ref in ("Triton", "torch"):
+        if ref in t:
+            line("softmax fp32 32768x4096 (gpu)", t["tritium"], ref, t[ref], "GB/s", gb)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def matmul(a, b, c, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M=8, **launch):
 
 
 def main():
-    from _bench import device, line, median_ms, triton_twin
+    from _bench import device, interleaved, line, triton_twin
     dev = device()
     if dev == "cpu":
         M = N = K = 1024
@@ -81,9 +81,9 @@ def main():
         np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
         ref = np.empty_like(c)
         tflop = 2 * M * N * K / 1e9
-        t_ours = median_ms(lambda: matmul(a, b, c, **blocks), dev)
-        t_np = median_ms(lambda: np.matmul(a, b, out=ref), dev)
-        line("matmul fp32 1024^3 (cpu)", t_ours, "numpy", t_np, "GFLOP/s", tflop)
+        t = interleaved({"tritium": lambda: matmul(a, b, c, **blocks), "numpy": lambda: np.matmul(a, b, out=ref)},
+                        dev)
+        line("matmul fp32 1024^3 (cpu)", t["tritium"], "numpy", t["numpy"], "GFLOP/s", tflop)
         return
     import torch
     M = N = K = 8192
@@ -96,15 +96,17 @@ def main():
         torch.testing.assert_close(c, a @ b, atol=1e-1, rtol=1e-2)
         tflop = 2 * M * N * K / 1e12
         name = f"matmul {str(dtype)[6:]} 8192^3 (gpu)"
-        t_ours = median_ms(lambda: matmul(a, b, c, **cfg), dev)
+        c3 = torch.empty_like(c)
+        fns = {"tritium": lambda: matmul(a, b, c, **cfg), "torch": lambda: torch.matmul(a, b, out=c3)}
         twin = triton_twin(__file__)
         if twin is not None:
             c2 = torch.empty_like(c)
             twin.matmul(a, b, c2, **cfg)
-            t_triton = median_ms(lambda: twin.matmul(a, b, c2, **cfg), dev)
-            line(name, t_ours, "Triton", t_triton, "TFLOP/s", tflop)
-        t_torch = median_ms(lambda: torch.matmul(a, b, out=c), dev)
-        line(name, t_ours, "torch", t_torch, "TFLOP/s", tflop)
+            fns["Triton"] = lambda: twin.matmul(a, b, c2, **cfg)
+        t = interleaved(fns, dev)
+        for ref in ("Triton", "torch"):
+            if ref in t:
+                line(name, t["tritium"], ref, t[ref], "TFLOP/s", tflop)
 
 
 if __name__ == "__main__":

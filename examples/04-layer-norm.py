@@ -72,7 +72,7 @@ def layer_norm(x, w, b, eps=1e-5, y=None, mean=None, rstd=None, block=None):
 def main():
     import torch
 
-    from _bench import device, line, median_ms, triton_twin
+    from _bench import device, interleaved, line, triton_twin
     dev = device()
     if dev == "cpu":
         M, N = 4096, 1024
@@ -82,9 +82,9 @@ def main():
         ref = torch.nn.functional.layer_norm(x, (N, ), w, b, 1e-5)
         torch.testing.assert_close(y, ref, atol=1e-4, rtol=1e-4)
         gb = 2 * x.numel() * 4 / 1e9
-        t_ours = median_ms(lambda: layer_norm(x, w, b, y=y), dev)
-        t_torch = median_ms(lambda: torch.nn.functional.layer_norm(x, (N, ), w, b, 1e-5), dev)
-        line("layer-norm fwd fp32 4096x1024 (cpu)", t_ours, "torch", t_torch, "GB/s", gb)
+        t = interleaved({"tritium": lambda: layer_norm(x, w, b, y=y),
+                         "torch": lambda: torch.nn.functional.layer_norm(x, (N, ), w, b, 1e-5)}, dev)
+        line("layer-norm fwd fp32 4096x1024 (cpu)", t["tritium"], "torch", t["torch"], "GB/s", gb)
         return
     M, N = 32768, 4096
     x = torch.randn(M, N, device="cuda", dtype=torch.float16)
@@ -94,15 +94,17 @@ def main():
     ref = torch.nn.functional.layer_norm(x, (N, ), w, b, 1e-5)
     torch.testing.assert_close(y, ref, atol=1e-2, rtol=0)
     gb = 2 * x.numel() * 2 / 1e9
-    t_ours = median_ms(lambda: layer_norm(x, w, b, y=y), dev)
+    fns = {"tritium": lambda: layer_norm(x, w, b, y=y),
+           "torch": lambda: torch.nn.functional.layer_norm(x, (N, ), w, b, 1e-5)}
     twin = triton_twin(__file__)
     if twin is not None:
         y2 = twin.layer_norm(x, w, b)
         torch.testing.assert_close(y2, ref, atol=1e-2, rtol=0)
-        t_triton = median_ms(lambda: twin.layer_norm(x, w, b, y=y2), dev)
-        line("layer-norm fwd fp16 32768x4096 (gpu)", t_ours, "Triton", t_triton, "GB/s", gb)
-    t_torch = median_ms(lambda: torch.nn.functional.layer_norm(x, (N, ), w, b, 1e-5), dev)
-    line("layer-norm fwd fp16 32768x4096 (gpu)", t_ours, "torch", t_torch, "GB/s", gb)
+        fns["Triton"] = lambda: twin.layer_norm(x, w, b, y=y2)
+    t = interleaved(fns, dev)
+    for ref_name in ("Triton", "torch"):
+        if ref_name in t:
+            line("layer-norm fwd fp16 32768x4096 (gpu)", t["tritium"], ref_name, t[ref_name], "GB/s", gb)
 
 
 if __name__ == "__main__":

@@ -309,21 +309,8 @@ def check(mod, Z, H, N, D, causal, device, seed=0, fwd_cfg=None, bwd=None):
     return max(errs)
 
 
-def interleaved(fns, dev, rounds=4, min_time=0.1):
-    """Median over ``rounds`` of each function's median time (ms), the functions taking turns in alternating
-    order, so that a drift of the GPU's clock during the run does not favour the one timed first."""
-    import statistics
-    from _bench import median_ms
-    names = list(fns)
-    times = {n: [] for n in names}
-    for r in range(rounds):
-        for n in (names if r % 2 == 0 else names[::-1]):
-            times[n].append(median_ms(fns[n], dev, min_time=min_time))
-    return {n: statistics.median(t) for n, t in times.items()}
-
-
 def main():
-    from _bench import device, median_ms, triton_twin
+    from _bench import device, interleaved, median_ms, triton_twin
     import sys
     dev = device()
     if dev == "cpu":

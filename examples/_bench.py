@@ -49,6 +49,19 @@ def median_ms(fn: Callable[[], Any], dev: str, reps: int = 0, min_time: float = 
     return statistics.median(times)
 
 
+def interleaved(fns: dict[str, Callable[[], Any]], dev: str, rounds: int = 5,
+                min_time: float = 0.1) -> dict[str, float]:
+    """Each function's median time in ms: the median over ``rounds`` of its ``median_ms``, the functions taking
+    turns, in reversed order every other round. A GPU's clock and temperature drift during a run; timing one side
+    after the other lets that drift decide a ratio of a few percent, taking turns spreads it over both."""
+    names = list(fns)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for n in (names if r % 2 == 0 else names[::-1]):
+            times[n].append(median_ms(fns[n], dev, min_time=min_time))
+    return {n: statistics.median(t) for n, t in times.items()}
+
+
 def triton_twin(example_file: str) -> Optional[Any]:
     """The example's module with ``tritium`` imports replaced by ``triton`` (None if Triton is absent),
     so the very same kernel source runs under Triton in this process."""

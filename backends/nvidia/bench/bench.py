@@ -1,16 +1,18 @@
 """tritium-nvidia against Triton 3.6 on the same GPU, in one process: each kernel is written once
 (kernels.py.in) and compiled by both; results are checked against torch, times are medians of CUDA-event
-timings (each framework's own do_bench, L2 flushed). Usage: python bench.py [add softmax layernorm matmul]."""
+timings (Triton's do_bench for both, L2 flushed, the two taking turns). Usage: python bench.py [add softmax layernorm matmul]."""
 from __future__ import annotations
 
 import importlib.util
 import os
+import statistics
 import sys
 import tempfile
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROUNDS = 5
 
 
 def load(framework: str):
@@ -122,20 +124,25 @@ def main() -> None:
     if "launch" in names:
         names.remove("launch")
         launch_overhead(mods)
-    # one timer for both: Triton's do_bench (CUDA events, L2 flushed before each run)
-    bench = {"triton": triton.testing.do_bench, "tritium": triton.testing.do_bench}
+    # one timer for both: Triton's do_bench (CUDA events, L2 flushed before each run), the two taking turns in
+    # ROUNDS rounds (order reversed every other round) so a drift of the GPU's clock does not favour either
     rows = []
     for name in names:
-        res = {}
+        res, runs, times = {}, {}, {}
         for fw in ("tritium", "triton"):
             try:
-                run, work, unit = CASES[name](mods[fw], fw)
-                ms = bench[fw](run, warmup=50, rep=300, return_mode="median")
-                scale = 1e-9 if unit == "GB/s" else 1e-12
-                res[fw] = work * scale / (ms * 1e-3)
-                print(f"{name:12s} {fw:8s} {ms * 1e3:10.1f} us  {res[fw]:8.1f} {unit}", flush=True)
+                runs[fw], work, unit = CASES[name](mods[fw], fw)
             except Exception as exc:
                 print(f"{name:12s} {fw:8s} FAILED: {type(exc).__name__}: {str(exc)[:2000]}", flush=True)
+        for r in range(ROUNDS):
+            for fw in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+                times.setdefault(fw, []).append(
+                    triton.testing.do_bench(runs[fw], warmup=25, rep=100, return_mode="median"))
+        for fw, ts in times.items():
+            ms = statistics.median(ts)
+            scale = 1e-9 if unit == "GB/s" else 1e-12
+            res[fw] = work * scale / (ms * 1e-3)
+            print(f"{name:12s} {fw:8s} {ms * 1e3:10.1f} us  {res[fw]:8.1f} {unit}", flush=True)
         if len(res) == 2:
             rows.append((name, res["tritium"], res["triton"], res["tritium"] / res["triton"], unit))
     print("\nkernel        tritium   triton   ratio")
