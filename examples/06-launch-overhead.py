@@ -30,19 +30,22 @@ def import_seconds(runs: int = 5) -> float:
     return statistics.median(times)
 
 
-def launch_us(kernel, out, sync=lambda: None, launches: int = 5000) -> float:
-    """Median cost of one launch in microseconds, measured in batches of 100 so the timer's own
-    cost does not dominate."""
-    kernel[(1, )](out, 3)
+def launch_us(kernels, out, sync=lambda: None, launches: int = 5000) -> list:
+    """Median cost of one launch of each kernel in microseconds, measured in batches of 100 so the timer's own
+    cost does not dominate, the kernels taking turns batch by batch so that a change in the host's load during
+    the run falls on all of them alike."""
+    for kernel in kernels:
+        kernel[(1, )](out, 3)
     sync()
-    batches = []
+    batches = [[] for _ in kernels]
     for _ in range(launches // 100):
-        t0 = time.perf_counter()
-        for _ in range(100):
-            kernel[(1, )](out, 3)
-        batches.append((time.perf_counter() - t0) * 1e6 / 100)
+        for kernel, times in zip(kernels, batches):
+            t0 = time.perf_counter()
+            for _ in range(100):
+                kernel[(1, )](out, 3)
+            times.append((time.perf_counter() - t0) * 1e6 / 100)
     sync()
-    return statistics.median(batches)
+    return [statistics.median(times) for times in batches]
 
 
 def main():
@@ -52,19 +55,20 @@ def main():
     if dev == "cpu":
         import numpy as np
         out = np.zeros(4, dtype=np.float32)
-        ours = launch_us(store_one, out)
+        ours, = launch_us([store_one], out)
         assert out[0] == 3
         print(f"cached launch of a one-store kernel (cpu): tritium {ours:.1f} us", flush=True)
         return
     import torch
     out = torch.zeros(4, device="cuda")
-    ours = launch_us(store_one, out, torch.cuda.synchronize)
-    assert out[0].item() == 3
     twin = triton_twin(__file__)
     if twin is None:
+        ours, = launch_us([store_one], out, torch.cuda.synchronize)
+        assert out[0].item() == 3
         print(f"cached launch (cuda): tritium {ours:.1f} us | Triton not installed", flush=True)
         return
-    theirs = launch_us(twin.store_one, out, torch.cuda.synchronize)
+    ours, theirs = launch_us([store_one, twin.store_one], out, torch.cuda.synchronize)
+    assert out[0].item() == 3
     print(f"cached launch of a one-store kernel (cuda): tritium {ours:.1f} us | triton {theirs:.1f} us | "
           f"ratio {theirs / ours:.2f}x", flush=True)
 
