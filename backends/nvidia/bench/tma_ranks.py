@@ -1,8 +1,10 @@
 """Tensor descriptors of every rank on the H200: one case per rank where the copy engine should pay, tritium with
-TMA of every rank (TRITIUM_NVIDIA_TMA_RANKS on), tritium on the portable path (TRITIUM_NVIDIA_TMA off: per-element accesses), and Triton 3.6,
-in one process (CUDA-event medians), each result checked against torch. Host ``TensorDescriptor`` arguments.
+TMA of every rank (TRITIUM_NVIDIA_TMA_RANKS on: "ranks"), with TMA for 2-D pipelined loads and stores only
+(off: "2d"), on the portable path (TRITIUM_NVIDIA_TMA off: per-element accesses), and Triton 3.6, in one process,
+the variants taking turns (CUDA-event medians of medians), each result checked against torch. Host
+``TensorDescriptor`` arguments.
 
-    python backends/nvidia/bench/tma_ranks.py [--cases copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d]
+    python backends/nvidia/bench/tma_ranks.py [--cases copy1d,softmax2d,...] [--variants ranks,2d,portable]
 """
 from __future__ import annotations
 
@@ -156,57 +158,112 @@ def cases(mod, torch):
         run = lambda: mod.bmm3d[(M // BM, N // BN, Z)](*d, K, BM, BN, BK, num_warps=8, num_stages=3)  # noqa
         return run, lambda: ((c.float() - ref).norm() / ref.norm()).item(), 2 * Z * M * N * K / 1e3, "TFLOP/s"
 
-    return {"copy1d": c1, "softmax2d": c2, "copy3d": c3, "copy4d": c4, "copy5d": c5, "bmm3d": c6, "rowsum_loop": c7}
+    def example08(dtype_name, ws=False):
+        # examples/08 (persistent matmul on host descriptors, 8192^3): its epilogue's store is the 2-D store
+        # whose start is not proved non-negative (grouped tile ids divide by an argument's cdiv)
+        def make():
+            ex = mod.EXAMPLE08
+            M = N = K = 8192
+            a, b, c = ex.inputs(dtype_name, M, N, K, "cuda")
+            cfg, sms = ex.CONFIGS[dtype_name], torch.cuda.get_device_properties(0).multi_processor_count
+            small = ex.inputs(dtype_name, 512, 768, 1024, "cuda")
+            ex.matmul(*small, sms, cfg, ws)   # the same kernel (same specialization) at a shape checked in float64
+            ref = small[0].double() @ small[1].double().T
+            return (lambda: ex.matmul(a, b, c, sms, cfg, ws),
+                    lambda: ((small[2].double() - ref).norm() / ref.norm()).item(), 2 * M * N * K / 1e3, "TFLOP/s")
+        return make
+
+    table = {"copy1d": c1, "softmax2d": c2, "copy3d": c3, "copy4d": c4, "copy5d": c5, "bmm3d": c6,
+             "rowsum_loop": c7}
+    if getattr(mod, "EXAMPLE08", None) is not None:
+        for dt in ("float16", "bfloat16", "float8_e4m3fn", "float32"):
+            table[f"ex08_{dt}"] = example08(dt)
+        table["ex08_float16_ws"] = example08("float16", True)
+    return table
+
+
+def _knobs(nvk, label):
+    """Set the knobs of one variant (inside an ``nvk.scope()``): "ranks" TMA of every rank, "default" the
+    package default, "2d" TMA for 2-D pipelined loads and stores only, "portable" no TMA, "loop" every rank but
+    loads inside non-pipelined loops element by element."""
+    if label in ("ranks", "loop"):
+        nvk.tma_ranks = True
+    elif label == "2d":
+        nvk.tma_ranks = False
+    elif label == "portable":
+        nvk.tma = False
+    if label == "loop":
+        nvk.tma_loop_loads = False
 
 
 def main() -> None:
     import argparse
+    import statistics
 
     import torch
     from tritium_nvidia.knobs import nvidia as nvk
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", default="copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d,rowsum_loop")
+    ap.add_argument("--cases", default="copy1d,softmax2d,copy3d,copy4d,copy5d,bmm3d,rowsum_loop",
+                    help="also ex08_float16, ex08_bfloat16, ex08_float8_e4m3fn, ex08_float32, ex08_float16_ws: "
+                    "examples/08 at 8192^3")
+    ap.add_argument("--variants", default="ranks,2d,portable", help="tritium's variants beside Triton: "
+                    "ranks (TRITIUM_NVIDIA_TMA_RANKS on), 2d (off), portable (TRITIUM_NVIDIA_TMA off), default")
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     from _bench import median_ms, triton_twin
-    ours = cases(sys.modules[__name__], torch)
+    me = sys.modules[__name__]
     twin = triton_twin(os.path.abspath(__file__))
+    if any(c.startswith("ex08") for c in args.cases.split(",")):
+        import importlib.util
+        ex08 = os.path.join(ROOT, "examples", "08-persistent-matmul-descriptors.py")
+        spec = importlib.util.spec_from_file_location("example08", ex08)
+        me.EXAMPLE08 = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(me.EXAMPLE08)
+        if twin is not None:
+            twin.EXAMPLE08 = triton_twin(ex08)
+    ours = cases(me, torch)
     theirs = cases(twin, torch) if twin is not None else None
     rows = []
     for name in args.cases.split(","):
-        res, form, unit = {}, "?", ""
-        variants = [("tma", ours, True), ("portable", ours, False), ("triton", theirs, None)]
+        labels = args.variants.split(",")
         if name == "rowsum_loop":
-            # the same loop with its loads element by element but TMA elsewhere (TRITIUM_NVIDIA_TMA_LOOP_LOADS=0)
-            variants.insert(1, ("tma, loop loads portable", ours, "loop"))
-        for label, table, tma in variants:
+            labels.insert(1, "loop")
+        runs, res, form, unit = {}, {}, "?", ""
+        for label in labels + ["triton"]:
+            table = theirs if label == "triton" else ours
             if table is None:
-                res[label] = (float("nan"), "absent")
                 continue
             with nvk.scope():
-                # TMA of every rank is opt-in (TRITIUM_NVIDIA_TMA_RANKS): the "tma" rows turn it on
-                nvk.tma_ranks = tma is not None and tma is not False
-                if tma == "loop":
-                    nvk.tma_loop_loads = False
-                elif tma is not None:
-                    nvk.tma = tma
+                _knobs(nvk, label)
                 try:
                     run, check, amount, unit = table[name]()
                     k = run()
                     torch.cuda.synchronize()
                     err = check()
-                    if label == "tma":
-                        ptx = k.asm.get("ptx", "")
+                    if label == "ranks":
+                        ptx = getattr(k, "asm", {}).get("ptx", "")
                         form = "TMA" if "cp.async.bulk.tensor" in ptx else "no TMA"
-                    ms = median_ms(run, "cuda")
-                    res[label] = (amount / (ms * 1e-3) / 1e9, f"{err:.1e}")
+                    runs[label] = (run, f"{err:.1e}")
                 except Exception as exc:  # noqa: BLE001
                     res[label] = (float("nan"), f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
-            torch.cuda.empty_cache()
-        tri = res["triton"][0]
+        # the variants take turns, in reversed order every other round (a clock drift spreads over all of them);
+        # each variant's knobs are set around its whole median (the first call re-keys, untimed)
+        times: dict = {label: [] for label in runs}
+        order = list(runs)
+        for r in range(args.rounds):
+            for label in (order if r % 2 == 0 else order[::-1]):
+                with nvk.scope():
+                    if label != "triton":
+                        _knobs(nvk, label)
+                    times[label].append(median_ms(runs[label][0], "cuda", min_time=0.1))
+        for label, t in times.items():
+            res[label] = (amount / (statistics.median(t) * 1e-3) / 1e9, runs[label][1])
+        torch.cuda.empty_cache()
+        tri = res.get("triton", (float("nan"), ""))[0]
         cells = " | ".join(f"{k} {v[0]:.0f} ({v[0] / tri:.2f}x)" for k, v in res.items() if k != "triton")
         line = (f"{name} ({form}): tritium {cells} | Triton {tri:.0f} {unit} | err "
-                + " / ".join(v[1] for v in res.values()))
+                + " / ".join(f"{k} {v[1]}" for k, v in res.items()))
         print(line, flush=True)
         rows.append(line)
     print("\n".join(["== table"] + rows))
