@@ -68,6 +68,12 @@ class nvidia_knobs(KnobGroup):
     uniform_warp = BoolKnob("TRITIUM_NVIDIA_UNIFORM_WARP", default=True, doc="On sm_90, wgmma's warpgroup index "
                             "comes from lane 0's warp (shfl.sync.idx, as Triton 3.6), so ptxas keeps the "
                             "descriptors that follow from it in uniform registers; off: tid >> 5 as elsewhere")
+    defer_store_wait = BoolKnob("TRITIUM_NVIDIA_DEFER_STORE_WAIT", default=False, doc="On sm_90, a descriptor "
+                                "store inside a loop stages its block in a shared buffer of its own, live through "
+                                "the loop, and its bulk copies' read of it is waited for only before the next "
+                                "iteration writes it again (and once after the loop), as Triton 3.6's persistent "
+                                "kernels do; off: the block goes through the short-lived scratch buffer and each "
+                                "store waits for its reads at once")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

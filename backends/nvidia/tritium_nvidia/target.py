@@ -315,6 +315,19 @@ class NvidiaTarget(TmaHooks):
             fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
 
     @property
+    def bulk_store_deferred(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.defer_store_wait and self.bulk_tensor_copies
+
+    def bulk_store_commit(self, fn: Function) -> None:
+        from .tma import _asm
+        _asm(fn, "cp.async.bulk.commit_group;", "~{memory}", [])
+
+    def bulk_store_drain(self, fn: Function) -> None:
+        from .tma import _asm
+        _asm(fn, "cp.async.bulk.wait_group.read 0;", "~{memory}", [])
+
+    @property
     def async_dots(self) -> bool:
         return 90 <= self.capability < 100
 

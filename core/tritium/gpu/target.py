@@ -313,6 +313,19 @@ class TargetHooks:
         """Commit this thread's bulk stores and wait until they have read their shared memory."""
         raise NotImplementedError
 
+    #: a bulk store inside a loop may leave its read of shared memory pending (its own buffer, live through the
+    #: loop) until the buffer is written again: bulk_store_commit after the copies, bulk_store_drain before the
+    #: next write and after the loop; else bulk_store_wait_read after each store
+    bulk_store_deferred = False
+
+    def bulk_store_commit(self, fn: Function) -> None:
+        """Commit this thread's bulk stores as one group, without waiting."""
+        raise NotImplementedError
+
+    def bulk_store_drain(self, fn: Function) -> None:
+        """Wait until every bulk store this thread committed has read its shared memory."""
+        raise NotImplementedError
+
 
 _ORDER = {"acquire": "acquire", "release": "release", "acq_rel": "acq_rel", "relaxed": "monotonic",
           "": "acq_rel"}

@@ -31,6 +31,7 @@ from ..._mlir import ir
 from ...llvmir.types import BYTES
 from .context import Context
 from .descriptor_bulk import store_block_bulk
+from .descriptor_store_deferred import deferred_store_frame, store_block_deferred
 from .operands import split_operands
 from .values import owner_op
 
@@ -119,8 +120,15 @@ def store_bulk_or_portable(ctx: Context, c: Any, idx: list, indices: list, value
     if ctx.target.bulk_tensor_every_rank:
         start = nonnegative_start(ctx, idx, indices)
         inside = start if inside == "true" else inside if start == "true" else fn.inst(f"and i1 {inside}, {start}")
+    frame = deferred_store_frame(ctx, c, kind)
+
+    def bulk_store() -> None:
+        if frame is not None:
+            store_block_deferred(ctx, c, idx, value_v, frame)
+        else:
+            store_block_bulk(ctx, c, idx, value_v, kind)
     if inside == "true":
-        store_block_bulk(ctx, c, idx, value_v, kind)
+        bulk_store()
         return
     bulk, other, join = fn.label("bulkok"), fn.label("bulkneg"), fn.label("bulkj")
     fn.cond_br(inside, bulk, other)
@@ -129,7 +137,7 @@ def store_bulk_or_portable(ctx: Context, c: Any, idx: list, indices: list, value
     dirty = ctx.scratch_dirty
     fn.start_block(bulk)
     ctx.push_scope()
-    store_block_bulk(ctx, c, idx, value_v, kind)
+    bulk_store()
     ctx.pop_scope()
     fn.br(join)
     after_bulk = ctx.scratch_dirty

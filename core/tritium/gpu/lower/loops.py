@@ -15,6 +15,7 @@ class LoopFrame:
     pre: Optional[str]          # the preheader: the last block before the loop (None: no hoisting)
     buffers: list = field(default_factory=list)
     memo: dict = field(default_factory=dict)      # what was made once per run of the loop, by key
+    on_exit: list = field(default_factory=list)   # emitters run after the loop, before its buffers close
 
 
 def defined_inside(v: Any, loop: Any) -> bool:

@@ -64,7 +64,10 @@ class SharedBuffers:
 
     def exit_loop(self) -> None:
         """Called once every thread is past the loop's last read of shared memory."""
-        for k in self.loops.pop().buffers:
+        frame = self.loops.pop()
+        for emit in frame.on_exit:
+            emit()
+        for k in frame.buffers:
             self.smem.close(k)
 
     def invariant_loop(self, v: Any) -> Optional["LoopFrame"]:

@@ -1,0 +1,95 @@
+"""Descriptor stores inside loops with TRITIUM_NVIDIA_DEFER_STORE_WAIT (gpu/lower/descriptor_store_deferred.py):
+the block is staged in a buffer of the loop's own and its bulk copies' read is waited for only before the next
+iteration writes it again. If that wait were missing or misplaced, a program storing several blocks in a row
+would overwrite a block before the copy engine had read it: these kernels store many blocks per program, back
+to back (the persistent matmul of examples/08 on few programs, partial tiles at the edges; a copy loop with
+nothing between its stores) and compare every element, with the knob on and off. NVIDIA sm_90 only."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+from tritium.tools.tensor_descriptor import TensorDescriptor
+
+pytestmark = pytest.mark.gpu
+
+
+def _sm90():
+    from tritium.runtime.driver import driver
+    cap = driver.active.get_current_target().arch
+    if not 90 <= int(cap) < 100:
+        pytest.skip(f"bulk tensor stores are used on sm_90 only; this GPU is sm_{cap}")
+
+
+def _example08():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location("ex08_store_wait", os.path.join(
+        root, "examples", "08-persistent-matmul-descriptors.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _deferred(ptx: str) -> bool:
+    # the copies' commit is not followed at once by their wait
+    at_once = re.search(r"cp\.async\.bulk\.commit_group;(\s*//[^\n]*)*\s*cp\.async\.bulk\.wait_group", ptx)
+    return at_once is None and "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
+
+
+@pytest.mark.parametrize("defer", [True, False], ids=["deferred", "at-once"])
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float32"])
+def test_persistent_matmul_stores(cuda, name, defer):
+    torch = pytest.importorskip("torch")
+    _sm90()
+    from tritium_nvidia.knobs import nvidia
+    ex = _example08()
+    dtype = getattr(torch, name)
+    M, N, K = 776, 904, 392        # partial tiles in M and N, K not a multiple of BLOCK_K
+    a = torch.randn((M, K), device="cuda").to(dtype)
+    b = torch.randn((N, K), device="cuda").to(dtype)
+    out = torch.float16 if dtype.itemsize == 1 else dtype
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=out)
+    BM, BN, BK, warps, stages = ex.CONFIGS[name]
+    descs = [TensorDescriptor(x, list(x.shape), list(x.stride()), blk) for x, blk in
+             ((a, [BM, BK]), (b, [BN, BK]), (c, [BM, BN]))]
+    with nvidia.scope():
+        nvidia.defer_store_wait = defer
+        k = ex.matmul_persistent[(3, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
+                                        NUM_SMS=3, WARP_SPECIALIZE=False, num_warps=warps, num_stages=stages)
+    assert _deferred(k.asm["ptx"]) == defer
+    want = a.double() @ b.double().T
+    tol = {"float32": (2e-2, 2e-2), "bfloat16": (3e-2, 2e-1)}.get(name, (3e-2, 3e-1 if dtype.itemsize == 1 else 5e-2))
+    torch.testing.assert_close(c.double(), want, rtol=tol[0], atol=tol[1])
+
+
+@triton.jit
+def _copy_rows(x_ptr, o_ptr, M, N, ROUNDS, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BM, BN])
+    dst = tl.make_tensor_descriptor(o_ptr, [M, N], [N, 1], [BM, BN])
+    pn = tl.program_id(0) * BN
+    for r in range(ROUNDS):
+        for i in range(tl.cdiv(M, BM)):
+            dst.store([i * BM, pn], src.load([i * BM, pn]) * 2 + r)
+
+
+@pytest.mark.parametrize("defer", [True, False], ids=["deferred", "at-once"])
+def test_back_to_back_stores(cuda, defer):
+    """Every iteration stores a block right after loading it: the next iteration's write of the staged block
+    waits for this one's read (a program's blocks differ, so an early overwrite shows in the result). Two
+    nested loops: the inner one's wait after its exit, then the next round."""
+    torch = pytest.importorskip("torch")
+    _sm90()
+    from tritium_nvidia.knobs import nvidia
+    M, N, BM, BN = 1000, 256, 64, 128
+    x = torch.randn((M, N), device="cuda").half()
+    o = torch.full((M, N), float("nan"), device="cuda").half()
+    with nvidia.scope():
+        nvidia.defer_store_wait = defer
+        k = _copy_rows[(N // BN, )](x, o, M, N, 3, BM=BM, BN=BN, num_warps=4)
+    assert _deferred(k.asm["ptx"]) == defer
+    torch.testing.assert_close(o, x * 2 + 2)
