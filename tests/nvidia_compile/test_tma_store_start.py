@@ -158,3 +158,39 @@ def test_default_2d_store_checks_the_rows_end(isolated_tritium, ty, cols, n_alig
     ptx = k.asm["ptx"]
     assert _BULK_STORE.search(ptx)
     assert bool(_MASKED.search(ptx)) == (not n_aligned)
+
+
+@triton.jit
+def _seven(y, o, o2, n, B: tl.constexpr):
+    p = tl.program_id(0)
+    d = tl.make_tensor_descriptor(y, [4096], [1], [B])
+    v = tl.zeros([B], tl.float32)
+    tl.assume(o >= 0)
+    d.store([o + p * B], v)                   # an argument the kernel assumes non-negative: proved
+    d.store([tl.multiple_of(o2, 16)], v)      # a multiple of 16 may be negative: checked
+    s = p * B
+    t = 2048 + p * B
+    for i in range(0, n):
+        tl.assume(o2 >= 0)                    # inside the loop only: says nothing where o2 is defined
+        s += B                                # carried, up from a non-negative start: proved
+        t -= B                                # carried, down: checked
+    d.store([s], v)
+    d.store([t], v)
+    d.store([o2], v)                          # checked
+    if n > 5:
+        q = (p >> 1) * B
+    else:
+        q = 2 * B
+    d.store([q], v)                           # non-negative on both sides of the if: proved
+    d.store([tl.where(n > 3, p * B, 16)], v)  # a select of two: proved
+
+
+def test_what_else_is_proved_non_negative(isolated_tritium):
+    """tl.assume bounding a value below by 0 where the value is defined, loop-carried values up from a
+    non-negative start, both sides of an if or a select, right shifts: proved; a tl.multiple_of hint, a value
+    counting down, an assume placed elsewhere: checked (descriptor_range.py)."""
+    k = _compile(_seven, {"y": "*fp32", "o": "i32", "o2": "i32", "n": "i32", "B": "constexpr"}, {"B": 256},
+                 aligned=(0, 1, 2))
+    llir = k.asm["llir"]
+    assert len(_BULK_STORE.findall(llir)) == 7
+    assert len(re.findall(r"^bulkneg\d*:", llir, re.M)) == 3

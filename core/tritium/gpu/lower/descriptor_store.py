@@ -31,50 +31,10 @@ from ..._mlir import ir
 from ...llvmir.types import BYTES
 from .context import Context
 from .descriptor_bulk import store_block_bulk
+from .descriptor_range import provably_nonnegative
 from .descriptor_store_deferred import deferred_store_frame, store_block_deferred
 from .operands import split_operands
 from .values import owner_op
-
-#: arithmetic whose result is at least 0 when all of its operands are
-_ALL_NONNEG = ("arith.addi", "arith.muli", "arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi",
-               "arith.minsi", "arith.minui", "arith.extsi", "arith.index_cast")
-#: ... when one of its operands is
-_ANY_NONNEG = ("arith.maxsi", "arith.andi", "arith.remui")
-#: ... when its first operand is (a remainder takes the dividend's sign)
-_FIRST_NONNEG = ("arith.remsi", )
-
-
-def provably_nonnegative(v: Any, depth: int = 0) -> bool:
-    """``v`` (a scalar integer) is at least 0 in every program: a non-negative constant, a program id or count,
-    a ``for`` loop's induction variable counting up from such a value, or arithmetic above on such values
-    (wrapping on overflow is not considered, as Triton's own index arithmetic does not)."""
-    if depth > 24 or "tensor<" in str(v.type):
-        return False
-    if isinstance(v, ir.BlockArgument):
-        loop = v.owner.owner
-        if loop is None or loop.operation.name != "scf.for" or v.arg_number != 0:
-            return False
-        lower, _, step = loop.operation.operands[:3]
-        return provably_nonnegative(lower, depth + 1) and provably_nonnegative(step, depth + 1)
-    o = owner_op(v)
-    if o is None:
-        return False
-    name = o.name
-    if name == "arith.constant":
-        try:
-            return ir.IntegerAttr(o.attributes["value"]).value >= 0
-        except (ValueError, TypeError):
-            return False
-    if name in ("tt.get_program_id", "tt.get_num_programs", "arith.extui"):
-        return True
-    if name in _FIRST_NONNEG:
-        return provably_nonnegative(o.operands[0], depth + 1)
-    if name in _ALL_NONNEG:
-        return all(provably_nonnegative(x, depth + 1) for x in o.operands)
-    if name in _ANY_NONNEG:
-        return any(provably_nonnegative(x, depth + 1) for x in o.operands)
-    return False
-
 
 def nonnegative_start(ctx: Context, idx: list, indices: list) -> str:
     """An i1 (or "true"): every coordinate of the block at ``idx`` (Scalars, outermost first; ``indices`` the IR
