@@ -194,3 +194,16 @@ def test_what_else_is_proved_non_negative(isolated_tritium):
     llir = k.asm["llir"]
     assert len(_BULK_STORE.findall(llir)) == 7
     assert len(re.findall(r"^bulkneg\d*:", llir, re.M)) == 3
+
+
+def test_unchecked_path_is_a_loop_over_shared_memory(isolated_tritium):
+    """A store whose start or rows' end is checked at run time goes the other way in a loop over the block's
+    shared-memory copy (descriptor_fallback.py), not in per-element stores unrolled from registers: one or two
+    global stores in the PTX however large the block (before: 64 x 128 fp16 unrolled, 64 of them)."""
+    sig = {"x": "*fp16", "y": "*fp16", "m": "i32", "n": "i32", "stride": "i32", "B0": "constexpr",
+           "B1": "constexpr"}
+    k = _compile(_store_2d, sig, {"B0": 64, "B1": 128}, aligned=(0, 1, 4))
+    ptx = k.asm["ptx"]
+    assert len(_BULK_STORE.findall(ptx)) == 2
+    assert 1 <= len(_MASKED.findall(ptx)) <= 4
+    assert re.search(r"^dsloop\d+:", k.asm["llir"], re.M)

@@ -338,11 +338,12 @@ class BulkStages:
         guarded(ctx.fn, ctx.and_pred(ctx.and_pred(self.leader, valid), self.ok), emit)
 
 
-def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, kind: str = "") -> None:
+def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, kind: str = "", inside: str = "true") -> None:
     """``c.store(idx, value)`` through shared memory and bulk copies (``c.tmap`` is set), or with ``kind`` the
     descriptor reduction of that kind (bulk reductions, atomic per element as the portable path's). As in Triton,
     the program goes on once the copies have read shared memory; they reach global memory before the kernel
-    ends."""
+    ends. Where the i1 ``inside`` is false (a plain store only), the block goes out of shared memory element by
+    element instead (descriptor_fallback.py)."""
     m = c.tmap
     fn = ctx.fn
     val = ctx.tensor(value_v)
@@ -354,6 +355,16 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, kind: str = 
     write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
     ctx.target.bulk_store_fence(fn)
     ctx.target.barrier(fn)
+    if inside != "true":
+        bulk, other = fn.label("bulkok"), fn.label("bulkneg")
+        fn.cond_br(inside, bulk, other)
+        fn.start_block(other)
+        from .descriptor_fallback import store_from_shared
+        ctx.push_scope()
+        store_from_shared(ctx, c, m.block, m.smem, idx, base)
+        ctx.pop_scope()
+        fn.br(join)
+        fn.start_block(bulk)
     boxes = box_coords(ctx, m, idx)
     leader = fn.inst(f"icmp eq i32 {ctx.target.thread_id(fn)}, 0")
 

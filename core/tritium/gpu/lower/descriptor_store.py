@@ -90,6 +90,10 @@ def store_bulk_or_portable(ctx: Context, c: Any, idx: list, indices: list, value
     if inside == "true":
         bulk_store()
         return
+    if not kind and frame is None:
+        # a plain store's other path copies the block out of shared memory in a loop (descriptor_fallback.py)
+        store_block_bulk(ctx, c, idx, value_v, kind, inside)
+        return
     bulk, other, join = fn.label("bulkok"), fn.label("bulkneg"), fn.label("bulkj")
     fn.cond_br(inside, bulk, other)
     # the scratch buffer's "read since the last barrier" state is tracked along the emitted code: each path
