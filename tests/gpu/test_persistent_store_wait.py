@@ -1,9 +1,12 @@
 """Descriptor stores inside loops with TRITIUM_NVIDIA_DEFER_STORE_WAIT (gpu/lower/descriptor_store_deferred.py):
 the block is staged in a buffer of the loop's own and its bulk copies' read is waited for only before the next
-iteration writes it again. If that wait were missing or misplaced, a program storing several blocks in a row
-would overwrite a block before the copy engine had read it: these kernels store many blocks per program, back
-to back (the persistent matmul of examples/08 on few programs, partial tiles at the edges; a copy loop with
-nothing between its stores) and compare every element, with the knob on and off. NVIDIA sm_90 only."""
+iteration writes it again; with TRITIUM_NVIDIA_PREFETCH_TILES (gpu/lower/pipeline_prefetch.py) the persistent
+matmul's next tile's first stages are issued before this tile's epilogue. If the wait were missing or
+misplaced, a program storing several blocks in a row would overwrite a block before the copy engine had read it;
+if the prefetch's barriers or predicates were wrong, tiles would read another tile's stages. These kernels
+store many blocks per program, back to back (the persistent matmul of examples/08 on few programs, partial
+tiles, short K, programs without tiles; a copy loop with nothing between its stores) and compare every
+element, with the knobs on and off. NVIDIA sm_90 only."""
 from __future__ import annotations
 
 import importlib.util
@@ -41,15 +44,26 @@ def _deferred(ptx: str) -> bool:
     return at_once is None and "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
 
 
+def _prefetched(ptx: str, stages: int) -> bool:
+    # the K loop's barriers are initialized before the tile loop and again after each K loop (else once per K
+    # loop, before it)
+    return ptx.count("mbarrier.init.shared::cta.b64") == 2 * stages
+
+
+@pytest.mark.parametrize("prefetch", [True, False], ids=["prefetch", "no-prefetch"])
 @pytest.mark.parametrize("defer", [True, False], ids=["deferred", "at-once"])
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float32"])
-def test_persistent_matmul_stores(cuda, name, defer):
+@pytest.mark.parametrize("shape", [(776, 904, 392), (300, 200, 16), (128, 100, 200)],
+                         ids=["partial", "one-k-step", "fewer-tiles-than-programs"])
+def test_persistent_matmul_stores(cuda, name, defer, prefetch, shape):
+    """examples/08's kernel on 3 programs: partial tiles, K shorter than the stages (one K step where the
+    prologue fills two), and programs without a tile (the first tile's copies predicated off)."""
     torch = pytest.importorskip("torch")
     _sm90()
     from tritium_nvidia.knobs import nvidia
     ex = _example08()
     dtype = getattr(torch, name)
-    M, N, K = 776, 904, 392        # partial tiles in M and N, K not a multiple of BLOCK_K
+    M, N, K = shape
     a = torch.randn((M, K), device="cuda").to(dtype)
     b = torch.randn((N, K), device="cuda").to(dtype)
     out = torch.float16 if dtype.itemsize == 1 else dtype
@@ -59,9 +73,10 @@ def test_persistent_matmul_stores(cuda, name, defer):
              ((a, [BM, BK]), (b, [BN, BK]), (c, [BM, BN]))]
     with nvidia.scope():
         nvidia.defer_store_wait = defer
+        nvidia.prefetch_tiles = prefetch
         k = ex.matmul_persistent[(3, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
                                         NUM_SMS=3, WARP_SPECIALIZE=False, num_warps=warps, num_stages=stages)
-    assert _deferred(k.asm["ptx"]) == defer
+    assert _deferred(k.asm["ptx"]) == defer and _prefetched(k.asm["ptx"], stages) == prefetch
     want = a.double() @ b.double().T
     tol = {"float32": (2e-2, 2e-2), "bfloat16": (3e-2, 2e-1)}.get(name, (3e-2, 3e-1 if dtype.itemsize == 1 else 5e-2))
     torch.testing.assert_close(c.double(), want, rtol=tol[0], atol=tol[1])

@@ -74,6 +74,11 @@ class nvidia_knobs(KnobGroup):
                                 "iteration writes it again (and once after the loop), as Triton 3.6's persistent "
                                 "kernels do; off: the block goes through the short-lived scratch buffer and each "
                                 "store waits for its reads at once")
+    prefetch_tiles = BoolKnob("TRITIUM_NVIDIA_PREFETCH_TILES", default=False, doc="On sm_90, a software-"
+                              "pipelined loop of bulk tensor copies inside an outer for loop (a persistent "
+                              "kernel's tile loop) issues the next outer iteration's first stages as soon as it "
+                              "ends, before the epilogue (gpu/lower/pipeline_prefetch.py; its stages then live "
+                              "through the outer loop); off: each run of the loop fills its stages when it starts")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

@@ -319,6 +319,11 @@ class NvidiaTarget(TmaHooks):
         from .knobs import nvidia
         return nvidia.defer_store_wait and self.bulk_tensor_copies
 
+    @property
+    def prefetch_next_tile(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.prefetch_tiles and self.bulk_tensor_copies
+
     def bulk_store_commit(self, fn: Function) -> None:
         from .tma import _asm
         _asm(fn, "cp.async.bulk.commit_group;", "~{memory}", [])

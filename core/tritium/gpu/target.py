@@ -318,6 +318,10 @@ class TargetHooks:
     #: next write and after the loop; else bulk_store_wait_read after each store
     bulk_store_deferred = False
 
+    #: a pipelined loop of bulk copies inside an outer loop issues the next outer iteration's first stages
+    #: when it ends (gpu/lower/pipeline_prefetch.py)
+    prefetch_next_tile = False
+
     def bulk_store_commit(self, fn: Function) -> None:
         """Commit this thread's bulk stores as one group, without waiting."""
         raise NotImplementedError

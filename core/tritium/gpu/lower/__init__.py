@@ -32,19 +32,26 @@ def lower_module(module: Any, target: Any, options: Any, name: str) -> tuple[str
     num_warps = ir.IntegerAttr(attrs["ttg.num_warps"]).value if "ttg.num_warps" in attrs else \
         getattr(options, "num_warps", 4)
     func = kernel_function(module)
-    out = Module(target.triple, target.datalayout)
-    start = line_info.function_start(func) if line_info.enabled() else None
-    if start is not None:
-        kind = line_info.FULL if line_info.variables() else getattr(target, "line_table_kind", line_info.LINE_TABLES)
-        out.line_table = line_info.LineTable(out.next_metadata_id, kind)
-    lowering = KernelLowering(out, target, func, num_warps, options, name)
-    entry = func.regions[0].blocks[0]
-    params = [lowering.llty(element_type(a.type)) for a in entry.arguments]
-    fn = lowering.lower(params)
+    # a first lowering may spend shared memory on speed (``roomy``: pipeline_prefetch.py, descriptor stores
+    # whose reads are waited for late); where that does not fit, the kernel is lowered again without
+    for roomy in (True, False):
+        out = Module(target.triple, target.datalayout)
+        start = line_info.function_start(func) if line_info.enabled() else None
+        if start is not None:
+            kind = line_info.FULL if line_info.variables() else getattr(target, "line_table_kind",
+                                                                        line_info.LINE_TABLES)
+            out.line_table = line_info.LineTable(out.next_metadata_id, kind)
+        lowering = KernelLowering(out, target, func, num_warps, options, name)
+        lowering.roomy, lowering.roomy_used = roomy, False
+        entry = func.regions[0].blocks[0]
+        params = [lowering.llty(element_type(a.type)) for a in entry.arguments]
+        fn = lowering.lower(params)
+        # buffers whose lifetimes do not overlap share bytes (less shared memory per program: more programs per
+        # multiprocessor, and configurations that fit at all)
+        shared = (lowering.smem.assign() + 127) // 128 * 128
+        if not lowering.roomy_used or shared <= target.max_shared_bytes:
+            break
     out.functions.append(fn)
-    # buffers whose lifetimes do not overlap share bytes (less shared memory per program: more programs per
-    # multiprocessor, and configurations that fit at all)
-    shared = (lowering.smem.assign() + 127) // 128 * 128
     offsets = lowering.smem.offsets()
     if offsets:
         pattern = re.compile(r"__SMEM_OFFSET_\d+__")

@@ -12,7 +12,8 @@ at once); the barrier that follows its wait (the one before the block is written
 the loop, through ``scratch_dirty``) holds the other threads back until then.
 
 Taken where the target says so (``bulk_store_deferred``) and the loop's buffers, this one included, fit the
-target's shared memory even if none of them shared bytes (a bound: the allocator may do better); else the
+target's shared memory even if none of them shared bytes (a bound: the allocator may do better), and the kernel
+is lowered again without it where its shared memory still does not fit (``roomy``, lower_module); else the
 scratch path of :func:`~.descriptor_bulk.store_block_bulk`.
 """
 from __future__ import annotations
@@ -31,12 +32,14 @@ def deferred_store_frame(ctx: Context, c: Any, kind: str) -> Optional[LoopFrame]
     """The loop whose buffer the store of ``c`` may stage its block in (the innermost loop around it), or None
     where the store waits for its reads at once (module doc)."""
     m = getattr(c, "tmap", None)
-    if kind or m is None or not ctx.loops or not getattr(ctx.target, "bulk_store_deferred", False):
+    if kind or m is None or not ctx.loops or not getattr(ctx.target, "bulk_store_deferred", False) \
+            or not getattr(ctx, "roomy", True):
         return None
     frame = ctx.loops[-1]
     live = sum(b.size + b.align for b in ctx.smem.buffers if b.end is None or b.end > frame.start)
     if live + m.nbytes + 1024 > ctx.target.max_shared_bytes:
         return None
+    ctx.roomy_used = True
     return frame
 
 

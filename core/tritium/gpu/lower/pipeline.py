@@ -122,6 +122,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     # a load whose boxes may start off a 16-byte multiple fills its stages the portable way (aligned_start)
     maps = [ctx.values[parts["desc"][0]].tmap if "desc" in parts and aligned_start(
         ctx, ctx.values[parts["desc"][0]], parts["indices"]) else None for _, parts in plan.loads]
+    # a persistent kernel's next tile: its first stages issued before this tile's epilogue (pipeline_prefetch)
+    from .pipeline_prefetch import first_tile, next_tile, own_buffer, prefetch_plan
+    pf = prefetch_plan(ctx, op, plan, maps)
     for (o, parts), m in zip(plan.loads, maps):
         lay = ctx.layout_of(o.results[0])
         if "desc" in parts:
@@ -133,23 +136,31 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             _stage_layout(ctx, o.results[0], lay, st)
         stage_bytes = (smem.nbytes + 1023) // 1024 * 1024    # swizzle atoms are 1024-byte aligned
         k, base = ctx.shared_buffer(S * stage_bytes, 1024)
-        buffers.append(k)
+        if pf is not None:
+            own_buffer(ctx, pf, k)
+        else:
+            buffers.append(k)
         bases.append((SharedTile(base, smem, st), stage_bytes))
-    # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their readers
-    if ctx.scratch_dirty:
-        ctx.target.barrier(fn)
-        ctx.scratch_dirty = False
-    bulk = BulkStages(ctx, maps, S) if any(m is not None for m in maps) else None
-    if bulk is not None:
-        buffers.append(bulk.key)
-        # the other threads first wait on them after the loop's first barrier
-        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
     state = {i: inits[i] for i in plan.args}
-    for s in range(S - 1):
-        iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
-        valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
-        ops_s, state = eval_slice(ctx, op, plan, iv_s, state, depth)
-        issue_copies(ctx, plan, ops_s, bases, str(s), valid, bulk)
+    if pf is not None:
+        # the prologue ran before the outer loop or after the previous tile's K loop
+        bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth)
+    else:
+        # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their
+        # readers
+        if ctx.scratch_dirty:
+            ctx.target.barrier(fn)
+            ctx.scratch_dirty = False
+        bulk = BulkStages(ctx, maps, S) if any(m is not None for m in maps) else None
+        if bulk is not None:
+            buffers.append(bulk.key)
+            # the other threads first wait on them after the loop's first barrier
+            bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+        for s in range(S - 1):
+            iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
+            valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
+            ops_s, state = eval_slice(ctx, op, plan, iv_s, state, depth)
+            issue_copies(ctx, plan, ops_s, bases, str(s), valid, bulk)
     ctx.scratch_dirty = True
     frame = ctx.enter_loop(op, True)
     pre = fn.current
@@ -260,7 +271,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ctx.values[r] = p
     # every copy has landed and every dot has read its operands, in every thread: the stages are dead
     ctx.target.barrier(fn)
-    if bulk is not None:
+    if pf is not None:
+        next_tile(ctx, pf, op, plan, bases, bulk, (lb, ub, step), depth)
+    elif bulk is not None:
         # every phase armed was waited for; the barriers' bytes become ordinary shared memory again
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
     for k in buffers:

@@ -1,0 +1,100 @@
+"""The PTX of examples/08's persistent matmul with TRITIUM_NVIDIA_PREFETCH_TILES (gpu/lower/pipeline_prefetch.py):
+the K loop's barriers are initialized before the tile loop, which issues the first tile's two stages there;
+after each K loop (its dots retired, a barrier) the barriers restart and the next tile's two stages are issued,
+before the epilogue's first shared store; the barriers are invalidated after the tile loop. The stages live
+through the tile loop (the epilogue's tile has bytes of its own). A kernel without an outer loop is unchanged,
+and so is a configuration whose stages and tile would not fit together (lowered again without the prefetch).
+The GPU side is tests/gpu/test_persistent_store_wait.py."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+import tritium
+from tritium.backends.compiler import GPUTarget
+from tritium.compiler import ASTSource
+
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
+         (5, ): [["tt.divisibility", 16]]}
+LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+
+
+def _example08():
+    spec = importlib.util.spec_from_file_location("ex08_prefetch_ptx", os.path.join(
+        ROOT, "examples", "08-persistent-matmul-descriptors.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _compile(fn, sig, consts, attrs, prefetch, stages=3):
+    from tritium import plugins
+    from tritium_nvidia.knobs import nvidia
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        nvidia.prefetch_tiles = prefetch
+        return tritium.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                               options={"num_warps": 8, "num_stages": stages})
+
+
+def _compile08(prefetch, bm=128, bn=256, bk=64):
+    sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bn}, {bk}]>",
+           "c_desc": f"tensordesc<fp16[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
+           "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
+           "WARP_SPECIALIZE": "constexpr"}
+    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
+    return _compile(_example08().matmul_persistent, sig, consts, ATTRS, prefetch)
+
+
+def _lines(ptx: str) -> list[str]:
+    return [" ".join(ln.split()) for ln in ptx.splitlines() if ln.strip() and not ln.strip().startswith("//")]
+
+
+def test_next_tile_stages_before_the_epilogue(isolated_tritium):
+    on, off = _compile08(True), _compile08(False)
+    lines = _lines(on.asm["ptx"])
+    ptx_off = off.asm["ptx"]
+    # off: three barriers initialized and invalidated per K loop; two stages of A and B before it, one in it
+    assert ptx_off.count("mbarrier.init.shared::cta.b64") == 3 and ptx_off.count(LOAD) == 6
+    # on: three before the tile loop and three after each K loop; the first tile's two stages, the loop's, the
+    # next tile's two
+    assert sum(ln.startswith("mbarrier.init.shared::cta.b64") for ln in lines) == 6
+    assert sum(ln.startswith("mbarrier.inval.shared::cta.b64") for ln in lines) == 6
+    loads = [i for i, ln in enumerate(lines) if ln.startswith(LOAD)]
+    assert len(loads) == 10
+    retire = lines.index("wgmma.wait_group.sync.aligned 0;")
+    first_st = next(i for i, ln in enumerate(lines) if ln.startswith("st.shared.b32"))
+    # the next tile's four copies come after the K loop's last dots are retired and before the epilogue writes
+    ahead = [i for i in loads if retire < i < first_st]
+    assert len(ahead) == 4
+    # ... after the barriers restart
+    inits = [i for i, ln in enumerate(lines) if ln.startswith("mbarrier.init")]
+    assert retire < inits[3] < inits[5] < ahead[0]
+    # the stages are not the epilogue's: 64 KB more, within the H200's 227 KB
+    assert on.metadata_dict["shared"] >= off.metadata_dict["shared"] + 128 * 256 * 2
+    assert on.metadata_dict["shared"] <= 227 * 1024
+
+
+def test_a_tile_too_large_keeps_the_prologue(isolated_tritium):
+    # 3 stages of 256 x 64 + 256 x 64 fp16 (192 KB) and a 256 x 256 fp16 tile (128 KB) do not fit together:
+    # lowered again without the prefetch, the PTX is the knob-off one
+    on, off = _compile08(True, bm=256, bn=256), _compile08(False, bm=256, bn=256)
+    assert on.asm["ptx"] == off.asm["ptx"]
+
+
+def test_kernel_without_outer_loop_unchanged(isolated_tritium):
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+    from test_descriptor_tma import _mm
+    sig = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[128, 64]>", "c_ptr": "*fp32",
+           "M": "i32", "N": "i32", "K": "i32", "shift_m": "i32", "BM": "constexpr", "BN": "constexpr",
+           "BK": "constexpr"}
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    assert _compile(_mm, sig, consts, {}, True).asm["ptx"] == _compile(_mm, sig, consts, {}, False).asm["ptx"]
