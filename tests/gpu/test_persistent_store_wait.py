@@ -5,7 +5,7 @@ matmul's next tile's first stages are issued before this tile's epilogue. If the
 misplaced, a program storing several blocks in a row would overwrite a block before the copy engine had read it;
 if the prefetch's barriers or predicates were wrong, tiles would read another tile's stages. These kernels
 store many blocks per program, back to back (the persistent matmul of examples/08 on few programs, partial
-tiles, short K, programs without tiles; a copy loop with nothing between its stores) and compare every
+tiles, short K, a single tile; a copy loop with nothing between its stores) and compare every
 element, with the knobs on and off. NVIDIA sm_90 only."""
 from __future__ import annotations
 
@@ -54,10 +54,10 @@ def _prefetched(ptx: str, stages: int) -> bool:
 @pytest.mark.parametrize("defer", [True, False], ids=["deferred", "at-once"])
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float32"])
 @pytest.mark.parametrize("shape", [(776, 904, 392), (300, 200, 16), (128, 100, 200)],
-                         ids=["partial", "one-k-step", "fewer-tiles-than-programs"])
+                         ids=["partial", "one-k-step", "one-tile"])
 def test_persistent_matmul_stores(cuda, name, defer, prefetch, shape):
     """examples/08's kernel on 3 programs: partial tiles, K shorter than the stages (one K step where the
-    prologue fills two), and programs without a tile (the first tile's copies predicated off)."""
+    prologue fills two), and a single tile (the next tile's copies predicated off)."""
     torch = pytest.importorskip("torch")
     _sm90()
     from tritium_nvidia.knobs import nvidia
