@@ -18,7 +18,7 @@ from typing import Any, Optional
 from tritium import knobs, llvm_debug
 from tritium.backends.compiler import BaseBackend, GPUTarget, Language
 
-from . import tma, toolchain
+from . import lsr, tma, toolchain
 from .barriers import drop_repeated_barriers
 from .knobs import nvidia as nv_knobs
 from .plugin import CAPABILITIES
@@ -78,11 +78,11 @@ def target_machine(capability: int, isa: int) -> Any:
 
 
 @functools.lru_cache(maxsize=8)
-def _emit_ptx(tm: Any, text: str, kernel: str) -> str:
+def _emit_ptx(tm: Any, text: str, kernel: str, keep_lsr: bool = True) -> str:
     """LLVM IR text -> PTX; memoized because the llir stage's order trial (regroup.py) emits what make_ptx emits."""
     import llvmlite.binding as llvm
     mod = llvm.parse_assembly(text)
-    with llvm_debug.llvm_options(kernel):
+    with llvm_debug.llvm_options(kernel), lsr.scope(keep_lsr):
         return tm.emit_assembly(mod)
 
 
@@ -192,7 +192,7 @@ class CUDABackend(BaseBackend):
             elif mode == "auto" and toolchain.find_ptxas() is not None:
                 name = metadata["name"]
                 text, kept = fewer_registers(
-                    str(mod), lambda t: _emit_ptx(tm, t, name),
+                    str(mod), lambda t: _emit_ptx(tm, t, name, lsr.keeps_lsr(t, options.num_stages)),
                     lambda p: self._assemble(p, name, options)[1])
                 if kept is not None:
                     metadata["ptx_order"] = kept
@@ -204,7 +204,7 @@ class CUDABackend(BaseBackend):
                          nv_knobs.ptxas_options)
 
     def make_ptx(self, src: str, metadata: dict, options: CUDAOptions, tm: Any, isa: int) -> str:
-        ptx = _emit_ptx(tm, src, metadata["name"])
+        ptx = _emit_ptx(tm, src, metadata["name"], lsr.keeps_lsr(src, options.num_stages))
         metadata["ptx_version"] = isa
         metadata["arch"] = toolchain.arch_name(self.capability)
         if nv_knobs.dump_nvptx:

@@ -68,17 +68,23 @@ class nvidia_knobs(KnobGroup):
     uniform_warp = BoolKnob("TRITIUM_NVIDIA_UNIFORM_WARP", default=True, doc="On sm_90, wgmma's warpgroup index "
                             "comes from lane 0's warp (shfl.sync.idx, as Triton 3.6), so ptxas keeps the "
                             "descriptors that follow from it in uniform registers; off: tid >> 5 as elsewhere")
+    lsr = StrKnob("TRITIUM_NVIDIA_LSR", default="auto", choices=("auto", "1", "0"), doc="LLVM's loop strength "
+                  "reduction in the PTX code generator: auto (default) turns it off for kernels of num_stages >= 3 "
+                  "with a wgmma reading A from registers (attention: it adds a 64-bit add per copy to the pipelined "
+                  "loop, lsr.py), on elsewhere; 1 on everywhere (LLVM's default); 0 off everywhere")
     defer_store_wait = BoolKnob("TRITIUM_NVIDIA_DEFER_STORE_WAIT", default=False, doc="On sm_90, a descriptor "
                                 "store inside a loop stages its block in a shared buffer of its own, live through "
                                 "the loop, and its bulk copies' read of it is waited for only before the next "
                                 "iteration writes it again (and once after the loop), as Triton 3.6's persistent "
                                 "kernels do; off: the block goes through the short-lived scratch buffer and each "
                                 "store waits for its reads at once")
-    prefetch_tiles = BoolKnob("TRITIUM_NVIDIA_PREFETCH_TILES", default=False, doc="On sm_90, a software-"
-                              "pipelined loop of bulk tensor copies inside an outer for loop (a persistent "
-                              "kernel's tile loop) issues the next outer iteration's first stages as soon as it "
-                              "ends, before the epilogue (gpu/lower/pipeline_prefetch.py; its stages then live "
-                              "through the outer loop); off: each run of the loop fills its stages when it starts")
+    prefetch_tiles = IntKnob("TRITIUM_NVIDIA_PREFETCH_TILES", default=0, doc="On sm_90, a software-pipelined "
+                             "loop of bulk tensor copies inside an outer for loop (a persistent kernel's tile loop) "
+                             "issues the next outer iteration's first stages as soon as it ends, before the "
+                             "epilogue (gpu/lower/pipeline_prefetch.py; its stages then live through the outer "
+                             "loop): 1 on barriers initialized again for each run, 2 on barriers whose phases go "
+                             "on from run to run; 0 (default): each run of the loop fills its stages when it "
+                             "starts")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "
