@@ -44,13 +44,16 @@ def _deferred(ptx: str) -> bool:
     return at_once is None and "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
 
 
-def _prefetched(ptx: str, stages: int) -> bool:
-    # the K loop's barriers are initialized before the tile loop and again after each K loop (else once per K
-    # loop, before it)
-    return ptx.count("mbarrier.init.shared::cta.b64") == 2 * stages
+def _prefetch_mode(ptx: str, stages: int) -> int:
+    # copies of A and B: S - 1 stages before the K loop and one in it; the prefetch adds S - 1 for the next
+    # tile. Its mode 1 restarts the barriers after each K loop (twice the inits), mode 2 carries their phases
+    loads = ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global")
+    if loads == 2 * stages:
+        return 0
+    return 1 if ptx.count("mbarrier.init.shared::cta.b64") == 2 * stages else 2
 
 
-@pytest.mark.parametrize("prefetch", [True, False], ids=["prefetch", "no-prefetch"])
+@pytest.mark.parametrize("prefetch", [2, 1, 0], ids=["prefetch-carried", "prefetch-restarted", "no-prefetch"])
 @pytest.mark.parametrize("defer", [True, False], ids=["deferred", "at-once"])
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float32"])
 @pytest.mark.parametrize("shape", [(776, 904, 392), (300, 200, 16), (128, 100, 200)],
@@ -76,7 +79,7 @@ def test_persistent_matmul_stores(cuda, name, defer, prefetch, shape):
         nvidia.prefetch_tiles = prefetch
         k = ex.matmul_persistent[(3, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
                                         NUM_SMS=3, WARP_SPECIALIZE=False, num_warps=warps, num_stages=stages)
-    assert _deferred(k.asm["ptx"]) == defer and _prefetched(k.asm["ptx"], stages) == prefetch
+    assert _deferred(k.asm["ptx"]) == defer and _prefetch_mode(k.asm["ptx"], stages) == prefetch
     want = a.double() @ b.double().T
     tol = {"float32": (2e-2, 2e-2), "bfloat16": (3e-2, 2e-1)}.get(name, (3e-2, 3e-1 if dtype.itemsize == 1 else 5e-2))
     torch.testing.assert_close(c.double(), want, rtol=tol[0], atol=tol[1])

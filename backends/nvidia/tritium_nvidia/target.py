@@ -320,9 +320,9 @@ class NvidiaTarget(TmaHooks):
         return nvidia.defer_store_wait and self.bulk_tensor_copies
 
     @property
-    def prefetch_next_tile(self) -> bool:
+    def prefetch_next_tile(self) -> int:
         from .knobs import nvidia
-        return nvidia.prefetch_tiles and self.bulk_tensor_copies
+        return nvidia.prefetch_tiles if nvidia.prefetch_tiles in (1, 2) and self.bulk_tensor_copies else 0
 
     def bulk_store_commit(self, fn: Function) -> None:
         from .tma import _asm

@@ -319,8 +319,9 @@ class TargetHooks:
     bulk_store_deferred = False
 
     #: a pipelined loop of bulk copies inside an outer loop issues the next outer iteration's first stages
-    #: when it ends (gpu/lower/pipeline_prefetch.py)
-    prefetch_next_tile = False
+    #: when it ends (gpu/lower/pipeline_prefetch.py): 0 no, 1 on barriers restarted per run, 2 on barriers
+    #: whose phases carry on
+    prefetch_next_tile = 0
 
     def bulk_store_commit(self, fn: Function) -> None:
         """Commit this thread's bulk stores as one group, without waiting."""

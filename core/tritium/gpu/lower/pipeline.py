@@ -123,7 +123,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     maps = [ctx.values[parts["desc"][0]].tmap if "desc" in parts and aligned_start(
         ctx, ctx.values[parts["desc"][0]], parts["indices"]) else None for _, parts in plan.loads]
     # a persistent kernel's next tile: its first stages issued before this tile's epilogue (pipeline_prefetch)
-    from .pipeline_prefetch import first_tile, next_tile, own_buffer, prefetch_plan
+    from .pipeline_prefetch import entry_state, first_tile, next_tile, own_buffer, prefetch_plan
     pf = prefetch_plan(ctx, op, plan, maps)
     for (o, parts), m in zip(plan.loads, maps):
         lay = ctx.layout_of(o.results[0])
@@ -163,6 +163,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             issue_copies(ctx, plan, ops_s, bases, str(s), valid, bulk)
     ctx.scratch_dirty = True
     frame = ctx.enter_loop(op, True)
+    rd0, wr0, phase0 = entry_state(ctx, pf, S)
     pre = fn.current
     head, body, exit_ = fn.label("pfor"), fn.label("pforbody"), fn.label("pforexit")
     fn.br(head)
@@ -252,9 +253,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     fn.br(head)
     pre = frame.pre                         # code hoisted out of the body may have added blocks
     fn.fill(iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
-    fn.fill(rd_slot, f"{rd} = phi i32 [0, %{pre}], [{rdw}, %{latch}]")
-    fn.fill(wr_slot, f"{wr} = phi i32 [{S - 1}, %{pre}], [{wrw}, %{latch}]")
-    fn.fill(phase_slot, f"{phase} = phi i32 [0, %{pre}], [{phn}, %{latch}]")
+    fn.fill(rd_slot, f"{rd} = phi i32 [{rd0}, %{pre}], [{rdw}, %{latch}]")
+    fn.fill(wr_slot, f"{wr} = phi i32 [{wr0}, %{pre}], [{wrw}, %{latch}]")
+    fn.fill(phase_slot, f"{phase} = phi i32 [{phase0}, %{pre}], [{phn}, %{latch}]")
     fill_phis(ctx, phis, slots, [[(i, pre), (y, latch)] for i, y in zip(inits, yielded)])
     if rec is not None:
         carry_dot.fill_header(ctx, rec, pre, latch)
@@ -272,7 +273,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     # every copy has landed and every dot has read its operands, in every thread: the stages are dead
     ctx.target.barrier(fn)
     if pf is not None:
-        next_tile(ctx, pf, op, plan, bases, bulk, (lb, ub, step), depth)
+        next_tile(ctx, pf, op, plan, bases, bulk, (lb, ub, step), depth, rd, phase)
     elif bulk is not None:
         # every phase armed was waited for; the barriers' bytes become ordinary shared memory again
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))

@@ -12,10 +12,13 @@ prologue moves:
   epilogue's buffers cannot take them while the next tile's copies land);
 - before the outer loop: the barriers' init and the first tile's S - 1 stages (the copies predicated off where
   the program has no tile);
-- the K loop itself starts as before (stage 0, phase 0), without a prologue;
-- after it (every copy waited for, every dot retired, a barrier): the barriers invalidated and initialized
-  again (their phases restart as the next K loop expects), then the S - 1 stages of the next tile, evaluated at
-  the outer induction variable plus its step (predicated off past the last tile);
+- the K loop itself runs as before, without a prologue;
+- after it (every copy waited for, every dot retired, a barrier): the S - 1 stages of the next tile, evaluated
+  at the outer induction variable plus its step (predicated off past the last tile). Mode 1: on barriers
+  invalidated and initialized again (their phases restart: each K loop starts at stage 0, phase 0). Mode 2:
+  into the stages the K loop would have filled next, on barriers whose phases go on; the next K loop starts
+  at the stage and phase this one ended with (two i32 allocas, registers once LLVM promotes them), as if the
+  K loops were one loop;
 - after the outer loop: the barriers invalidated.
 
 Taken where the target asks for it (``prefetch_next_tile``), when the K loop's loads are all bulk tensor copies
@@ -43,6 +46,7 @@ class Prefetch:
     frame: LoopFrame            # the outer loop's
     ops: list[Any]              # its body's ops the copies' operands need, in order
     depth: int                  # memo scopes outside the outer loop's body
+    carried: Optional[tuple[str, str]] = None   # allocas of the stage read next and its barrier's phase
 
 
 def _outer_needs(op: Any, plan: Any) -> list[Any]:
@@ -56,7 +60,8 @@ def _outer_needs(op: Any, plan: Any) -> list[Any]:
 
 
 def prefetch_plan(ctx: Context, op: Any, plan: Any, maps: list) -> Optional[Prefetch]:
-    if not getattr(ctx.target, "prefetch_next_tile", False) or not getattr(ctx, "roomy", True):
+    mode = getattr(ctx.target, "prefetch_next_tile", 0)
+    if not mode or not getattr(ctx, "roomy", True):
         return None
     if plan.args or not plan.loads or any(m is None for m in maps) or not ctx.loops:
         return None
@@ -99,7 +104,10 @@ def prefetch_plan(ctx: Context, op: Any, plan: Any, maps: list) -> Optional[Pref
     order = {o.results[0]: k for k, o in enumerate(body.operations) if len(o.results) == 1}
     ops = sorted(chosen.values(), key=lambda o: order[o.results[0]])
     ctx.roomy_used = True
-    return Prefetch(frame, ops, len(ctx.memo) - 1)
+    carried = None
+    if mode == 2:
+        carried = (ctx.fn.alloca("i32", 1, 4, "rdstage"), ctx.fn.alloca("i32", 1, 4, "rdphase"))
+    return Prefetch(frame, ops, len(ctx.memo) - 1, carried)
 
 
 @contextmanager
@@ -138,17 +146,38 @@ def own_buffer(ctx: Context, pf: Prefetch, key: int) -> None:
 
 
 def issue_stages(ctx: Context, op: Any, plan: Any, bases: list, bulk: Any, lb: Scalar, ub: Scalar, step: Scalar,
-                 depth: int, tile_ok: str) -> None:
-    """The copies of the K loop's iterations 0 .. S - 2 into stages 0 .. S - 2 (where ``tile_ok`` holds)."""
+                 depth: int, tile_ok: str, first: str = "0") -> None:
+    """The copies of the K loop's iterations 0 .. S - 2 into stages ``first`` .. ``first`` + S - 2 (modulo S;
+    where ``tile_ok`` holds)."""
     from .pipeline import eval_slice, issue_copies
     fn = ctx.fn
     ity = lb.ty
+    S = bulk.stages
     state: dict = {}
-    for s in range(bulk.stages - 1):
+    for s in range(S - 1):
         iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
         valid = ctx.and_pred(fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}"), tile_ok)
         ops_s, state = eval_slice(ctx, op, plan, iv_s, state, depth)
-        issue_copies(ctx, plan, ops_s, bases, str(s), valid, bulk)
+        stage = str(s)
+        if first != "0":
+            k = fn.inst(f"add i32 {first}, {s}") if s else first
+            stage = fn.inst(f"select i1 {fn.inst(f'icmp uge i32 {k}, {S}')}, i32 {fn.inst(f'sub i32 {k}, {S}')}, "
+                            f"i32 {k}") if s else k
+        issue_copies(ctx, plan, ops_s, bases, stage, valid, bulk)
+
+
+def entry_state(ctx: Context, pf: Optional[Prefetch], stages: int) -> tuple[str, str, str]:
+    """The K loop's first (stage read, stage written, phase of the read stage's barrier): 0, S - 1, 0 unless
+    they carry on from the previous tile's K loop (``carried``), whose barriers then kept their phases."""
+    if pf is None or pf.carried is None:
+        return "0", str(stages - 1), "0"
+    fn = ctx.fn
+    rd = fn.inst(f"load i32, ptr {pf.carried[0]}, align 4")
+    ph = fn.inst(f"load i32, ptr {pf.carried[1]}, align 4")
+    k = fn.inst(f"add i32 {rd}, {stages - 1}")
+    wr = fn.inst(f"select i1 {fn.inst(f'icmp uge i32 {k}, {stages}')}, i32 {fn.inst(f'sub i32 {k}, {stages}')}, "
+                 f"i32 {k}")
+    return rd, wr, ph
 
 
 def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases: list, stages: int,
@@ -165,6 +194,9 @@ def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases
         bulk = BulkStages(ctx, maps, stages)
         own_buffer(ctx, pf, bulk.key)
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+        if pf.carried is not None:
+            for slot in pf.carried:
+                fn.emit(f"store i32 0, ptr {slot}, align 4")
         olb, oub, _ = outer_bounds(ctx, pf)
         any_tile = fn.inst(f"icmp slt {olb.ty} {olb.value}, {oub.value}")
         with at_tile(ctx, pf, olb.value):
@@ -176,14 +208,21 @@ def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases
 
 
 def next_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, bases: list, bulk: Any, bounds: tuple,
-              depth: int) -> None:
-    """After the K loop (its copies waited for, its dots retired, a barrier): the barriers restarted and the
-    next tile's copies issued."""
+              depth: int, rd: str, phase: str) -> None:
+    """After the K loop (its copies waited for, its dots retired, a barrier; ``rd``/``phase``: its stage read
+    next and that barrier's phase): the next tile's copies issued, into stages 0 .. S - 2 on restarted barriers,
+    or (``carried``) into the stages the K loop would have filled next, on barriers whose phases go on."""
     fn = ctx.fn
-    bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
-    bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+    first = "0"
+    if pf.carried is None:
+        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
+        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+    else:
+        fn.emit(f"store i32 {rd}, ptr {pf.carried[0]}, align 4")
+        fn.emit(f"store i32 {phase}, ptr {pf.carried[1]}, align 4")
+        first = rd
     _, oub, ostep = outer_bounds(ctx, pf)
     nxt = fn.inst(f"add {oub.ty} {outer_iv(ctx, pf)}, {ostep.value}")
     more = fn.inst(f"icmp slt {oub.ty} {nxt}, {oub.value}")
     with at_tile(ctx, pf, nxt):
-        issue_stages(ctx, op, plan, bases, bulk, *bounds, depth, more)
+        issue_stages(ctx, op, plan, bases, bulk, *bounds, depth, more, first)
