@@ -207,3 +207,32 @@ def test_unchecked_path_is_a_loop_over_shared_memory(isolated_tritium):
     assert len(_BULK_STORE.findall(ptx)) == 2
     assert 1 <= len(_MASKED.findall(ptx)) <= 4
     assert re.search(r"^dsloop\d+:", k.asm["llir"], re.M)
+
+
+def test_deferred_store_checks_with_the_loop(isolated_tritium):
+    """examples/08's tile store with its bulk copies' read deferred (TRITIUM_NVIDIA_DEFER_STORE_WAIT) and a start
+    that is not proved non-negative (tile ids through cdiv of arguments): the other path is the loop over the
+    tile's own buffer too (descriptor_store_deferred.py), not 128 unrolled global stores."""
+    import importlib.util
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location("ex08_start", os.path.join(root, "examples",
+                                                                           "08-persistent-matmul-descriptors.py"))
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    from tritium import plugins
+    from tritium_nvidia.knobs import nvidia
+    sig = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[256, 64]>",
+           "c_desc": "tensordesc<fp16[128, 256]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
+           "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
+           "WARP_SPECIALIZE": "constexpr"}
+    consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        nvidia.tma_ranks = True
+        nvidia.defer_store_wait = True
+        k = tritium.compile(ASTSource(ex.matmul_persistent, sig, consts, {(2, 2): [["tt.divisibility", 16]]}),
+                            target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
+    ptx = k.asm["ptx"]
+    assert "cp.async.bulk.commit_group" in ptx and len(_BULK_STORE.findall(ptx)) == 4
+    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 1
+    assert 1 <= len(_MASKED.findall(ptx)) <= 4

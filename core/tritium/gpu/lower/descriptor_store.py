@@ -90,9 +90,12 @@ def store_bulk_or_portable(ctx: Context, c: Any, idx: list, indices: list, value
     if inside == "true":
         bulk_store()
         return
-    if not kind and frame is None:
+    if not kind:
         # a plain store's other path copies the block out of shared memory in a loop (descriptor_fallback.py)
-        store_block_bulk(ctx, c, idx, value_v, kind, inside)
+        if frame is not None:
+            store_block_deferred(ctx, c, idx, value_v, frame, inside)
+        else:
+            store_block_bulk(ctx, c, idx, value_v, kind, inside)
         return
     bulk, other, join = fn.label("bulkok"), fn.label("bulkneg"), fn.label("bulkj")
     fn.cond_br(inside, bulk, other)

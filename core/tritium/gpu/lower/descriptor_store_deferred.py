@@ -23,6 +23,7 @@ from typing import Any, Optional
 from ..target import guarded
 from .context import Context
 from .descriptor_bulk import box_coords
+from .descriptor_fallback import store_from_shared
 from .loops import LoopFrame
 from .shared import SharedTile
 from .tiles import write_tile
@@ -43,9 +44,12 @@ def deferred_store_frame(ctx: Context, c: Any, kind: str) -> Optional[LoopFrame]
     return frame
 
 
-def store_block_deferred(ctx: Context, c: Any, idx: list, value_v: Any, frame: LoopFrame) -> None:
+def store_block_deferred(ctx: Context, c: Any, idx: list, value_v: Any, frame: LoopFrame,
+                         inside: str = "true") -> None:
     """``c.store(idx, value)`` through a buffer of the loop ``frame`` and bulk copies whose read of it is waited
-    for before its next write (module doc)."""
+    for before its next write (module doc). Where the i1 ``inside`` is false, the block goes out of the buffer
+    element by element instead (descriptor_fallback.py: a start that may be negative, rows that may end off 16
+    bytes)."""
     m = c.tmap
     fn = ctx.fn
     val = ctx.tensor(value_v)
@@ -72,6 +76,15 @@ def store_block_deferred(ctx: Context, c: Any, idx: list, value_v: Any, frame: L
     write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
     ctx.target.bulk_store_fence(fn)
     ctx.target.barrier(fn)
+    if inside != "true":
+        bulk, other = fn.label("bulkok"), fn.label("bulkneg")
+        fn.cond_br(inside, bulk, other)
+        fn.start_block(other)
+        ctx.push_scope()
+        store_from_shared(ctx, c, m.block, m.smem, idx, base)
+        ctx.pop_scope()
+        fn.br(join)
+        fn.start_block(bulk)
     boxes = box_coords(ctx, m, idx)
 
     def emit() -> None:
