@@ -41,6 +41,7 @@ def _compile(fn, sig, consts, attrs, prefetch: int, stages=3):
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
         nvidia.prefetch_tiles = prefetch
+        nvidia.defer_store_wait = False     # the tile in the scratch buffer: what the prefetch alone adds
         return tritium.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                                options={"num_warps": 8, "num_stages": stages})
 
