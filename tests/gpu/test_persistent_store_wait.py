@@ -111,3 +111,33 @@ def test_back_to_back_stores(cuda, defer):
         k = _copy_rows[(N // BN, )](x, o, M, N, 3, BM=BM, BN=BN, num_warps=4)
     assert _deferred(k.asm["ptx"]) == defer
     torch.testing.assert_close(o, x * 2 + 2)
+
+
+@pytest.mark.parametrize("prefetch", [2, 0], ids=["prefetch-carried", "no-prefetch"])
+@pytest.mark.parametrize("name", ["float16", "float8_e4m3fn", "float32"])
+@pytest.mark.parametrize("shape", [(776, 904, 400), (300, 200, 16)], ids=["partial", "one-k-step"])
+def test_no_barrier_at_the_loop_top(cuda, name, prefetch, shape):
+    """TRITIUM_NVIDIA_BULK_LOOP_TOP_BARRIER=0: the K loop's only barrier is the one before the refill (the
+    stages' mbarriers tell the copies' landing). Same kernels, same checks."""
+    torch = pytest.importorskip("torch")
+    _sm90()
+    from tritium_nvidia.knobs import nvidia
+    ex = _example08()
+    dtype = getattr(torch, name)
+    M, N, K = shape
+    a = torch.randn((M, K), device="cuda").to(dtype)
+    b = torch.randn((N, K), device="cuda").to(dtype)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16 if dtype.itemsize == 1 else dtype)
+    BM, BN, BK, warps, stages = ex.CONFIGS[name]
+    descs = [TensorDescriptor(x, list(x.shape), list(x.stride()), blk) for x, blk in
+             ((a, [BM, BK]), (b, [BN, BK]), (c, [BM, BN]))]
+    with nvidia.scope():
+        nvidia.defer_store_wait = True
+        nvidia.prefetch_tiles = prefetch
+        nvidia.bulk_loop_top_barrier = False
+        k = ex.matmul_persistent[(3, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
+                                        NUM_SMS=3, WARP_SPECIALIZE=False, num_warps=warps, num_stages=stages)
+    assert _prefetch_mode(k.asm["ptx"], stages) == prefetch
+    want = a.double() @ b.double().T
+    tol = {"float32": (2e-2, 2e-2)}.get(name, (3e-2, 3e-1 if dtype.itemsize == 1 else 5e-2))
+    torch.testing.assert_close(c.double(), want, rtol=tol[0], atol=tol[1])

@@ -85,6 +85,11 @@ class nvidia_knobs(KnobGroup):
                              "loop): 1 on barriers initialized again for each run, 2 on barriers whose phases go "
                              "on from run to run; 0 (default): each run of the loop fills its stages when it "
                              "starts")
+    bulk_loop_top_barrier = BoolKnob("TRITIUM_NVIDIA_BULK_LOOP_TOP_BARRIER", default=True, doc="On sm_90, a "
+                                     "software-pipelined loop whose stages are all bulk tensor copies and whose "
+                                     "dots run on into the next iteration keeps its barrier at the top of each "
+                                     "iteration; off: only the one after the dots' wait, before the refill (the "
+                                     "stages' barriers tell the copies' landing)")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

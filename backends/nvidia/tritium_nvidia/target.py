@@ -324,6 +324,11 @@ class NvidiaTarget(TmaHooks):
         from .knobs import nvidia
         return nvidia.prefetch_tiles if nvidia.prefetch_tiles in (1, 2) and self.bulk_tensor_copies else 0
 
+    @property
+    def bulk_loop_top_barrier(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.bulk_loop_top_barrier
+
     def bulk_store_commit(self, fn: Function) -> None:
         from .tma import _asm
         _asm(fn, "cp.async.bulk.commit_group;", "~{memory}", [])

@@ -323,6 +323,10 @@ class TargetHooks:
     #: whose phases carry on
     prefetch_next_tile = 0
 
+    #: a pipelined loop of bulk copies whose dots run on keeps a barrier at the top of each iteration (else
+    #: only the one before the refill)
+    bulk_loop_top_barrier = True
+
     def bulk_store_commit(self, fn: Function) -> None:
         """Commit this thread's bulk stores as one group, without waiting."""
         raise NotImplementedError

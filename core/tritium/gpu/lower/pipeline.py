@@ -103,6 +103,10 @@ def issue_copies(ctx: Context, plan: PipelinePlan, operands: list, bases: list[s
     if bulk is not None:
         bulk.issue(ctx, operands, bases, stage, valid)
         bulk.zero_stage(ctx, bases, stage)
+        if getattr(bulk, "fence_zeros", False):
+            # no barrier at the loop's top: the zeros written (an empty tensor) are ordered before their reads here
+            from ..target import guarded
+            guarded(fn, bulk.not_ok, lambda: ctx.target.barrier(fn))
     ctx.target.async_commit(fn)
 
 
@@ -141,10 +145,15 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         else:
             buffers.append(k)
         bases.append((SharedTile(base, smem, st), stage_bytes))
+    deferring = bool(plan.deferred) and ctx.target.async_dots
+    # every stage a bulk copy whose landing its barrier tells: no barrier at the top of an iteration where the
+    # dots run on (the refill waits for the barrier after their wait instead)
+    top_barrier = not (deferring and maps and all(m is not None for m in maps)
+                       and not getattr(ctx.target, "bulk_loop_top_barrier", True))
     state = {i: inits[i] for i in plan.args}
     if pf is not None:
         # the prologue ran before the outer loop or after the previous tile's K loop
-        bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth)
+        bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth, not top_barrier)
     else:
         # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their
         # readers
@@ -153,6 +162,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             ctx.scratch_dirty = False
         bulk = BulkStages(ctx, maps, S) if any(m is not None for m in maps) else None
         if bulk is not None:
+            bulk.fence_zeros = not top_barrier
             buffers.append(bulk.key)
             # the other threads first wait on them after the loop's first barrier
             bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
@@ -182,12 +192,13 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     fn.cond_br(cond, body, exit_)
     fn.start_block(body)
     ctx.push_scope()
-    ctx.target.async_wait(fn, S - 2)
-    ctx.target.barrier(fn)
-    ctx.scratch_dirty = False
+    found_top = top_barrier or found
+    if found_top:
+        ctx.target.async_wait(fn, S - 2)
+        ctx.target.barrier(fn)
+    ctx.scratch_dirty = not found_top
     if bulk is not None:
         bulk.wait(ctx, rd, phase)
-    deferring = bool(plan.deferred) and ctx.target.async_dots
     ctx.deferred_dots = set(plan.deferred) if deferring else set()
 
     def copies_ahead() -> Any:
@@ -235,7 +246,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             ctx.target.async_dot_wait(fn, 1, [])
             ctx.target.barrier(fn)
         # else every dot waited for itself (the strategy dropped it from deferred_dots): the stage iteration
-        # i - 1 read was free at this iteration's first barrier
+        # i - 1 read was free at this iteration's first barrier (where there is none, at this one)
+        elif not found_top:
+            ctx.target.barrier(fn)
         next_state = copies_ahead()
     ctx.deferred_dots = set()
     ctx.carried_dot = None

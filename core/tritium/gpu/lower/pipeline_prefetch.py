@@ -181,7 +181,7 @@ def entry_state(ctx: Context, pf: Optional[Prefetch], stages: int) -> tuple[str,
 
 
 def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases: list, stages: int,
-               bounds: tuple, depth: int) -> Any:
+               bounds: tuple, depth: int, fence_zeros: bool = False) -> Any:
     """Before the outer loop: the stages' barriers (BulkStages, living through the outer loop) and the first
     tile's copies. Returns the BulkStages."""
     from .descriptor_bulk import BulkStages
@@ -192,6 +192,7 @@ def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases
         # the stages' bytes may have been an earlier buffer's: its readers are done first
         ctx.target.barrier(fn)
         bulk = BulkStages(ctx, maps, stages)
+        bulk.fence_zeros = fence_zeros
         own_buffer(ctx, pf, bulk.key)
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
         if pf.carried is not None:

@@ -1,0 +1,72 @@
+"""TRITIUM_NVIDIA_BULK_LOOP_TOP_BARRIER=0 (gpu/lower/pipeline.py): a pipelined loop whose stages are all bulk
+tensor copies and whose dots run on keeps one barrier per iteration, the one after the dots' wait that frees
+the stage the refill takes; the stages' mbarriers tell the copies' landing. examples/08's K loop: two barriers
+per iteration with the knob on (the default), one off; zeros written for an empty tensor are followed by a
+barrier of their own (in their branch). A loop whose dots wait for themselves keeps its top barrier."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+
+import pytest
+
+import tritium
+from tritium.backends.compiler import GPUTarget
+from tritium.compiler import ASTSource
+
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
+         (5, ): [["tt.divisibility", 16]]}
+SIG = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[256, 64]>",
+       "c_desc": "tensordesc<fp16[128, 256]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
+       "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
+       "WARP_SPECIALIZE": "constexpr"}
+
+
+def _compile(top: bool, prefetch: int):
+    from tritium import plugins
+    from tritium_nvidia.knobs import nvidia
+    spec = importlib.util.spec_from_file_location("ex08_loop_barrier", os.path.join(
+        ROOT, "examples", "08-persistent-matmul-descriptors.py"))
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        nvidia.bulk_loop_top_barrier = top
+        nvidia.prefetch_tiles = prefetch
+        nvidia.defer_store_wait = bool(prefetch)
+        return tritium.compile(ASTSource(ex.matmul_persistent, SIG, consts, ATTRS),
+                               target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
+
+
+def _k_loop(ptx: str) -> str:
+    """The K loop's blocks: from the block that waits on a stage's barrier to the one holding the wgmma wait 1
+    and the refill (the loop's back edge follows)."""
+    start = ptx.index("mbarrier.try_wait.parity")
+    start = ptx.rfind("$L__BB", 0, start)
+    end = ptx.index("wgmma.wait_group.sync.aligned 0")
+    return ptx[start:end]
+
+
+def _unconditional_barriers(ptx: str) -> int:
+    # bar.sync outside the zero-fill branches of empty tensors
+    return sum(b.count("bar.sync") for b in re.split(r"\n\$L__BB\d+_\d+:", ptx) if "st.shared.v4.b32" not in b)
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_one_barrier_per_k_step(isolated_tritium, prefetch):
+    on, off = _compile(True, prefetch).asm["ptx"], _compile(False, prefetch).asm["ptx"]
+    # the only difference: the barrier at the top of the K loop
+    assert _unconditional_barriers(on) - _unconditional_barriers(off) == 1
+    loop_off = _k_loop(off)
+    assert "wgmma.wait_group.sync.aligned 1" in loop_off and _unconditional_barriers(loop_off) == 1
+    # the zeros of an empty tensor's stage are followed by a barrier in their own branch
+    zero_blocks = [b for b in re.split(r"\n\$L__BB\d+_\d+:", loop_off) if "st.shared.v4.b32" in b]
+    assert zero_blocks and all("bar.sync" in b for b in zero_blocks)
+    assert "cp.async.wait_group 1" not in loop_off       # nor the (empty) cp.async wait at the top
