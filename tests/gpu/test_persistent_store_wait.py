@@ -113,7 +113,7 @@ def test_back_to_back_stores(cuda, defer):
     torch.testing.assert_close(o, x * 2 + 2)
 
 
-@pytest.mark.parametrize("prefetch", [2, 0], ids=["prefetch-carried", "no-prefetch"])
+@pytest.mark.parametrize("prefetch", [2, 1, 0], ids=["prefetch-carried", "prefetch-restarted", "no-prefetch"])
 @pytest.mark.parametrize("name", ["float16", "float8_e4m3fn", "float32"])
 @pytest.mark.parametrize("shape", [(776, 904, 400), (300, 200, 16)], ids=["partial", "one-k-step"])
 def test_no_barrier_at_the_loop_top(cuda, name, prefetch, shape):

@@ -46,12 +46,16 @@ def _compile(top: bool, prefetch: int):
 
 
 def _k_loop(ptx: str) -> str:
-    """The K loop's blocks: from the block that waits on a stage's barrier to the one holding the wgmma wait 1
-    and the refill (the loop's back edge follows)."""
-    start = ptx.index("mbarrier.try_wait.parity")
-    start = ptx.rfind("$L__BB", 0, start)
-    end = ptx.index("wgmma.wait_group.sync.aligned 0")
-    return ptx[start:end]
+    """The K loop: from the label its back edge jumps to (before its dots) to that back edge (after them)."""
+    wait1 = ptx.index("wgmma.wait_group.sync.aligned 1")
+    best = None
+    for m in re.finditer(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", ptx):
+        head = ptx.find("\n" + m.group(1) + ":")
+        if head != -1 and head < wait1 < m.start() and (best is None or m.start() - head > best[1] - best[0]):
+            if ptx.count("wgmma.wait_group.sync.aligned 0", head, m.start()) == 0:
+                best = (head, m.end())
+    assert best is not None
+    return ptx[best[0]:best[1]]
 
 
 def _unconditional_barriers(ptx: str) -> int:
@@ -62,11 +66,16 @@ def _unconditional_barriers(ptx: str) -> int:
 @pytest.mark.parametrize("prefetch", [0, 2])
 def test_one_barrier_per_k_step(isolated_tritium, prefetch):
     on, off = _compile(True, prefetch).asm["ptx"], _compile(False, prefetch).asm["ptx"]
-    # the only difference: the barrier at the top of the K loop
-    assert _unconditional_barriers(on) - _unconditional_barriers(off) == 1
-    loop_off = _k_loop(off)
-    assert "wgmma.wait_group.sync.aligned 1" in loop_off and _unconditional_barriers(loop_off) == 1
+    # the barrier at the top of the K loop is gone: two per step before, one after
+    loop_on, loop_off = _k_loop(on), _k_loop(off)
+    assert "wgmma.wait_group.sync.aligned 1" in loop_off and "mbarrier.try_wait.parity" in loop_off
+    assert _unconditional_barriers(loop_on) == 2 and _unconditional_barriers(loop_off) == 1
     # the zeros of an empty tensor's stage are followed by a barrier in their own branch
     zero_blocks = [b for b in re.split(r"\n\$L__BB\d+_\d+:", loop_off) if "st.shared.v4.b32" in b]
     assert zero_blocks and all("bar.sync" in b for b in zero_blocks)
     assert "cp.async.wait_group 1" not in loop_off       # nor the (empty) cp.async wait at the top
+    # the stage barriers' init (thread 0) is followed by a barrier before the loop's first wait on them
+    lines = [" ".join(ln.split()) for ln in off.splitlines()]
+    init = max(i for i, ln in enumerate(lines) if ln.startswith("mbarrier.init") or ln.startswith("fence.mbarrier_init"))
+    wait = next(i for i, ln in enumerate(lines) if "mbarrier.try_wait.parity" in ln)
+    assert init < wait and any(ln == "bar.sync 0;" for ln in lines[init:wait])

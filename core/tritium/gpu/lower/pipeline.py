@@ -171,6 +171,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
             ops_s, state = eval_slice(ctx, op, plan, iv_s, state, depth)
             issue_copies(ctx, plan, ops_s, bases, str(s), valid, bulk)
+        if bulk is not None and not top_barrier:
+            # the barriers' init before any thread's first wait on them (the loop's top barrier did that)
+            ctx.target.barrier(fn)
     ctx.scratch_dirty = True
     frame = ctx.enter_loop(op, True)
     rd0, wr0, phase0 = entry_state(ctx, pf, S)

@@ -195,6 +195,9 @@ def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases
         bulk.fence_zeros = fence_zeros
         own_buffer(ctx, pf, bulk.key)
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+        if fence_zeros:
+            # no barrier at the K loop's top: the init is ordered before every thread's first wait here
+            ctx.target.barrier(fn)
         if pf.carried is not None:
             for slot in pf.carried:
                 fn.emit(f"store i32 0, ptr {slot}, align 4")
@@ -218,6 +221,9 @@ def next_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, bases: list, bulk:
     if pf.carried is None:
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+        if getattr(bulk, "fence_zeros", False):
+            # no barrier at the K loop's top: the new init before every thread's next wait
+            ctx.target.barrier(fn)
     else:
         fn.emit(f"store i32 {rd}, ptr {pf.carried[0]}, align 4")
         fn.emit(f"store i32 {phase}, ptr {pf.carried[1]}, align 4")
