@@ -95,7 +95,7 @@ class KernelCache(MutableMapping):
     def _forget_hot(self) -> None:
         # the generated launch keeps its own table of the kernels it may launch (dispatch.py): a snapshot that
         # never matches sends the next launch through the full path, which compiles what is missing
-        hp = self._fn._hot_path
+        hp = getattr(self._fn, "_hot_path", None)
         if hp is not None:
             from .dispatch import Hot
             hp.ns["_hot"] = Hot(-1, None)

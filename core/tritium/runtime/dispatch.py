@@ -159,7 +159,7 @@ def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
 def remember(fn: Any, state: Any, gen: int, key: tuple, options: dict, entry: Any) -> None:
     """After the full path found or compiled ``entry`` for ``key`` (without debug, under the settings of
     generation ``gen``): let the generated launch find it from now on."""
-    hp = fn._hot_path
+    hp = getattr(fn, "_hot_path", None)  # (an instance made without __init__ has none)
     device_type = getattr(state.driver, "device_type", None)
     if hp is None or hp.fn is not fn or hp.device_type != device_type:
         if not fn._hot_eligible():

@@ -54,7 +54,10 @@ class KernelInterface:
 class JITFunction(KernelInterface, DeviceFunction):
     """A Python function compiled for devices: a kernel (launched with ``fn[grid](...)``) or a device
     function (called from other @jit functions)."""
-    _hot_path: Any = None  # (also for instances made without __init__: copies, unpickled ones)
+    # What every cached launch reads (jit's __getitem__, dispatch.py's frame) lives in slots: an attribute kept
+    # in the instance dict costs ~300 instructions a read once that dict exists as a dict (any ``__dict__``
+    # access makes it one, as __getitem__'s own does), a slot ~45 (callgrind, CPython 3.11).
+    __slots__ = ("pre_run_hooks", "interpret", "debug", "used_globals", "device_caches", "_hot_path")
 
     def __init__(self, fn: Callable, version: Any = None, do_not_specialize: Optional[Sequence] = None,
                  do_not_specialize_on_alignment: Optional[Sequence] = None, debug: Optional[bool] = None,
@@ -221,7 +224,10 @@ class JITFunction(KernelInterface, DeviceFunction):
                            "call it from another @jit function")
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        hot = self._hot_path
+        try:
+            hot = self._hot_path
+        except AttributeError:  # an instance made without __init__
+            hot = None
         # the generated launch bound to the grid: one frame per launch. A run() patched onto the class or the
         # instance, and pre-run hooks (which see the arguments as given), take the general route.
         if hot is not None and hot.fn is self and not self.pre_run_hooks and type(self).run is _RUN and \
@@ -238,7 +244,10 @@ class JITFunction(KernelInterface, DeviceFunction):
 
     def run(self, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> Any:
         """Launch on ``grid`` (or only compile, with ``warmup=True``); returns the compiled kernel."""
-        hot = self._hot_path
+        try:
+            hot = self._hot_path
+        except AttributeError:  # an instance made without __init__
+            hot = None
         if hot is not None and hot.fn is self and not warmup and not self.pre_run_hooks:
             return hot.call(grid, *args, **kwargs)
         return self._run(args, kwargs, grid, warmup)
