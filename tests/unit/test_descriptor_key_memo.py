@@ -52,3 +52,25 @@ def test_a_new_base_gives_its_own_key_and_address():
     d.base = np.zeros((4, 64, 64), np.float32)
     key2, value2 = td.descriptor_key(d)
     assert key2 != key and value2[0] != value[0]
+
+
+def test_the_launch_key_is_remembered_with_the_check():
+    """The constructor's memo also holds the launch key and values, so a launch of an unchanged descriptor
+    builds neither (examples/08 makes three descriptors per call: ~45k instructions each before)."""
+    d = _desc()
+    assert td.descriptor_key(d) is d._tritium_checked[2]
+    assert td.descriptor_key(d, align=False)[0][5] is False     # the rows-end fact is not taken from the memo
+
+
+def test_valid_changes_give_the_new_values_not_the_remembered_ones():
+    d = _desc()
+    td.descriptor_key(d)
+    d.shape[2] = 48                 # in place, still valid
+    key, value = td.descriptor_key(d)
+    assert value[1:4] == (4, 64, 48) and key[5] is True
+    d.shape[2] = 40
+    key, value = td.descriptor_key(d)
+    assert value[1:4] == (4, 64, 40) and key[5] is False
+    d.base = np.zeros((4, 64, 64), np.float16)   # same dtype, another buffer
+    key2, value2 = td.descriptor_key(d)
+    assert key2 == key and value2[0] == d.base.ctypes.data != value[0]

@@ -10,6 +10,8 @@ of 16 bytes, a last stride of 1, a positive shape, power-of-two block dimensions
 """
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass
 from typing import Any, List
 
@@ -31,8 +33,8 @@ class TensorDescriptor:
     padding: str = "zero"
 
     def __post_init__(self) -> None:
-        k, addr = _base_key(self)
-        checked(self, k[1], addr)       # remembered: the first launch does not check again
+        k, addr = _base_key(self, True, True)
+        checked(self, k, addr)          # remembered: the first launch does not check again
 
     @staticmethod
     def from_tensor(tensor: Any, block_shape: List[int], padding: str = "zero") -> "TensorDescriptor":
@@ -50,9 +52,11 @@ class TensorDescriptor:
 
 
 def _ints(values: Any, what: str) -> tuple[int, ...]:
+    # map() in C, where a generator expression cost ~4k instructions a call (examples/08 makes three
+    # descriptors per matmul call, each checking three lists)
     try:
-        return tuple(int(v.__index__()) for v in values)
-    except (AttributeError, TypeError):
+        return tuple(map(int, map(operator.index, values)))
+    except TypeError:
         raise TypeError(f"TensorDescriptor {what} must be integers, got {values!r}") from None
 
 
@@ -82,14 +86,13 @@ def validate(d: Any, dtype: str = "", addr: Any = None) -> tuple[tuple, tuple, t
                              f"{list(strides)} ({dtype}, {size} bytes per element)")
     if strides[-1] != 1:
         raise ValueError(f"the last stride of a TensorDescriptor must be 1 (contiguous), got {list(strides)}")
-    if any(not 0 < s < 2**31 for s in shape):
+    if min(shape) <= 0 or max(shape) >= 2**31:
         raise ValueError(f"TensorDescriptor shape entries must be positive int32 values, got {list(shape)}")
-    numel = 1
     for i, b in enumerate(block):
         if b <= 0 or b & (b - 1):
             raise ValueError(f"TensorDescriptor block_shape entries must be powers of 2, got {list(block)} "
                              f"(entry {i})")
-        numel *= b
+    numel = math.prod(block)
     if numel > _MAX_NUMEL:
         raise ValueError(f"a TensorDescriptor block has at most {_MAX_NUMEL} elements, got {numel}")
     padding = d.padding
@@ -108,21 +111,35 @@ def _base_key(d: Any, *flags: bool) -> tuple[tuple, Any]:
     return k, addr
 
 
-def checked(d: Any, elem: Any, addr: Any) -> tuple[tuple, tuple, tuple, str]:
-    """``validate(d)`` for a base of element type ``elem`` at ``addr``, skipped when ``d``'s fields are those it
-    last passed with. The checks cost ~10 us a descriptor on the host, inside a kernel's launch (a 3-descriptor
-    batched matmul of ~90 us paid them three times), and a descriptor made for each call paid them twice."""
+def _seen(d: Any, k: tuple, addr: Any) -> Any:
+    """What a descriptor's check and launch key depend on: its base's key and address, and its fields."""
     try:
-        seen = (elem, addr % 16, type(d.base), tuple(d.shape), tuple(d.strides), tuple(d.block_shape), d.padding)
-    except TypeError:       # fields that are not sequences (validate says what is wrong), no address
-        seen = None
+        return (k, addr, type(d.base), tuple(d.shape), tuple(d.strides), tuple(d.block_shape), d.padding)
+    except TypeError:       # fields that are not sequences (validate says what is wrong)
+        return None
+
+
+def _key(k: tuple, addr: Any, out: tuple, align: bool) -> tuple[tuple, tuple]:
+    shape, strides, block, padding = out
+    # rows of a multiple of 16 elements end on a 16-byte boundary: specialized as an integer argument is, so
+    # stores through the copy engine need no run-time check of the rows' end where it holds
+    rows16 = bool(align) and shape[-1] % 16 == 0
+    return ("TD", k[1], k[2], block, padding, rows16), (addr, *shape, *strides[:-1])
+
+
+def checked(d: Any, k: tuple, addr: Any) -> tuple[tuple, tuple, tuple, str]:
+    """``validate(d)`` for a base of key ``k`` (specialize_arg's) at ``addr``, skipped when ``d``'s fields are
+    those it last passed with. The checks cost ~10 us a descriptor on the host, inside a kernel's launch (a
+    3-descriptor batched matmul of ~90 us paid them three times), and a descriptor made for each call paid them
+    twice. The memo also holds the launch key and values of those fields (``descriptor_key``)."""
+    seen = _seen(d, k, addr)
     memo = getattr(d, "_tritium_checked", None)
     if seen is not None and memo is not None and memo[0] == seen:
         return memo[1]
-    out = validate(d, dtype_name(elem), addr)
+    out = validate(d, dtype_name(k[1]), addr)
     if seen is not None:
         try:
-            d._tritium_checked = (seen, out)
+            d._tritium_checked = (seen, out, _key(k, addr, out, True))
         except AttributeError:      # a descriptor type without instance attributes: checked every launch
             pass
     return out
@@ -131,12 +148,20 @@ def checked(d: Any, elem: Any, addr: Any) -> tuple[tuple, tuple, tuple, str]:
 def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
     """(key entry, run-time value) of a host ``TensorDescriptor``; re-checks what its constructor checked
     where its fields were reassigned or changed in place since."""
-    k, addr = _base_key(d, True, True)
-    shape, strides, block, padding = checked(d, k[1], addr)
-    # rows of a multiple of 16 elements end on a 16-byte boundary: specialized as an integer argument is, so
-    # stores through the copy engine need no run-time check of the rows' end where it holds
-    rows16 = bool(align) and shape[-1] % 16 == 0
-    return ("TD", k[1], k[2], block, padding, rows16), (addr, *shape, *strides[:-1])
+    base = d.base
+    h = _HANDLERS.get(type(base))   # specialize_arg's first step, without its frame: this runs every launch
+    if h is not None:
+        k, addr = h(base, True)
+        if k[0] != "*":
+            k, addr = _base_key(d, True, True)      # raises, naming the type
+    else:
+        k, addr = _base_key(d, True, True)
+    memo = getattr(d, "_tritium_checked", None)
+    if memo is not None and align:
+        seen = _seen(d, k, addr)
+        if seen is not None and memo[0] == seen:
+            return memo[2]
+    return _key(k, addr, checked(d, k, addr), align)
 
 
 # launches find the handler by the argument's exact type, as for arrays
