@@ -198,8 +198,8 @@ def _launch(dev, dtype_name, shape, block, offsets, pad, programs, mode):
 
 
 def _opted_in(dev) -> None:
-    """The GPU side runs only with TRITIUM_NVIDIA_TMA_RANKS=1 (a fault kills the process's CUDA context). Its
-    H200 runs (2026-12-02) found two causes of "an illegal instruction": boxes starting off a 16-byte multiple
+    """The GPU side runs with TRITIUM_NVIDIA_TMA_RANKS on (the default since the seventh session). Its H200 runs
+    (2026-12-02) found two causes of "an illegal instruction": boxes starting off a 16-byte multiple
     (descriptor_bulk.aligned_start) and bulk stores or reductions at a negative coordinate, which Triton 3.6's
     kernels hit too (descriptor_store.py checks the start); and stores writing past rows that end off a 16-byte
     boundary (descriptor_store.rows_end_aligned). With all three handled, the 60 cases here passed on the H200
@@ -208,9 +208,7 @@ def _opted_in(dev) -> None:
         return
     from tritium_nvidia.knobs import nvidia
     if not nvidia.tma_ranks:
-        pytest.skip("TMA of every rank is off (experimental, not yet measured across the examples: "
-                    "TRITIUM_NVIDIA_TMA_RANKS=1 runs this; 60 of 60 passed on the H200 on 2026-12-02: "
-                    "backends/nvidia/notes/PERF.md)")
+        pytest.skip("TMA of every rank is off (TRITIUM_NVIDIA_TMA_RANKS=0): these cases test it")
 
 
 def start_provably_aligned(block, offsets) -> bool:

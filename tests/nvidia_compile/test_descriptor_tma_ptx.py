@@ -132,10 +132,11 @@ def test_descriptor_store_is_bulk_copies(isolated_tritium, rows16):
     assert "tensormap.cp_fenceproxy" not in ptx and len(k.metadata_dict["tensor_map_params"]) == 3
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
     assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
-    # a host descriptor's N not known to end its rows on 16 bytes: one run-time branch to per-element stores for
-    # when it does not (descriptor_store.rows_end_aligned); the bulk copies are the other side
-    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == (0 if rows16 else 1)
-    assert ("st.global" in ptx) == (not rows16)
+    # one run-time branch: the start (tile ids through cdiv of arguments) is not proved non-negative, nor, without
+    # the launch's fact, the rows' end (descriptor_store.py); its other side is a loop over the block's shared
+    # copy (descriptor_fallback.py): a couple of global stores in the PTX, not one per element
+    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 1
+    assert 1 <= ptx.count("st.global") <= 4
 
 
 def test_host_descriptor_key_specializes_the_rows_end():

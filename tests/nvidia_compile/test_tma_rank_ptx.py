@@ -37,8 +37,11 @@ def _compile(fn, sig, consts, attrs, warps=4, every_rank=True):
     from tritium_nvidia.knobs import nvidia
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
-        # TRITIUM_NVIDIA_TMA_RANKS (off by default until the GPU tests pass on the H200)
-        nvidia.tma_ranks = every_rank
+        # TRITIUM_NVIDIA_TMA_RANKS (on by default; None: the default, whatever the environment says)
+        if every_rank is None:
+            del nvidia.tma_ranks
+        else:
+            nvidia.tma_ranks = every_rank
         return tritium.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                                options={"num_warps": warps, "num_stages": 3})
 
@@ -272,9 +275,18 @@ def test_batched_matmul_loads_are_pipelined(isolated_tritium):
     assert "wgmma.mma_async" in ptx
 
 
-def test_every_rank_is_off_by_default(isolated_tritium):
-    """Without TRITIUM_NVIDIA_TMA_RANKS: a 3-D copy goes element by element, a 2-D one keeps the bulk store it had
-    (its load outside a pipelined loop stays per element), as before this work."""
+def test_every_rank_is_on_by_default(isolated_tritium, monkeypatch):
+    """TMA of every rank is the default (the H200 measured it against off: PERF.md, seventh session): a 3-D copy's
+    load and store are bulk copies without any knob set."""
+    monkeypatch.delenv("TRITIUM_NVIDIA_TMA_RANKS", raising=False)
+    k = _case_kernel("float16", (5, 7, 40), (2, 4, 64), "zero", OWN, every_rank=None)
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global" in k.asm["ptx"]
+    assert "cp.async.bulk.tensor.3d.global.shared::cta" in k.asm["ptx"]
+
+
+def test_every_rank_knob_off(isolated_tritium):
+    """TRITIUM_NVIDIA_TMA_RANKS=0: a 3-D copy goes element by element, a 2-D one keeps the bulk store it had
+    (its load outside a pipelined loop stays per element), as before every rank's TMA."""
     k = _case_kernel("float16", (5, 7, 40), (2, 4, 64), "zero", OWN, every_rank=False)
     assert "cp.async.bulk.tensor" not in k.asm["ptx"] and re.search(r"\bld\.global", k.asm["ptx"])
     k = _case_kernel("float16", (37, 150), (16, 128), "zero", OWN, every_rank=False)

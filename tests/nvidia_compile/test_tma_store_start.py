@@ -236,3 +236,22 @@ def test_deferred_store_checks_with_the_loop(isolated_tritium):
     assert "cp.async.bulk.commit_group" in ptx and len(_BULK_STORE.findall(ptx)) == 4
     assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 1
     assert 1 <= len(_MASKED.findall(ptx)) <= 4
+
+
+@triton.jit
+def _store_2d_at(x, y, m, n, stride, o, B0: tl.constexpr, B1: tl.constexpr):
+    pm, pn = tl.program_id(0) * B0, tl.program_id(1) * B1
+    v = tl.load(x + (pm + tl.arange(0, B0))[:, None] * B1 + tl.arange(0, B1)[None, :])
+    tl.make_tensor_descriptor(y, [m, n], [stride, 1], [B0, B1]).store([o + pm, pn], v)
+
+
+@pytest.mark.parametrize("every_rank", [False, True], ids=["2d-only", "every-rank"])
+def test_2d_store_start_checked_unless_proved(isolated_tritium, every_rank):
+    """A 2-D store at a start that may be negative (an offset argument) checks it with or without every rank's
+    TMA: at a negative start it stores element by element (descriptor_fallback.py) where a bulk store faults, as
+    Triton 3.6's does. Rows known to end on 16 bytes here, so the start is the only check."""
+    sig = {"x": "*fp16", "y": "*fp16", "m": "i32", "n": "i32", "stride": "i32", "o": "i32", "B0": "constexpr",
+           "B1": "constexpr"}
+    k = _compile(_store_2d_at, sig, {"B0": 8, "B1": 64}, aligned=(0, 1, 3, 4, 5), every_rank=every_rank)
+    assert _BULK_STORE.search(k.asm["ptx"])
+    assert len(re.findall(r"^bulkneg\d*:", k.asm["llir"], re.M)) == 1

@@ -31,11 +31,10 @@ class nvidia_knobs(KnobGroup):
                              "TensorDescriptor's tensor map is encoded by the launcher and passed as a 128-byte "
                              "kernel parameter (as Triton does); off: built on the device by each program, in a "
                              "module global that launches on different streams must take turns for")
-    tma_ranks = BoolKnob("TRITIUM_NVIDIA_TMA_RANKS", default=False, doc="With TMA on: also descriptors of rank 1 "
+    tma_ranks = BoolKnob("TRITIUM_NVIDIA_TMA_RANKS", default=True, doc="With TMA on: also descriptors of rank 1 "
                          "and 3-5, loads outside software-pipelined loops, NaN padding and descriptor reductions "
-                         "(as Triton 3.6), and stores that check a start which may be negative (a bulk store there is "
-                         "an illegal instruction). Off until its GPU tests all pass on the H200 (57 of 60 on "
-                         "2026-12-02); off, 2-D pipelined loads and 2-D stores as before")
+                         "(as Triton 3.6). On by default since the H200 measured it against off across the "
+                         "examples (PERF.md, seventh session); off: TMA for 2-D pipelined loads and 2-D stores only")
     tma_loop_loads = BoolKnob("TRITIUM_NVIDIA_TMA_LOOP_LOADS", default=True, doc="With TMA on: a descriptor load "
                               "inside a loop that is not software-pipelined (not feeding a dot) is one TMA copy "
                               "waited for in its iteration, as outside loops; off: such loads go element by "

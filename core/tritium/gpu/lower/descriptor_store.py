@@ -5,11 +5,12 @@ to global memory) whose box has a negative coordinate in any dimension stops the
 instruction; a box that runs past the end is clipped, and loads accept negative coordinates too (they read the
 padding). Measured on the H200 with Triton 3.6's own kernels, which fault the same way (PERF.md, "Issue 14, sixth
 session"). A descriptor store at a block start that may be negative therefore checks it when the program runs:
-all coordinates at least 0 take the bulk copies (descriptor_bulk.store_block_bulk), otherwise the portable
-per-element path, whose masks drop the elements outside the tensor. The start is the same in every thread of a
-program, so both paths may hold barriers. Where the start is provably non-negative (program ids, constants and
-arithmetic that keeps them so) there is no check. The start check only with ``target.bulk_tensor_every_rank``
-(see store_bulk_or_portable); the rows-end check below on every path.
+all coordinates at least 0 take the bulk copies (descriptor_bulk.store_block_bulk), otherwise every thread copies
+the block out of its shared-memory copy element by element (descriptor_fallback.py; a reduction: the portable
+per-element atomics), dropping the elements outside the tensor. The start is the same in every thread of a
+program, so both paths may hold barriers. Where the start is provably non-negative (descriptor_range.py:
+program ids, loop counters, ``tl.assume``, arithmetic that keeps them so) there is no check. Both checks on
+every path, every rank's TMA or not: a 2-D store at a negative start is right where Triton 3.6 faults.
 
 The same run showed one more store hazard: an int8 5-D block of 32-byte rows (the engine's 32-byte swizzle)
 stored into a tensor whose rows end 40 bytes in wrote 8 bytes past that end, into the next 16 bytes, while
@@ -71,15 +72,11 @@ def store_bulk_or_portable(ctx: Context, c: Any, idx: list, indices: list, value
     """``c.store(idx, value)`` (with ``kind``, the descriptor reduction) through the copy engine where the block
     starts inside the tensor and its rows end on a 16-byte boundary, else through ``portable`` (module doc)."""
     fn = ctx.fn
-    # the rows-end check always: the H200 showed the 2-D int8 stores of the default path writing past a row end
-    # too (tests/gpu/test_tma_store_row_end.py). The negative-start check only with every rank's TMA (still
-    # experimental): its per-element path adds code to every store whose start is not provably non-negative
-    # (examples/08's epilogue: 640 -> 1920 SASS instructions, 90 -> 97 registers at BLOCK_N=128), and 2-D
-    # stores at a negative start fault in Triton 3.6 too
+    # both checks on every path (module doc): the other path is a loop over shared memory (a few instructions
+    # and registers in examples/08's epilogue; PERF.md, seventh session, measured it on the H200)
     inside = rows_end_aligned(ctx, c, desc_v)
-    if ctx.target.bulk_tensor_every_rank:
-        start = nonnegative_start(ctx, idx, indices)
-        inside = start if inside == "true" else inside if start == "true" else fn.inst(f"and i1 {inside}, {start}")
+    start = nonnegative_start(ctx, idx, indices)
+    inside = start if inside == "true" else inside if start == "true" else fn.inst(f"and i1 {inside}, {start}")
     frame = deferred_store_frame(ctx, c, kind)
 
     def bulk_store() -> None:
