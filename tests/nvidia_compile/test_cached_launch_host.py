@@ -205,3 +205,54 @@ def test_launcher_errors_name_the_kernel(host_driver):
     assert _calls.value == before
     launcher((1, 1, 1), (x.data_ptr(), 5, 2**40, 1.5, True, -3))   # and the launcher still works
     assert _calls.value == before + 1
+
+
+@tritium.jit
+def desc_copy(a_desc, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
+    v = a_desc.load([0, 0]) + n
+    tl.store(out_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :], v)
+
+
+def test_host_descriptor_maps_reach_the_driver(host_driver, monkeypatch):
+    """A kernel taking a host TensorDescriptor: its encoded map lands in the launcher's buffer at every launch
+    (under the lock, without ArgumentBuffer.pack's frames), descriptors made per call with the same fields encode
+    nothing again, another tensor gets its own map, and the scalar parameters are right beside it. The driver's
+    encoding is replaced by one writing the fields it was given (no libcuda here)."""
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    from tritium_nvidia import tensor_maps
+    encoded = []
+
+    def encode(spec, base, dims, stride_bytes):
+        encoded.append((base, tuple(dims)))
+        return struct.pack("<4Q", base, *dims, *stride_bytes).ljust(128, b"\0"), ""
+    monkeypatch.setattr(tensor_maps, "_encode", encode)
+    a, b = torch.zeros(64, 64, dtype=torch.float16), torch.zeros(32, 64, dtype=torch.float16)
+    out = torch.zeros(16 * 32, dtype=torch.float16)
+    desc_copy.warmup(TensorDescriptor(a, [64, 64], [64, 1], [16, 32]), out, 5, BM=16, BN=32, grid=(1, ))
+    (state, ) = desc_copy.device_caches.values()
+    (entry, ) = state.kernels.values()
+    launcher = entry.kernel._launcher
+    launcher.functions[0] = _HANDLE
+    args = launcher.arguments
+    assert args.maps is not None, "no host tensor map: the kernel was not compiled for sm_90's parameter maps"
+    slot = ctypes.addressof(args.buffer) + args.maps.offsets[0]
+
+    def launched() -> tuple:
+        """(the map's fields in its slot, the scalar parameters before it) as the driver reads them."""
+        assert _received[9] == launcher.params_addr   # the launcher's own buffer
+        return struct.unpack("<4Q", ctypes.string_at(slot, 32)), args.packer.unpack_from(args.buffer, 0)
+
+    before = _calls.value
+    desc_copy[(1, )](TensorDescriptor(a, [64, 64], [64, 1], [16, 32]), out, 5, BM=16, BN=32)
+    assert _calls.value == before + 1
+    assert launched() == ((a.data_ptr(), 64, 64, 128), (a.data_ptr(), 64, 64, 64, out.data_ptr(), 5))
+    n = len(encoded)
+    for value in (6, 7, 8):     # examples/08's way: a new descriptor in every call
+        desc_copy[(1, )](TensorDescriptor(a, [64, 64], [64, 1], [16, 32]), out, value, BM=16, BN=32)
+    assert len(encoded) == n and _calls.value == before + 4
+    assert launched() == ((a.data_ptr(), 64, 64, 128), (a.data_ptr(), 64, 64, 64, out.data_ptr(), 8))
+    desc_copy[(1, )](TensorDescriptor(b, [32, 64], [64, 1], [16, 32]), out, 9, BM=16, BN=32)
+    assert launched() == ((b.data_ptr(), 32, 64, 128), (b.data_ptr(), 32, 64, 64, out.data_ptr(), 9))
+    desc_copy[(1, )](TensorDescriptor(a, [64, 64], [64, 1], [16, 32]), out, 10, BM=16, BN=32)
+    assert launched() == ((a.data_ptr(), 64, 64, 128), (a.data_ptr(), 64, 64, 64, out.data_ptr(), 10))
+    assert len(encoded) == n + 1 and _calls.value == before + 6   # a's map came from the cache

@@ -84,9 +84,13 @@ class CudaLauncher:
         #: ``hot_call(grid, args)``: the launch as a plain function (what core's cached launch calls; calling the
         #: object goes through its type's __call__ first)
         offsets = struct.pack(f"@{len(args.offsets)}Q", *args.offsets)
+        # host tensor maps with nothing else to do first: packed and written under the lock without the two
+        # frames of _pack and ArgumentBuffer.pack (examples/08 launches three maps in every call)
+        write_maps = args.maps.write if args.pack_directly and args.maps is not None and not self.orders_streams \
+            else None
         self.hot_call = _make_launch(self, fast, args.packer.pack, args.packer.pack_into, offsets, args.buffer,
                                      self.handles, self.lock, self.shared, self.params_addr, self.num_ctas,
-                                     self.name, self.has_assert)
+                                     self.name, self.has_assert, write_maps)
 
     # -- loading -----------------------------------------------------------------------------------------
     def meta_parameters(self) -> str:

@@ -30,7 +30,7 @@ def _unset_blocking(ns: dict) -> str:
 
 LAUNCH_SOURCE = """
 def make_launch(self, fast, pack, pack_into, offsets, buffer, handles, lock, shared, params, num_ctas, name,
-                has_assert):
+                has_assert, write_maps):
     acquire, release = lock.acquire, lock.release
 
     def launch(grid, args):
@@ -76,6 +76,15 @@ def make_launch(self, fast, pack, pack_into, offsets, buffer, handles, lock, sha
                     pack_into(buffer, 0, *args)
                 except (_StructError, OverflowError):
                     self._pack(args, device, stream)
+            elif write_maps is not None:
+                # host tensor maps (every host TensorDescriptor): what ArgumentBuffer.pack does, without its two
+                # frames; anything struct refuses takes that path
+                try:
+                    pack_into(buffer, 0, *args)
+                except (_StructError, OverflowError):
+                    self._pack(args, device, stream)
+                else:
+                    write_maps(args)
             else:
                 self._pack(args, device, stream)
             try:

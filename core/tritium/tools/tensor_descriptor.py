@@ -19,6 +19,9 @@ from ..runtime.specialize import _HANDLERS, dtype_name, specialize_arg
 
 #: the largest block Triton allows (elements)
 _MAX_NUMEL = 1 << 20
+_POW2 = frozenset(1 << i for i in range(64))
+_FAKE = ("FakeTensor", "FunctionalTensor")
+_index = operator.index
 _BYTES = {"fp8e4nv": 1, "fp8e4b8": 1, "fp8e4b15": 1, "fp8e5": 1, "fp8e5b16": 1, "fp16": 2, "bf16": 2,
           "fp32": 4, "fp64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "u16": 2, "u32": 4,
           "u64": 8}
@@ -55,50 +58,54 @@ def _ints(values: Any, what: str) -> tuple[int, ...]:
     # map() in C, where a generator expression cost ~4k instructions a call (examples/08 makes three
     # descriptors per matmul call, each checking three lists)
     try:
-        return tuple(map(int, map(operator.index, values)))
+        return tuple(map(int, map(_index, values)))
     except TypeError:
         raise TypeError(f"TensorDescriptor {what} must be integers, got {values!r}") from None
 
 
 def validate(d: Any, dtype: str = "", addr: Any = None) -> tuple[tuple, tuple, tuple, str]:
     """(shape, strides, block shape, padding) of ``d`` after checking Triton's rules; ``dtype`` and ``addr``
-    are the base's element type name and address when the caller has them already."""
+    are the base's element type name and address when the caller has them already. Written for few bytecodes
+    (C calls over loops): examples/08 makes three descriptors in every call."""
     if not dtype:
         k, addr = specialize_arg(d.base)
         if k[0] != "*":
             raise TypeError(f"a TensorDescriptor's base must be a tensor or an array, got {type(d.base).__name__}")
         dtype = dtype_name(k[1])
-    shape, strides = _ints(d.shape, "shape entries"), _ints(d.strides, "strides")
-    block = _ints(d.block_shape, "block_shape entries")
+    try:
+        shape, strides = tuple(map(int, map(_index, d.shape))), tuple(map(int, map(_index, d.strides)))
+        block = tuple(map(int, map(_index, d.block_shape)))
+    except TypeError:   # say which
+        _ints(d.shape, "shape entries"), _ints(d.strides, "strides"), _ints(d.block_shape, "block_shape entries")
+        raise
     rank = len(shape)
     if not 1 <= rank <= 5:
         raise ValueError(f"a TensorDescriptor has 1 to 5 dimensions, got shape {list(shape)}")
     if len(strides) != rank or len(block) != rank:
         raise ValueError(f"TensorDescriptor rank mismatch: shape {list(shape)}, strides {list(strides)}, "
                          f"block_shape {list(block)}")
-    fake = type(d.base).__name__ in ("FakeTensor", "FunctionalTensor")
-    if not fake and addr % 16:
+    if (type(addr) is not int or addr & 15) and type(d.base).__name__ not in _FAKE:
         raise ValueError(f"a TensorDescriptor's base must be 16-byte aligned (address {addr:#x})")
     size = _BYTES.get(dtype, 1)
-    for s in strides[:-1]:
-        if s * size % 16:
-            raise ValueError(f"TensorDescriptor strides other than the last must be multiples of 16 bytes, got "
-                             f"{list(strides)} ({dtype}, {size} bytes per element)")
+    # every outer stride a multiple of 16 bytes <=> their gcd is (gcd() of none is 0)
+    if math.gcd(*strides[:-1]) * size % 16:
+        raise ValueError(f"TensorDescriptor strides other than the last must be multiples of 16 bytes, got "
+                         f"{list(strides)} ({dtype}, {size} bytes per element)")
     if strides[-1] != 1:
         raise ValueError(f"the last stride of a TensorDescriptor must be 1 (contiguous), got {list(strides)}")
     if min(shape) <= 0 or max(shape) >= 2**31:
         raise ValueError(f"TensorDescriptor shape entries must be positive int32 values, got {list(shape)}")
-    for i, b in enumerate(block):
-        if b <= 0 or b & (b - 1):
-            raise ValueError(f"TensorDescriptor block_shape entries must be powers of 2, got {list(block)} "
-                             f"(entry {i})")
+    if not _POW2.issuperset(block):
+        i = next(i for i, b in enumerate(block) if b not in _POW2)
+        raise ValueError(f"TensorDescriptor block_shape entries must be powers of 2, got {list(block)} "
+                         f"(entry {i})")
     numel = math.prod(block)
     if numel > _MAX_NUMEL:
         raise ValueError(f"a TensorDescriptor block has at most {_MAX_NUMEL} elements, got {numel}")
     padding = d.padding
-    if padding not in ("zero", "nan"):
-        raise ValueError(f"TensorDescriptor padding must be 'zero' or 'nan', got {padding!r}")
-    if padding == "nan" and not dtype.startswith(("fp", "bf")):
+    if padding != "zero" and (padding != "nan" or not dtype.startswith(("fp", "bf"))):
+        if padding not in ("zero", "nan"):
+            raise ValueError(f"TensorDescriptor padding must be 'zero' or 'nan', got {padding!r}")
         raise ValueError(f"TensorDescriptor padding 'nan' needs floating-point data, got {dtype}")
     return shape, strides, block, padding
 
@@ -158,9 +165,11 @@ def descriptor_key(d: Any, align: bool = True) -> tuple[tuple, tuple]:
         k, addr = _base_key(d, True, True)
     memo = getattr(d, "_tritium_checked", None)
     if memo is not None and align:
-        seen = _seen(d, k, addr)
-        if seen is not None and memo[0] == seen:
-            return memo[2]
+        try:
+            if memo[0] == (k, addr, type(base), tuple(d.shape), tuple(d.strides), tuple(d.block_shape), d.padding):
+                return memo[2]
+        except TypeError:   # fields that are not sequences: checked() says what is wrong
+            pass
     return _key(k, addr, checked(d, k, addr), align)
 
 
