@@ -81,6 +81,13 @@ class TmaHooks(TargetHooks):
         from .tma import tensor_reduce
         tensor_reduce(fn, tmap, coords, src, kind)
 
+    def cold_value(self, fn: Function, ty: str, v: str) -> str:
+        """``v`` (i32/i64) through a register copy LLVM cannot move: values derived from it stay in the cold
+        block that asks (a descriptor store's per-element fallback) instead of being hoisted to the kernel's
+        entry, where they held registers through examples/08's whole tile loop (154 -> 158)."""
+        bits, reg = {"i32": (32, "r"), "i64": (64, "l")}[ty]
+        return fn.inst(f'call {ty} asm sideeffect "mov.b{bits} $0, $1;", "={reg},{reg}"({ty} {v})')
+
     def bulk_store_wait_read(self, fn: Function) -> None:
         from .tma import store_wait_read
         store_wait_read(fn)

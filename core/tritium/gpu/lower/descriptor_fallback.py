@@ -24,19 +24,28 @@ def store_from_shared(ctx: Context, c: Any, block: tuple, smem: Any, idx: list, 
     eb = smem.eb
     ity = f"i{8 * eb}"              # the bits move as they are
 
+    # the values the loop derives from the descriptor's fields and the thread index alone would be hoisted out of
+    # the program's loops (they are invariant there), holding registers on the path that never comes here: a
+    # target may pin them to this block
+    cold = getattr(ctx.target, "cold_value", None)
+
+    def pinned(ty: str, v: str) -> str:
+        return cold(fn, ty, v) if cold is not None and not v.lstrip("-").isdigit() else v
+
     def i64(s: Any) -> str:
-        return s.value if s.ty == "i64" else fn.inst(f"sext {s.ty} {s.value} to i64")
+        return pinned("i64", s.value if s.ty == "i64" else fn.inst(f"sext {s.ty} {s.value} to i64"))
 
     starts = [i64(s) for s in idx]
     dims = [i64(s) for s in c.shape]
     strides = [i64(s) for s in c.strides]
+    tid = pinned("i32", ctx.tid)
     pre = fn.current
     loop, body, latch, done = fn.label("dsloop"), fn.label("dsin"), fn.label("dsnext"), fn.label("dsdone")
-    fn.cond_br(fn.inst(f"icmp ult i32 {ctx.tid}, {n}"), loop, done)
+    fn.cond_br(fn.inst(f"icmp ult i32 {tid}, {n}"), loop, done)
     fn.start_block(loop)
     e = fn.tmp("e")
     nxt = fn.tmp("enext")
-    fn.emit(f"{e} = phi i32 [{ctx.tid}, %{pre}], [{nxt}, %{latch}]")
+    fn.emit(f"{e} = phi i32 [{tid}, %{pre}], [{nxt}, %{latch}]")
     coords, rest, inside, off = [], e, "true", "0"
     for d in range(len(block) - 1, -1, -1):         # innermost first: e = row-major index in the block
         coords.insert(0, fn.inst(f"urem i32 {rest}, {block[d]}") if d else rest)
