@@ -36,7 +36,11 @@ class TensorDescriptor:
     padding: str = "zero"
 
     def __post_init__(self) -> None:
-        k, addr = _base_key(self, True, True)
+        base = self.base
+        h = _HANDLERS.get(type(base))   # specialize_arg's first step, without its frame (a descriptor per call)
+        k, addr = h(base, True) if h is not None else (("",), None)
+        if k[0] != "*":
+            k, addr = _base_key(self, True, True)   # raises where it is not an array
         checked(self, k, addr)          # remembered: the first launch does not check again
 
     @staticmethod
