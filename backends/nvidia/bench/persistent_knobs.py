@@ -9,7 +9,8 @@ Run from the repository root:
   H2_VARIANTS=base,defer,p1,p2,p2nb python3 backends/nvidia/bench/persistent_knobs.py   the measurement
 Variants: base (every knob at its default), defer (TRITIUM_NVIDIA_DEFER_STORE_WAIT), p1 / p2 (defer + tile
 prefetch mode 1 / 2), p2only (prefetch 2 alone), p2nb (p2 without the K loop's top barrier), nb (that alone),
-off (all three knobs off, whatever the defaults)."""
+off (all three knobs off, whatever the defaults). H2_NO_WS=1 leaves out the ws row, H2_CHECK_SHAPES=n checks the
+first n shapes, H2_ROUNDS the rounds (9)."""
 import importlib.util
 import os
 import statistics
@@ -29,6 +30,8 @@ VARIANTS = {"base": {}, "defer": {"defer_store_wait": True}, "p1": {"defer_store
             "nb": {"bulk_loop_top_barrier": False},
             "off": {"defer_store_wait": False, "prefetch_tiles": 0, "bulk_loop_top_barrier": True}}
 ROWS = [("float16", False), ("bfloat16", False), ("float8_e4m3fn", False), ("float32", False), ("float16", True)]
+if os.environ.get("H2_NO_WS"):         # the ws row is the fp16 kernel again, on both sides (PERF.md)
+    ROWS = ROWS[:4]
 
 
 class knobs_of:
@@ -73,7 +76,8 @@ def check(variant):
     bad = 0
     for name, ws in ROWS:
         cfg = ex.CONFIGS[name]
-        for (M, N, K, sms) in ((512, 768, 1024, num_sms), (1000, 1304, 400, 7), (300, 200, 16, 3), (128, 104, 208, 3)):
+        shapes = ((512, 768, 1024, num_sms), (1000, 1304, 400, 7), (300, 200, 16, 3), (128, 104, 208, 3))
+        for (M, N, K, sms) in shapes[:int(os.environ.get("H2_CHECK_SHAPES", "4"))]:
             a, b, c = ex.inputs(name, M, N, K, "cuda")
             with knobs_of(variant):
                 k = launch(ex, a, b, c, sms, cfg, ws)
