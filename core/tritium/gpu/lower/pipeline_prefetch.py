@@ -149,7 +149,7 @@ def issue_stages(ctx: Context, op: Any, plan: Any, bases: list, bulk: Any, lb: S
                  depth: int, tile_ok: str, first: str = "0") -> None:
     """The copies of the K loop's iterations 0 .. S - 2 into stages ``first`` .. ``first`` + S - 2 (modulo S;
     where ``tile_ok`` holds)."""
-    from .pipeline import eval_slice, issue_copies
+    from .pipeline_copies import eval_slice, issue_copies
     fn = ctx.fn
     ity = lb.ty
     S = bulk.stages
