@@ -9,8 +9,9 @@ Run from the repository root:
   H2_VARIANTS=base,defer,p1,p2,p2nb python3 backends/nvidia/bench/persistent_knobs.py   the measurement
 Variants: base (every knob at its default), defer (TRITIUM_NVIDIA_DEFER_STORE_WAIT), p1 / p2 (defer + tile
 prefetch mode 1 / 2), p2only (prefetch 2 alone), p2nb (p2 without the K loop's top barrier), nb (that alone),
-off (all three knobs off, whatever the defaults). H2_NO_WS=1 leaves out the ws row, H2_CHECK_SHAPES=n checks the
-first n shapes, H2_ROUNDS the rounds (9)."""
+off (all three knobs off, whatever the defaults), typed (tensor maps of floats encoded with their float type,
+TRITIUM_NVIDIA_TMA_TYPED_MAPS, as Triton 3.6 encodes them; H5). H2_NO_WS=1 leaves out the ws row,
+H2_CHECK_SHAPES=n checks the first n shapes, H2_ROUNDS the rounds (9)."""
 import importlib.util
 import os
 import statistics
@@ -28,7 +29,8 @@ VARIANTS = {"base": {}, "defer": {"defer_store_wait": True}, "p1": {"defer_store
             "p2": {"defer_store_wait": True, "prefetch_tiles": 2}, "p2only": {"prefetch_tiles": 2},
             "p2nb": {"defer_store_wait": True, "prefetch_tiles": 2, "bulk_loop_top_barrier": False},
             "nb": {"bulk_loop_top_barrier": False},
-            "off": {"defer_store_wait": False, "prefetch_tiles": 0, "bulk_loop_top_barrier": True}}
+            "off": {"defer_store_wait": False, "prefetch_tiles": 0, "bulk_loop_top_barrier": True},
+            "typed": {"tma_typed_maps": True}}
 ROWS = [("float16", False), ("bfloat16", False), ("float8_e4m3fn", False), ("float32", False), ("float16", True)]
 if os.environ.get("H2_NO_WS"):         # the ws row is the fp16 kernel again, on both sides (PERF.md)
     ROWS = ROWS[:4]
@@ -68,7 +70,8 @@ def shape_of(k):
     ptx = k.asm["ptx"]
     return (f"inits={ptx.count('mbarrier.init.shared::cta.b64')} waits_read={ptx.count('cp.async.bulk.wait_group.read')}"
             f" bars={ptx.count('bar.sync')} loads={ptx.count('cp.async.bulk.tensor.2d.shared::cluster')}"
-            f" shared={k.metadata_dict.get('shared')}")
+            f" shared={k.metadata_dict.get('shared')}"
+            f" maps={[m['elem_type'] for m in k.metadata_dict.get('tensor_map_params', [])]}")
 
 
 def check(variant):

@@ -93,6 +93,11 @@ class nvidia_knobs(KnobGroup):
                                      "iteration (default); off: only the one after the dots' wait, before the "
                                      "refill (the stages' barriers tell the copies' landing). Off measured not "
                                      "faster on the H200 (examples/08 with the tile prefetch: -0.2 to -1.1%)")
+    tma_typed_maps = BoolKnob("TRITIUM_NVIDIA_TMA_TYPED_MAPS", default=False, doc="With TMA on: a tensor map "
+                              "of 16/32/64-bit floats is encoded with its float type (FLOAT16, BFLOAT16, FLOAT32, "
+                              "FLOAT64), as Triton 3.6 encodes a host descriptor's, instead of the unsigned integer "
+                              "of its size (default: the copies move bits either way). For an A/B of examples/08's "
+                              "fp16 vs bf16 gap on the H200 (PERF.md, seventh session, H5)")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

@@ -27,6 +27,11 @@ class TmaHooks(TargetHooks):
         return nvidia.tma_loop_loads
 
     @property
+    def tensor_map_value_types(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.tma_typed_maps
+
+    @property
     def bulk_tensor_every_rank(self) -> bool:
         from .knobs import nvidia
         return nvidia.tma_ranks

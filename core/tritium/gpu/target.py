@@ -254,6 +254,9 @@ class TargetHooks:
     #: bulk copies of every rank (1-5), of loads outside pipelined loops, NaN fills and reductions; else 2-D
     #: pipelined loads and stores only
     bulk_tensor_every_rank = False
+    #: a tensor map of floats names their type (half, bfloat, float, double) even where its copies only move
+    #: bits; else only where they must know it (NaN fills, reductions)
+    tensor_map_value_types = False
 
     def build_tensor_map(self, fn: Function, module: Module, template: str, base: str, dims: list[str],
                          stride_bytes: list[str], box: list[int], eb: int, swizzle: int,

@@ -238,6 +238,8 @@ def tensor_map_for(ctx: Context, op: Any, c: Any) -> Optional[BulkMap]:
         gt = fn.inst(f"icmp sgt i32 {d}, 0")
         ok = gt if ok == "true" else fn.inst(f"and i1 {ok}, {gt}")
     typed = _typed(op.results[0], c.elem, nan)
+    if typed is None and c.elem in NAN_FILLED and ctx.target.tensor_map_value_types:
+        typed = c.elem
     # a map of kernel arguments comes encoded with the launch (one per launch: no per-program cost, and no
     # memory that concurrent launches share); others (fields computed in the kernel) are built by each program
     host = launch_argument_fields(op, ctx.func)
