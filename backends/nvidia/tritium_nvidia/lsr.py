@@ -7,7 +7,8 @@ which costs a 64-bit add (IADD3 + IADD3.X) per copy more and the moves of the ex
 forward (examples/07, sm_90a, ptxas 13.0) that made the loop 523 SASS instructions at D64 and 551 at D128, 493 and
 490 without LSR (Triton 3.6: 520 and 581). In single-dot matmul loops LSR's form is the shorter one (examples/03
 128x256x64: 124 instructions with it, 135 without), and at two stages (the ahead pointer is the next iteration's)
-it is mixed, so it stays on there.
+it is mixed, so it stays on there. On the H200 the forward at the tutorial's configs gained 5-8% (D64) and 11%
+(D128) without it; the causal forward and the backward moved within noise (PERF.md, seventh session, H3).
 
 ``auto`` (TRITIUM_NVIDIA_LSR, the default): off for kernels with num_stages >= 3 that run a wgmma reading A from
 registers (a dot fed by an earlier dot's result in registers: attention's P @ V and the backward's dots), on
