@@ -357,16 +357,8 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, kind: str = 
     write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
     ctx.target.bulk_store_fence(fn)
     ctx.target.barrier(fn)
-    if inside != "true":
-        bulk, other = fn.label("bulkok"), fn.label("bulkneg")
-        fn.cond_br(inside, bulk, other)
-        fn.start_block(other)
-        from .descriptor_fallback import store_from_shared
-        ctx.push_scope()
-        store_from_shared(ctx, c, m.block, m.smem, idx, base)
-        ctx.pop_scope()
-        fn.br(join)
-        fn.start_block(bulk)
+    from .descriptor_fallback import unless_inside
+    unless_inside(ctx, c, m, idx, base, inside, join)
     boxes = box_coords(ctx, m, idx)
     leader = fn.inst(f"icmp eq i32 {ctx.target.thread_id(fn)}, 0")
 

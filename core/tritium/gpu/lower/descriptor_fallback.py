@@ -69,3 +69,20 @@ def store_from_shared(ctx: Context, c: Any, block: tuple, smem: Any, idx: list, 
     fn.emit(f"{nxt} = add i32 {e}, {threads}")
     fn.cond_br(fn.inst(f"icmp ult i32 {nxt}, {n}"), loop, done)
     fn.start_block(done)
+
+
+def unless_inside(ctx: Context, c: Any, m: Any, idx: list, base: str, inside: str, join: str) -> None:
+    """Branch on ``inside`` (the bulk copies' precondition, an i1 or "true") unless it is known true: where it
+    fails, every thread stores the block at ``base`` (the bulk map ``m``'s layout) with ``store_from_shared`` and
+    goes to ``join``; the builder is left where it holds, for the bulk copies."""
+    if inside == "true":
+        return
+    fn = ctx.fn
+    bulk, other = fn.label("bulkok"), fn.label("bulkneg")
+    fn.cond_br(inside, bulk, other)
+    fn.start_block(other)
+    ctx.push_scope()
+    store_from_shared(ctx, c, m.block, m.smem, idx, base)
+    ctx.pop_scope()
+    fn.br(join)
+    fn.start_block(bulk)

@@ -23,7 +23,7 @@ from typing import Any, Optional
 from ..target import guarded
 from .context import Context
 from .descriptor_bulk import box_coords
-from .descriptor_fallback import store_from_shared
+from .descriptor_fallback import unless_inside
 from .loops import LoopFrame
 from .shared import SharedTile
 from .tiles import write_tile
@@ -76,15 +76,7 @@ def store_block_deferred(ctx: Context, c: Any, idx: list, value_v: Any, frame: L
     write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
     ctx.target.bulk_store_fence(fn)
     ctx.target.barrier(fn)
-    if inside != "true":
-        bulk, other = fn.label("bulkok"), fn.label("bulkneg")
-        fn.cond_br(inside, bulk, other)
-        fn.start_block(other)
-        ctx.push_scope()
-        store_from_shared(ctx, c, m.block, m.smem, idx, base)
-        ctx.pop_scope()
-        fn.br(join)
-        fn.start_block(bulk)
+    unless_inside(ctx, c, m, idx, base, inside, join)
     boxes = box_coords(ctx, m, idx)
 
     def emit() -> None:
