@@ -5,44 +5,22 @@ per iteration with the knob on (the default), one off; zeros written for an empt
 barrier of their own (in their branch). A loop whose dots wait for themselves keeps its top barrier."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
+import sys
 
 import pytest
-
-import tritium
-from tritium.backends.compiler import GPUTarget
-from tritium.compiler import ASTSource
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
-         (5, ): [["tt.divisibility", 16]]}
-SIG = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[256, 64]>",
-       "c_desc": "tensordesc<fp16[128, 256]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
-       "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
-       "WARP_SPECIALIZE": "constexpr"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from persistent08 import compile08  # noqa: E402
 
 
 def _compile(top: bool, prefetch: int):
-    from tritium import plugins
-    from tritium_nvidia.knobs import nvidia
-    spec = importlib.util.spec_from_file_location("ex08_loop_barrier", os.path.join(
-        ROOT, "examples", "08-persistent-matmul-descriptors.py"))
-    ex = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ex)
-    consts = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
-    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
-    with plugins.use(reg), nvidia.scope():
-        nvidia.bulk_loop_top_barrier = top
-        nvidia.prefetch_tiles = prefetch
-        nvidia.defer_store_wait = bool(prefetch)
-        return tritium.compile(ASTSource(ex.matmul_persistent, SIG, consts, ATTRS),
-                               target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
+    return compile08(bulk_loop_top_barrier=top, prefetch_tiles=prefetch, defer_store_wait=bool(prefetch))
 
 
 def _k_loop(ptx: str) -> str:

@@ -8,9 +8,9 @@ and so is a configuration whose stages and tile would not fit together (lowered 
 The GPU side is tests/gpu/test_persistent_store_wait.py."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -22,17 +22,10 @@ pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
-         (5, ): [["tt.divisibility", 16]]}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from persistent08 import compile08  # noqa: E402
+
 LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-
-
-def _example08():
-    spec = importlib.util.spec_from_file_location("ex08_prefetch_ptx", os.path.join(
-        ROOT, "examples", "08-persistent-matmul-descriptors.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _compile(fn, sig, consts, attrs, prefetch: int, stages=3):
@@ -47,12 +40,8 @@ def _compile(fn, sig, consts, attrs, prefetch: int, stages=3):
 
 
 def _compile08(prefetch: int, bm=128, bn=256, bk=64):
-    sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bn}, {bk}]>",
-           "c_desc": f"tensordesc<fp16[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
-           "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
-           "WARP_SPECIALIZE": "constexpr"}
-    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
-    return _compile(_example08().matmul_persistent, sig, consts, ATTRS, prefetch)
+    # the tile in the scratch buffer (store waited at once): what the prefetch alone adds
+    return compile08(bm=bm, bn=bn, bk=bk, prefetch_tiles=prefetch, defer_store_wait=False)
 
 
 def _lines(ptx: str) -> list[str]:

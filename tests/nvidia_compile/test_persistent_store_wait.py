@@ -6,49 +6,22 @@ buffer would not fit next to the loop's others waits at once, as before. The GPU
 tests/gpu/test_persistent_store_wait.py."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
+import sys
 
 import pytest
-
-import tritium
-from tritium.backends.compiler import GPUTarget
-from tritium.compiler import ASTSource
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SIG = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[256, 64]>",
-       "c_desc": "tensordesc<fp16[128, 256]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
-       "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
-       "WARP_SPECIALIZE": "constexpr"}
-# the launch's specialization at 8192^3: C's rows end on 16 bytes, M, N, K multiples of 16
-ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
-         (5, ): [["tt.divisibility", 16]]}
-
-
-def _example08():
-    spec = importlib.util.spec_from_file_location("ex08_store_wait_ptx", os.path.join(
-        ROOT, "examples", "08-persistent-matmul-descriptors.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from persistent08 import compile08  # noqa: E402
 
 
 def _compile(defer, stages=3, bm=128, bn=256, bk=64):
-    from tritium import plugins
-    from tritium_nvidia.knobs import nvidia
-    sig = dict(SIG, a_desc=f"tensordesc<fp16[{bm}, {bk}]>", b_desc=f"tensordesc<fp16[{bn}, {bk}]>",
-               c_desc=f"tensordesc<fp16[{bm}, {bn}]>")
-    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
-    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
-    with plugins.use(reg), nvidia.scope():
-        nvidia.defer_store_wait = defer
-        nvidia.prefetch_tiles = 0           # the stages share the tile's bytes when the store waits at once
-        return tritium.compile(ASTSource(_example08().matmul_persistent, sig, consts, ATTRS),
-                               target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": stages})
+    # prefetch off: the stages share the tile's bytes when the store waits at once
+    return compile08(bm=bm, bn=bn, bk=bk, stages=stages, defer_store_wait=defer, prefetch_tiles=0)
 
 
 def _asm_lines(ptx: str) -> list[str]:

@@ -7,49 +7,24 @@ data type is the one thing Triton encodes per dtype that tritium did not. The kn
 copies themselves are the same instructions. Default off."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
+import sys
 
 import pytest
-
-import tritium
-from tritium.backends.compiler import GPUTarget
-from tritium.compiler import ASTSource
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
-         (5, ): [["tt.divisibility", 16]]}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from persistent08 import compile08  # noqa: E402
+
 # examples/08's configurations (BLOCK_M, BLOCK_N, BLOCK_K) by the descriptors' element type
 CONFIGS = {"fp16": (128, 256, 64), "bf16": (128, 256, 64), "fp32": (128, 128, 32)}
 
 
-def _example08():
-    spec = importlib.util.spec_from_file_location("ex08_typed_maps", os.path.join(
-        ROOT, "examples", "08-persistent-matmul-descriptors.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _compile08(dt: str, typed: bool, host_maps: bool = True):
-    from tritium import plugins
-    from tritium_nvidia.knobs import nvidia
-    bm, bn, bk = CONFIGS[dt]
-    sig = {"a_desc": f"tensordesc<{dt}[{bm}, {bk}]>", "b_desc": f"tensordesc<{dt}[{bn}, {bk}]>",
-           "c_desc": f"tensordesc<{dt}[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
-           "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
-           "WARP_SPECIALIZE": "constexpr"}
-    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
-    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
-    with plugins.use(reg), nvidia.scope():
-        nvidia.tma_typed_maps = typed
-        nvidia.tma_host_maps = host_maps
-        return tritium.compile(ASTSource(_example08().matmul_persistent, sig, consts, ATTRS),
-                               target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
+    return compile08(dt, *CONFIGS[dt], tma_typed_maps=typed, tma_host_maps=host_maps)
 
 
 def _types(k) -> list[str]:

@@ -1,0 +1,47 @@
+"""examples/08's persistent descriptor matmul compiled for sm_90a under chosen NVIDIA knobs, as the launch
+specializes it at 8192^3: the PTX tests of its tile loop (test_persistent_*.py) share this instead of each
+loading the example and spelling its signature."""
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Any, Optional
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# C's rows end on 16 bytes (the descriptor's innermost extent, attrs path (2, 2)); M, N, K multiples of 16
+ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
+         (5, ): [["tt.divisibility", 16]]}
+_loaded: list = []
+
+
+def example08() -> Any:
+    """The example's module (loaded once)."""
+    if not _loaded:
+        spec = importlib.util.spec_from_file_location("ex08_persistent_ptx", os.path.join(
+            ROOT, "examples", "08-persistent-matmul-descriptors.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _loaded.append(mod)
+    return _loaded[0]
+
+
+def compile08(dt: str = "fp16", bm: int = 128, bn: int = 256, bk: int = 64, stages: int = 3,
+              attrs: Optional[dict] = None, **knobs: Any) -> Any:
+    """The kernel with ``dt`` descriptors and ``bm`` x ``bn`` x ``bk`` blocks, 8 warps, the NVIDIA ``knobs``
+    (names of tritium_nvidia.knobs.nvidia) set for this compile only."""
+    import tritium
+    from tritium import plugins
+    from tritium.backends.compiler import GPUTarget
+    from tritium.compiler import ASTSource
+    from tritium_nvidia.knobs import nvidia
+    sig = {"a_desc": f"tensordesc<{dt}[{bm}, {bk}]>", "b_desc": f"tensordesc<{dt}[{bn}, {bk}]>",
+           "c_desc": f"tensordesc<{dt}[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
+           "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
+           "WARP_SPECIALIZE": "constexpr"}
+    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        for name, value in knobs.items():
+            setattr(nvidia, name, value)
+        return tritium.compile(ASTSource(example08().matmul_persistent, sig, consts, ATTRS if attrs is None else attrs),
+                               target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": stages})
