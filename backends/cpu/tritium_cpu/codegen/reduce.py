@@ -273,7 +273,11 @@ def dot(ctx: Context, op: Any) -> None:
     if isinstance(c.node, Buf) and c.uses <= 0 and cty == compute and not c.node.ptr.startswith("@"):
         acc = c.node  # the accumulator has no other use: accumulate in place
     else:
-        acc = ctx.materialize(Tile(_cast_node(c.node, compute)))
+        node = _cast_node(c.node, compute)
+        # the dot accumulates into ``acc``: a buffer that is still read elsewhere (the accumulator's other uses,
+        # a constant) is copied first, not written through
+        into = ctx.frame.materialize_into(ctx, node) if isinstance(node, Buf) else None
+        acc = ctx.materialize(Tile(node), into=into)
     ctx.work += numel(shape) * a.shape[-1]
     emit_dot(ctx.fn, ctx.module, fa, fb, acc, compute, ctx.vector_bits)
     if cty != compute:
