@@ -26,16 +26,17 @@ def example08() -> Any:
 
 
 def compile08(dt: str = "fp16", bm: int = 128, bn: int = 256, bk: int = 64, stages: int = 3,
-              attrs: Optional[dict] = None, **knobs: Any) -> Any:
-    """The kernel with ``dt`` descriptors and ``bm`` x ``bn`` x ``bk`` blocks, 8 warps, the NVIDIA ``knobs``
-    (names of tritium_nvidia.knobs.nvidia) set for this compile only."""
+              attrs: Optional[dict] = None, c_dt: Optional[str] = None, **knobs: Any) -> Any:
+    """The kernel with ``dt`` descriptors (C's ``c_dt`` when given: the example stores fp8's product as fp16)
+    and ``bm`` x ``bn`` x ``bk`` blocks, 8 warps, the NVIDIA ``knobs`` (names of tritium_nvidia.knobs.nvidia)
+    set for this compile only."""
     import tritium
     from tritium import plugins
     from tritium.backends.compiler import GPUTarget
     from tritium.compiler import ASTSource
     from tritium_nvidia.knobs import nvidia
     sig = {"a_desc": f"tensordesc<{dt}[{bm}, {bk}]>", "b_desc": f"tensordesc<{dt}[{bn}, {bk}]>",
-           "c_desc": f"tensordesc<{dt}[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
+           "c_desc": f"tensordesc<{c_dt or dt}[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
            "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
            "WARP_SPECIALIZE": "constexpr"}
     consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)

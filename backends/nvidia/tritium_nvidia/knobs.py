@@ -98,6 +98,10 @@ class nvidia_knobs(KnobGroup):
                               "FLOAT64), as Triton 3.6 encodes a host descriptor's, instead of the unsigned integer "
                               "of its size (default: the copies move bits either way). For an A/B of examples/08's "
                               "fp16 vs bf16 gap on the H200 (PERF.md, seventh session, H5)")
+    stmatrix = BoolKnob("TRITIUM_NVIDIA_STMATRIX", default=False, doc="On sm_90, a descriptor store writes its "
+                        "block of 16-bit elements to shared memory with stmatrix.sync.aligned.m8n8.x4 (four 8x8 "
+                        "matrices per instruction, tensor-core fragment layouts) instead of one st.shared per "
+                        "two elements, as Triton 3.6's epilogue does (stmatrix.py); off: element-wise stores")
     launch_blocking = BoolKnob("CUDA_LAUNCH_BLOCKING", doc="Wait for every kernel to finish and check its "
                                "status (errors then name the kernel that faulted)")
     native_launch = BoolKnob("TRITIUM_NVIDIA_NATIVE_LAUNCH", default=True, doc="Call cuLaunchKernel through a "

@@ -360,6 +360,13 @@ class NvidiaTarget(TmaHooks):
         from .ldmatrix import read_operand
         return read_operand(lowering, tile, dst, ty)
 
+    def write_shared_tile(self, lowering: Any, value: Any, tile: Any) -> bool:
+        from .knobs import nvidia
+        if not (nvidia.stmatrix and self.capability >= 90):
+            return False
+        from .stmatrix import write_matrices
+        return write_matrices(lowering, value, tile)
+
     def dot_strategy(self, kind: str) -> Optional[Callable[..., Any]]:
         if kind.startswith("wgmma"):
             from .wgmma import lower_wgmma_dot

@@ -181,6 +181,11 @@ class TargetHooks:
         """A target's faster way to load a shared-memory tile into layout ``dst`` (matrix loads), or None."""
         return None
 
+    def write_shared_tile(self, lowering: Any, value: Any, tile: Any) -> bool:
+        """Store the register tile ``value`` into the shared-memory ``tile`` a target's faster way (matrix
+        stores); False where it has none (nothing emitted: the element-wise stores follow)."""
+        return False
+
     # -- asynchronous copies (software pipelining) --------------------------------------------------------
     def async_copy(self, fn: Function, module: Module, dst: str, src: str, nbytes: int, pred: Optional[str],
                    src_bytes: Optional[str] = None) -> None:

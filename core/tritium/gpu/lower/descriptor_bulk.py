@@ -354,7 +354,7 @@ def store_block_bulk(ctx: Context, c: Any, idx: list, value_v: Any, kind: str = 
     fn.start_block(yes)
     ctx.push_scope()
     base = ctx.scratch(m.nbytes, 1024)
-    write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
+    write_tile(ctx, val, SharedTile(base, m.smem, c.elem), matrix=True)
     ctx.target.bulk_store_fence(fn)
     ctx.target.barrier(fn)
     from .descriptor_fallback import unless_inside

@@ -73,7 +73,7 @@ def store_block_deferred(ctx: Context, c: Any, idx: list, value_v: Any, frame: L
     ctx.target.bulk_store_drain(fn)
     ctx.target.barrier(fn)
     ctx.scratch_dirty = False
-    write_tile(ctx, val, SharedTile(base, m.smem, c.elem))
+    write_tile(ctx, val, SharedTile(base, m.smem, c.elem), matrix=True)
     ctx.target.bulk_store_fence(fn)
     ctx.target.barrier(fn)
     unless_inside(ctx, c, m, idx, base, inside, join)

@@ -1,5 +1,6 @@
 """Tiles in shared memory (:class:`~.shared.SharedTile`) written from and read into registers, vectorized along
-the tile's contiguous dimension; reading asks the target first (matrix loads such as ``ldmatrix``)."""
+the tile's contiguous dimension; reading asks the target first (matrix loads such as ``ldmatrix``), and so may
+writing (matrix stores such as ``stmatrix``)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -59,8 +60,11 @@ def split_offset(ctx: Context, smem: SmemLayout, lay: L.Layout, r: int) -> Optio
     return off, added
 
 
-def write_tile(ctx: Context, t: Tensor, tile: SharedTile) -> None:
-    """Store every unique element of ``t`` (by the thread holding its first copy)."""
+def write_tile(ctx: Context, t: Tensor, tile: SharedTile, matrix: bool = False) -> None:
+    """Store every unique element of ``t`` (by the thread holding its first copy). With ``matrix``, the target's
+    matrix stores where it has them (asked only by the callers measured with them: descriptor stores)."""
+    if matrix and ctx.target.write_shared_tile(ctx, t, tile):
+        return
     fn = ctx.fn
     lay = t.layout
     vec = tile_vec(ctx, lay, tile.smem)
