@@ -199,7 +199,12 @@ def main() -> None:
         for vn, settings in variants.items():
             if not vcases or name in vcases:
                 fns[vn] = scoped(settings, lambda f=f, m=vmods[vn]: f(m))
-                got_v = fns[vn]()
+                try:
+                    got_v = fns[vn]()
+                except Exception as e:          # a variant that does not compile is reported, not timed
+                    print(f"  {name} {vn}: {type(e).__name__}: {e}", flush=True)
+                    del fns[vn]
+                    continue
                 torch.cuda.synchronize()
                 pairs = zip(got_v, got_tr) if isinstance(got_v, tuple) else [(got_v, got_tr)]
                 err = max([err] + [(x.float() - y.float()).abs().max().item() for x, y in pairs])
