@@ -18,6 +18,9 @@ at the end of the body, those registers become loop-carried values, and the firs
 with the carried accumulator and them as its operands, so that nothing touches them while the dot runs. The
 stage the last dot read is refilled only after that wait, behind a barrier, at the end of the body.
 
+Such a loop is tested at its entry and at its end, and its last iteration retires the running dot on its way out
+(``exit_edge``), never in the exit block that the path skipping the loop shares (ptxas serialized every wgmma then).
+
 The attention backward's loops (dK/dV, dQ) leave their shared-A dots in flight already (pipeline.py's
 ``deferred``); their last dot (dK += dS^T Q, dQ += dS K) reads A from registers and so waited for itself. With
 ``register_a`` it runs on as above (Triton 3.6's backward loops), its A registers carried to the next wait.
@@ -126,9 +129,34 @@ def finish_body(ctx: Context, rec: CarriedDot) -> None:
     fn.fill(rec.wait_slot, "\n  ".join(lines))
 
 
-def retire(ctx: Context, rec: CarriedDot, regs: list[str]) -> list[str]:
-    """After the loop: wait for the dot the last iteration left running; its registers, finished."""
-    lines, out = rec.wait_text(ctx.fn, regs, rec.a_phis, rec.ty)
+def exit_edge(ctx: Context, rec: CarriedDot, yielded: list, more: str, head: str, exit_: str) -> tuple[str, list]:
+    """The back edge of a loop planned to carry a dot, at the end of its body (``yielded``: the values carried
+    on; ``more``: another iteration follows). Such a loop is tested at its entry (pipeline.py) and here, and where
+    the last dot was left running, the last iteration leaves through a block of its own that retires it.
+
+    Why: with the retiring wait in the loop's exit block, which the path that skips the loop also reaches, that
+    path's copies of the initial accumulator (moves of zeros) reached the wait that ends the running dot's
+    stage, and ptxas serialized every wgmma of the kernel (C7515, seen with LLVM's loop strength reduction on);
+    with a wait on the way out but the test at the loop's top, ptxas saw a path from the running dot out of the
+    loop without a wait (C7514). Returns the block the loop leaves from and the values it leaves with."""
+    fn = ctx.fn
+    if not rec.running:
+        fn.cond_br(more, head, exit_)
+        return fn.current, yielded
+    last = fn.label("pforlast")
+    fn.cond_br(more, head, last)
+    fn.start_block(last)
+    acc = yielded[rec.j]
+    leaving = list(yielded)
+    leaving[rec.j] = Tensor(acc.layout, retire(ctx, rec, acc.regs, rec.a_live), acc.ty)
+    fn.br(exit_)
+    return last, leaving
+
+
+def retire(ctx: Context, rec: CarriedDot, regs: list[str], keep: Optional[list[str]] = None) -> list[str]:
+    """After the loop: wait for the dot the last iteration left running; its registers, finished (``keep``: the
+    registers it reads, by default their loop phis)."""
+    lines, out = rec.wait_text(ctx.fn, regs, rec.a_phis if keep is None else keep, rec.ty)
     for line in lines:
         ctx.fn.emit(line)
     return out

@@ -111,20 +111,27 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     rd0, wr0, phase0 = entry_state(ctx, pf, S)
     pre = fn.current
     head, body, exit_ = fn.label("pfor"), fn.label("pforbody"), fn.label("pforexit")
-    fn.br(head)
+    found = carry_dot.plan(ctx, block_ops(block), args, register_a=bool(plan.deferred))
+    # a loop whose last dot may run on is tested at its entry and its end (carry_dot.exit_edge says why)
+    rotated = bool(found) and pf is None
+    if rotated:
+        fn.cond_br(fn.inst(f"icmp slt {ity} {lb.value}, {ub.value}"), head, exit_)
+    else:
+        fn.br(head)
     fn.start_block(head)
     iv = fn.tmp("iv")
     iv_slot = fn.placeholder()
     phis, slots = make_phis(ctx, args[1:], inits)
     ahead_init = [state[i] for i in plan.args]
     ahead, ahead_slots = make_phis(ctx, [args[1 + i] for i in plan.args], ahead_init)
-    found = carry_dot.plan(ctx, block_ops(block), args, register_a=bool(plan.deferred))
     a_slot = fn.placeholder() if found else None     # phis of what the dot left running reads
     rd, wr = fn.tmp("rstage"), fn.tmp("wstage")
     rd_slot, wr_slot = fn.placeholder(), fn.placeholder()
     phase, phase_slot = fn.tmp("phase"), fn.placeholder()    # of stage rd's barrier: flips when rd wraps
-    cond = fn.inst(f"icmp slt {ity} {iv}, {ub.value}")
-    fn.cond_br(cond, body, exit_)
+    if rotated:
+        fn.br(body)
+    else:
+        fn.cond_br(fn.inst(f"icmp slt {ity} {iv}, {ub.value}"), body, exit_)
     fn.start_block(body)
     ctx.push_scope()
     found_top = top_barrier or found
@@ -198,7 +205,11 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     ctx.pop_scope()
     ctx.scratch_dirty = True
     latch = fn.current
-    fn.br(head)
+    if rotated:
+        last, leaving = carry_dot.exit_edge(ctx, rec, yielded, fn.inst(f"icmp slt {ity} {nxt}, {ub.value}"), head,
+                                            exit_)
+    else:
+        fn.br(head)
     pre = frame.pre                         # code hoisted out of the body may have added blocks
     fn.fill(iv_slot, f"{iv} = phi {ity} [{lb.value}, %{pre}], [{nxt}, %{latch}]")
     fn.fill(rd_slot, f"{rd} = phi i32 [{rd0}, %{pre}], [{rdw}, %{latch}]")
@@ -210,9 +221,15 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     fill_phis(ctx, ahead, ahead_slots, [[(a0, pre), (next_state[i], latch)]
                                          for a0, i in zip(ahead_init, plan.args)])
     fn.start_block(exit_)
+    if rotated:
+        # the loop's values: skipped (its initial values) or left from its last iteration
+        phis, out_slots = make_phis(ctx, args[1:], inits)
+        fill_phis(ctx, phis, out_slots, [[(i, pre), (y, last)] for i, y in zip(inits, leaving)])
     ctx.target.async_wait(fn, 0)
     for r, p, j in zip(op.results, phis, range(len(phis))):
-        if rec is not None and rec.running and j == rec.j:
+        if rotated and rec.running and j == rec.j:
+            pass                                # retired on the way out (carry_dot.exit_edge)
+        elif rec is not None and rec.running and j == rec.j:
             p = Tensor(p.layout, carry_dot.retire(ctx, rec, p.regs), p.ty)
         elif deferring and j in plan.deferred.values():
             # the last iteration's dots finish here; their registers are read only after this
