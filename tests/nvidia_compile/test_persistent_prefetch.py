@@ -65,7 +65,8 @@ def test_next_tile_stages_before_the_epilogue(isolated_tritium, mode):
     loads = [i for i, ln in enumerate(lines) if ln.startswith(LOAD)]
     assert len(loads) == 10
     retire = lines.index("wgmma.wait_group.sync.aligned 0;")
-    first_st = next(i for i, ln in enumerate(lines) if ln.startswith("st.shared.b32"))
+    # the epilogue's first write of the tile (element-wise, or stmatrix with TRITIUM_NVIDIA_STMATRIX)
+    first_st = next(i for i, ln in enumerate(lines) if ln.startswith(("st.shared.b32", "stmatrix.")))
     # the next tile's four copies come after the K loop's last dots are retired and before the epilogue writes
     ahead = [i for i in loads if retire < i < first_st]
     assert len(ahead) == 4

@@ -37,7 +37,8 @@ def test_tile_store_waits_before_the_next_write(isolated_tritium):
     waits = [i for i, ln in enumerate(lines) if ln == "cp.async.bulk.wait_group.read 0;"]
     assert len(waits) == 2
     # one before the tile is written to shared memory (then the barrier), one after the loop, before ret
-    first_st = next(i for i, ln in enumerate(lines) if ln.startswith("st.shared.b32"))
+    # the epilogue's first write of the tile (element-wise, or stmatrix with TRITIUM_NVIDIA_STMATRIX)
+    first_st = next(i for i, ln in enumerate(lines) if ln.startswith(("st.shared.b32", "stmatrix.")))
     assert waits[0] < first_st and any(ln == "bar.sync 0;" for ln in lines[waits[0]:first_st])
     assert waits[1] > commit and lines.index("ret;") > waits[1]
     # the tile has a buffer of its own next to the three 48 KB stages (and their barriers)
