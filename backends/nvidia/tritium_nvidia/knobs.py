@@ -60,6 +60,11 @@ class nvidia_knobs(KnobGroup):
                                "dQ) runs into the next iteration too, its A registers carried to the next "
                                "iteration's first wait, as Triton 3.6 does; 0 (default): it is waited for in its "
                                "own iteration (256, only D128's dK/dV loops: not faster on the H200, PERF.md)")
+    early_row_reads = BoolKnob("TRITIUM_NVIDIA_EARLY_ROW_READS", default=False, doc="On sm_90, a pipelined loop's "
+                               "row vector left in its stage for expand_dims (attention backward's M and Di) is read "
+                               "before the dot that precedes its first use, so the shared loads run beside the dot "
+                               "(as Triton 3.6's SASS; gpu/lower/pipeline_rows.py); off: read at the expand_dims, "
+                               "after that dot's wait")
     pin_descriptors = BoolKnob("TRITIUM_NVIDIA_PIN_DESCRIPTORS", default=True, doc="On sm_90, a wgmma operand's "
                                "shared address is computed in the loop body that reads it (not hoisted by LLVM), so "
                                "the descriptors of a tile written before the loop are not kept live through the loop "

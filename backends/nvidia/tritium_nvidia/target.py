@@ -341,6 +341,12 @@ class NvidiaTarget(TmaHooks):
     def async_dots(self) -> bool:
         return 90 <= self.capability < 100
 
+    @property
+    def early_row_reads(self) -> bool:
+        """Staged row vectors read ahead of the dot before their first use (gpu/lower/pipeline_rows.py)."""
+        from .knobs import nvidia
+        return self.async_dots and nvidia.early_row_reads
+
     def carries_dot(self, kind: str, register_a: bool = False, acc_regs: int = 0) -> bool:
         """Whether a loop's dot of strategy ``kind`` may be left running into the next iteration (carry_dot.py);
         ``register_a``: a last dot reading A from registers in a loop whose other accumulators (``acc_regs``

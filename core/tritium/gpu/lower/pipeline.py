@@ -30,6 +30,7 @@ from .convert import storage_type
 from .descriptor_bulk import BulkStages, aligned_start
 from .context import Context, staged_row_vector
 from .phis import carried, fill_phis, make_phis
+from .pipeline_rows import early_reads
 # which loads of a loop are pipelined is decided in its own module; its names stay importable from here
 from .pipeline_planner import (_OTHER_STAGE_BYTES, _SLICE_OPS, PipelinePlan, _dot_kind,  # noqa: F401
                                _dot_operand_uses, _is_zero_constant, _stage_layout, _zero_padded_descriptor,
@@ -165,7 +166,14 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         ctx.values[o.results[0]] = SharedTile(base, proto.smem, proto.ty)
         skip.add(o.results[0])
     ops = block_ops(block)
-    for o in ops[:-1]:
+    early = early_reads(ctx, ops, skip)         # row vectors read ahead of a dot (pipeline_rows.py)
+    done = []
+    for k, o in enumerate(ops[:-1]):
+        for e in early.get(k, ()):
+            ctx.lower_op(e)
+            done.append(e)
+        if any(o == e for e in done):
+            continue
         if o.results and o.results[0] in skip:
             r = o.results[0]
             if not _dot_operand_uses(r) and not staged_row_vector(ctx, r):
