@@ -14,7 +14,10 @@ the empty outputs - is the same on both sides and is timed once, apart):
   (FPARTS=1) and the diagonal only (FPARTS=2), and the non-causal kernel for reference.
 
 A part's time is what a kernel running only that part takes (its own prologue and epilogue included), so parts do
-not add up to the whole exactly; what they show is which part the ratio to Triton comes from. The patched copy is
+not add up to the whole exactly; what they show is which part the ratio to Triton comes from. A part kernel needs
+fewer registers than the whole and may run more CTAs per SM on one side than on the other (tritium's dQ-only
+backward: 162 registers, 3 CTAs per SM; Triton's 170, 2): each line prints registers / shared memory / CTAs per SM
+of both sides, and a part's ratio speaks for the whole kernel only where those match. The patched copy is
 written afresh from examples/07 on every run, so it follows the example.
 
     TRITON_CACHE_DIR=/tmp/attn-parts python3 backends/nvidia/bench/attention_parts.py
@@ -43,8 +46,10 @@ _BWD_CALLS = [
     ("    dq = _bwd_dq(dq, q, K, V, do, m, D, stride_tok, BLOCK_M2, BLOCK_N2, HEAD_DIM, start_m,", 8),
 ]
 _PATCHES = [
-    ("HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr):", "HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PARTS: tl.constexpr = 15):"),
-    ("BLOCK_N: tl.constexpr, STAGE: tl.constexpr):", "BLOCK_N: tl.constexpr, STAGE: tl.constexpr, FPARTS: tl.constexpr = 3):"),
+    ("HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr):",
+     "HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PARTS: tl.constexpr = 15):"),
+    ("BLOCK_N: tl.constexpr, STAGE: tl.constexpr):",
+     "BLOCK_N: tl.constexpr, STAGE: tl.constexpr, FPARTS: tl.constexpr = 3):"),
     ("    if STAGE & 1:\n        acc, l_i, m_i", "    if STAGE & FPARTS & 1:\n        acc, l_i, m_i"),
     ("    if STAGE & 2:\n        acc, l_i, m_i", "    if STAGE & FPARTS & 2:\n        acc, l_i, m_i"),
 ] + [(call, " " * (len(call) - len(call.lstrip())) + f"if PARTS & {bit}:\n    " + call) for call, bit in _BWD_CALLS]
@@ -119,7 +124,7 @@ def cases(D: int, q, k, v, do, o, M, causal_o, causal_M):
 
     def pre(m, o=o):
         delta = torch.empty_like(M)
-        m.attn_bwd_preprocess[(N // 128, Z * H)](o, do, delta, N, BLOCK_M=128, HEAD_DIM=D)
+        LAST[id(m)] = m.attn_bwd_preprocess[(N // 128, Z * H)](o, do, delta, N, BLOCK_M=128, HEAD_DIM=D)
         return delta
     out["bwd_pre"] = pre
     bufs = {}
@@ -132,9 +137,9 @@ def cases(D: int, q, k, v, do, o, M, causal_o, causal_M):
                 bufs[id(m)] = tuple(torch.empty_like(q) for _ in range(3))
             dq, dk, dv = bufs[id(m)]
             bw = dict(m.BWD)
-            m.attn_bwd[(N // bw["BLOCK_N1"], 1, Z * H)](q, ks, v, sm, do, dq, dk, dv, MM, delta, q.stride(0),
-                                                        q.stride(1), q.stride(2), H, N, HEAD_DIM=D, CAUSAL=causal,
-                                                        PARTS=parts, **bw)
+            LAST[id(m)] = m.attn_bwd[(N // bw["BLOCK_N1"], 1, Z * H)](
+                q, ks, v, sm, do, dq, dk, dv, MM, delta, q.stride(0), q.stride(1), q.stride(2), H, N, HEAD_DIM=D,
+                CAUSAL=causal, PARTS=parts, **bw)
             return dq, dk, dv
         # Delta from the tritium-independent torch formula, so both sides read the same
         delta.copy_((oo.float() * do.float()).sum(-1))
@@ -151,15 +156,34 @@ def cases(D: int, q, k, v, do, o, M, causal_o, causal_M):
         BM, BN, warps, stages = m.FWD_CONFIGS[D]
         o2 = torch.empty_like(q)
         M2 = torch.empty((Z, H, N), device=q.device, dtype=torch.float32)
-        m.attn_fwd[(triton_cdiv(N, BM), Z * H)](q, k, v, sm, M2, o2, q.stride(0), q.stride(1), q.stride(2), H,
-                                                N_CTX=N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN, STAGE=stage,
-                                                FPARTS=parts, num_warps=warps, num_stages=stages)
+        LAST[id(m)] = m.attn_fwd[(triton_cdiv(N, BM), Z * H)](
+            q, k, v, sm, M2, o2, q.stride(0), q.stride(1), q.stride(2), H, N_CTX=N, HEAD_DIM=D, BLOCK_M=BM,
+            BLOCK_N=BN, STAGE=stage, FPARTS=parts, num_warps=warps, num_stages=stages)
         return o2, M2
     out["fwd"] = lambda m: fwd(m, 1, 3)
     out["fwdc"] = lambda m: fwd(m, 3, 3)
     out["fwdc_left"] = lambda m: fwd(m, 3, 1)
     out["fwdc_diag"] = lambda m: fwd(m, 3, 2)
     return out
+
+
+#: module id -> the kernel its last launch returned (registers and shared memory are printed per case)
+LAST: dict[int, Any] = {}
+
+
+def occupancy(k: Any, warps: int = 4) -> str:
+    """"regs/smem B/CTAs per SM" of a launched kernel (H200: 64K registers, allocated per warp in 256s; 227 KiB
+    of shared memory per SM). A part kernel may run more CTAs per SM than the whole: its time then is not the
+    part's share of the whole kernel's."""
+    regs = int(getattr(k, "n_regs", 0) or 0)
+    md = getattr(k, "metadata", None)
+    smem = int(getattr(md, "shared", 0) or 0)
+    if not regs:
+        return "?"
+    warps = int(getattr(md, "num_warps", warps) or warps)
+    by_regs = 65536 // (-(-regs // 8) * 8 * 32 * warps)
+    by_smem = 232448 // (smem + 1024) if smem else 32
+    return f"{regs}r/{smem}B/{min(by_regs, by_smem)}"
 
 
 def triton_cdiv(a: int, b: int) -> int:
@@ -211,8 +235,9 @@ def main() -> None:
         med = timed(fns, rounds, min_t)
         a, b = med["tritium"] * 1e3, med["triton"] * 1e3
         extra = "".join(f" | {vn} {med[vn] * 1e3:9.1f} us ({b / (med[vn] * 1e3):.3f})" for vn in fns if vn in variants)
+        occ = f"{occupancy(LAST.get(id(tt)))} vs {occupancy(LAST.get(id(tr)))}"
         print(f"D{D} {name:14s}: tritium {a:9.1f} us | Triton {b:9.1f} us | ratio {b / a:.3f} | diff {a - b:+7.1f} us"
-              f" | max abs diff from Triton's {err:.1e}{extra}", flush=True)
+              f" | max abs diff from Triton's {err:.1e} | regs/smem/CTAs per SM {occ}{extra}", flush=True)
     # the torch work examples/07's backward() does around the two kernels (the same on both sides)
     if not only or "torch" in only:
         def torch_side():
