@@ -14,7 +14,7 @@ from ..language.core import CompileTimeError
 from ..language.semantic import Semantic
 from .optable import INTERPRETER_OPS
 from .uniform import ElementwiseOnly as ElementwiseOnly
-from .values import V, shape_of, storage
+from .values import V, as_type, shape_of, storage
 
 T = tl.tensor
 
@@ -75,7 +75,10 @@ class InterpreterSemantic(Semantic):
         out_shape = [s for i, s in enumerate(shape) if i != axis] if kind == "reduce" else shape
         out_tys = [tl.block_type(s, out_shape) if out_shape else s for s in scalars]
         b = max(x.handle.a.shape[0] for x in inputs)
-        arrays = [np.broadcast_to(x.handle.a, (b, ) + tuple(shape)) for x in inputs]
+        # each in its type's storage: a cast between signed and unsigned of one width emits no op, so an input may
+        # hold the other signedness, and numpy promotes int64 with uint64 (the scan's concatenations) to float64
+        arrays = [as_type(np.broadcast_to(x.handle.a, (b, ) + tuple(shape)), storage(s))
+                  for x, s in zip(inputs, scalars)]
         ax = axis + 1
         ufunc = self._simple_combine(combine, scalars) if len(inputs) == 1 else None
         if ufunc is not None:
@@ -157,7 +160,9 @@ class InterpreterSemantic(Semantic):
                 raise CompileTimeError("the combine function must return scalars")
             if r.dtype != s:
                 r = self.cast(r, s)
-            out.append(np.broadcast_to(r.handle.a, np.broadcast_shapes(lhs[0].shape, rhs[0].shape)))
+            # in the storage of its type, as the inputs are (a same-width sign cast in the combine emits no op)
+            out.append(np.broadcast_to(as_type(r.handle.a, storage(s)),
+                                       np.broadcast_shapes(lhs[0].shape, rhs[0].shape)))
         return out
 
     def _tree_reduce(self, arrays: list[np.ndarray], ax: int, scalars: list[tl.dtype],
