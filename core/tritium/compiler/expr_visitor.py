@@ -140,8 +140,10 @@ class ExpressionVisitor:
                 return wrap_python(getattr(value, attr))
             return getattr(value, attr)
         if isinstance(value, constexpr) and not isinstance(value.value, (types.ModuleType, )):
-            if attr == "type" and not hasattr(value.value, "type"):
-                return value.type  # constexpr_type(v), as Triton's (test_constexpr_assignment)
+            if attr == "type" and (not hasattr(value.value, "type") or isinstance(value.value, tuple_value)):
+                # constexpr_type(v), as Triton's (test_constexpr_assignment), also for a tuple (`t: tl.constexpr =
+                # (5, 6, 7)`): Triton's constexpr keeps its own type whatever it wraps
+                return value.type
             return wrap_python(getattr(value.value, attr))
         if isinstance(value, tuple_value):
             return getattr(value, attr)
