@@ -6,11 +6,17 @@ tells. Every test runs on the GPU emulator (which lays clusters out as the GPU l
 is one, on an NVIDIA GPU of sm_90 or newer."""
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import tritium as triton
 import tritium.language as tl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper import example08  # noqa: E402
 
 CTAS = [2, 4]
 
@@ -325,22 +331,12 @@ def test_dot_shifting_in_place_is_not_split(cdev, ctas):
     assert "tritium.cluster_split" not in k.asm["ttgir"]
 
 
-def _example08():
-    import importlib.util
-    import os
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "08-persistent-matmul-descriptors.py")
-    spec = importlib.util.spec_from_file_location("ex08_clusters", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("ctas", CTAS)
 def test_persistent_descriptor_matmul(cdev, ctas):
     """examples/08's kernel: a persistent loop over tiles (fused with the K loop), B read as (N, K) blocks and
     transposed, C stored through a descriptor; split along N, each CTA of a cluster takes half of every tile."""
     from tritium.tools.tensor_descriptor import TensorDescriptor
-    ex = _example08()
+    ex = example08()
     if cdev.name == "cuda":
         (M, N, K), (BM, BN, BK, warps), sms = (1024, 1536, 512), (128, 256, 64, 8), 20
     else:

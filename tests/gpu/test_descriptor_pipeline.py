@@ -5,12 +5,18 @@ a row is cut by the bound (K = 76: a vector of 8 fp16 at 72 has 4 elements insid
 multiples of the block. On the GPU emulator (always) and an NVIDIA GPU."""
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import tritium as triton
 import tritium.language as tl
 from tritium.tools.tensor_descriptor import TensorDescriptor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper import example08  # noqa: E402
 
 
 @triton.jit
@@ -59,20 +65,7 @@ def test_pipelined_descriptor_loads_with_partial_bounds(dev, b_t):
     np.testing.assert_allclose(dev.get(c), want, rtol=1e-2, atol=1e-2)
 
 
-def _load_persistent_example():
-    import importlib.util
-    import os
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    spec = importlib.util.spec_from_file_location("ex08_persistent",
-                                                  os.path.join(root, "examples", "08-persistent-matmul-descriptors.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-# loaded once: a kernel collected while the process runs disposes its emulator engine, which can crash
-# llvmlite (seen at garbage collection after two loads of this module)
-EX08 = _load_persistent_example()
+EX08 = example08()  # once per process (hopper.py says why)
 
 
 @pytest.mark.parametrize("ws", [False, True])

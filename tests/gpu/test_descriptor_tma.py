@@ -8,14 +8,17 @@ persistent loop that re-enters the pipelined loop per tile, blocks that start be
 that turns it off. NVIDIA GPU only (the emulator keeps the portable path; test_descriptor_pipeline covers it)."""
 from __future__ import annotations
 
-import importlib.util
 import os
+import sys
 
 import pytest
 
 import tritium as triton
 import tritium.language as tl
 from tritium.tools.tensor_descriptor import TensorDescriptor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper import example08, require_sm90  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -65,13 +68,6 @@ def _uses_tma(kernel) -> bool:
     return "cp.async.bulk.tensor.2d" in ptx and "mbarrier.try_wait.parity" in ptx
 
 
-def _sm90(cuda):
-    from tritium.runtime.driver import driver
-    cap = driver.active.get_current_target().arch
-    if not 90 <= int(cap) < 100:
-        pytest.skip(f"TMA is used on sm_90 only; this GPU is sm_{cap}")
-
-
 def _run_mm(torch, dtype, M, N, K, BM, BN, BK, stages, warps, shift=0):
     g = torch.Generator(device="cuda").manual_seed(M * 7 + K)
     a32 = torch.randn((M, K), device="cuda", generator=g)
@@ -96,7 +92,7 @@ def test_tma_fp16_every_swizzle(cuda, BK, stages):
     """Row widths 32/64/128 bytes (swizzle 32/64/128) and 256 (two 128-byte panels); K not a multiple
     of BK and long enough for each stage's barrier to go through many phases."""
     torch = _torch()
-    _sm90(cuda)
+    require_sm90("TMA")
     M, N, K = 200, 136, 23 * BK + BK // 2
     k, got, want = _run_mm(torch, torch.float16, M, N, K, 64, 64, BK, stages, 4)
     assert _uses_tma(k)
@@ -106,7 +102,7 @@ def test_tma_fp16_every_swizzle(cuda, BK, stages):
 @pytest.mark.parametrize("shift", [-40, 30])
 def test_tma_blocks_outside_rows_read_zero(cuda, shift):
     torch = _torch()
-    _sm90(cuda)
+    require_sm90("TMA")
     k, got, want = _run_mm(torch, torch.float16, 192, 128, 256, 64, 128, 64, 3, 4, shift)
     assert _uses_tma(k)
     torch.testing.assert_close(got, want, rtol=2e-2, atol=5e-2)
@@ -115,7 +111,7 @@ def test_tma_blocks_outside_rows_read_zero(cuda, shift):
 @pytest.mark.parametrize("name,BK", [("bfloat16", 64), ("float8_e4m3fn", 128), ("float32", 32)])
 def test_tma_other_types(cuda, name, BK):
     torch = _torch()
-    _sm90(cuda)
+    require_sm90("TMA")
     dtype = getattr(torch, name)
     k, got, want = _run_mm(torch, dtype, 160, 144, 9 * BK + 16, 128, 128, BK, 3, 8)
     assert _uses_tma(k)
@@ -125,7 +121,7 @@ def test_tma_other_types(cuda, name, BK):
 
 def test_tma_knob_off_same_result(cuda):
     torch = _torch()
-    _sm90(cuda)
+    require_sm90("TMA")
     from tritium_nvidia.knobs import nvidia
     k_on, got_on, want = _run_mm(torch, torch.float16, 136, 72, 520, 64, 64, 64, 3, 4)
     with nvidia.scope():
@@ -141,7 +137,7 @@ def test_tma_device_made_descriptors(cuda, per_program):
     """Made in the kernel from its arguments: TMA, the maps encoded by the launcher (test_tma_params.py). From
     the program id: the portable copies (each program's map would differ), with the same result."""
     torch = _torch()
-    _sm90(cuda)
+    require_sm90("TMA")
     M, N, K, BM, BN, BK = 192, 96, 40 * 32 + 16, 64, 32, 32   # K a multiple of 16: specialized aligned
     a = torch.randn((M, K), device="cuda").half()
     b = torch.randn((N, K), device="cuda").half()
@@ -153,22 +149,13 @@ def test_tma_device_made_descriptors(cuda, per_program):
     torch.testing.assert_close(c.double(), a.double() @ b.double().T, rtol=2e-2, atol=5e-2)
 
 
-def _example08():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    spec = importlib.util.spec_from_file_location("ex08_tma", os.path.join(root, "examples",
-                                                                         "08-persistent-matmul-descriptors.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("name", ["float16", "float8_e4m3fn"])
 def test_tma_persistent_loop_reenters_pipeline(cuda, name):
     """examples/08's persistent kernel at its own configs, on few programs: every program runs the pipelined
     K loop once per tile (barriers initialized and invalidated each time), tiles at the edges partial."""
     torch = _torch()
-    _sm90(cuda)
-    ex = _example08()
+    require_sm90("TMA")
+    ex = example08()
     dtype = getattr(torch, name)
     M, N, K = 520, 712, 1008        # row strides of 16-byte multiples, as descriptors need
     a = torch.randn((M, K), device="cuda").to(dtype)
@@ -182,7 +169,6 @@ def test_tma_persistent_loop_reenters_pipeline(cuda, name):
     assert _uses_tma(k)
     want = a.double() @ b.double().T
     torch.testing.assert_close(c.double(), want, rtol=3e-2, atol=3e-1 if name.startswith("float8") else 5e-2)
-
 
 
 @triton.jit
@@ -200,7 +186,7 @@ def test_tma_store_needs_16_byte_rows_else_portable(cuda, name, N):
     16-byte multiple; 40 fp16 ones are, but nothing says so): the portable stores. Both right, partial blocks
     too."""
     torch = _torch()
-    _sm90(cuda)
+    require_sm90("TMA")
     M, BM, BN = 19, 8, 32
     dtype = getattr(torch, name)
     x = torch.randint(-20, 20, (M, N), device="cuda").to(dtype)

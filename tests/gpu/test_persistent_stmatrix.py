@@ -6,30 +6,17 @@ warp counts (wgmma of one or two warpgroups along M, split along N; mma.sync's f
 tiles, and both store paths (the loop's own buffer, the scratch buffer). NVIDIA sm_90 only."""
 from __future__ import annotations
 
-import importlib.util
 import os
+import sys
 
 import pytest
 
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper import example08, require_sm90  # noqa: E402
+
 pytestmark = pytest.mark.gpu
-
-
-def _sm90():
-    from tritium.runtime.driver import driver
-    cap = driver.active.get_current_target().arch
-    if not 90 <= int(cap) < 100:
-        pytest.skip(f"stmatrix is used on sm_90 only; this GPU is sm_{cap}")
-
-
-def _example08():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    spec = importlib.util.spec_from_file_location("ex08_stmatrix", os.path.join(
-        root, "examples", "08-persistent-matmul-descriptors.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _run(ex, a, b, out_dtype, cfg, stm, defer, programs):
@@ -59,8 +46,8 @@ def _run(ex, a, b, out_dtype, cfg, stm, defer, programs):
 @pytest.mark.parametrize("shape", [(776, 904, 400), (2048, 2048, 256)], ids=["partial", "whole"])
 def test_stmatrix_store_is_bit_identical(cuda, cfg, name, defer, shape):
     torch = pytest.importorskip("torch")
-    _sm90()
-    ex = _example08()
+    require_sm90("stmatrix")
+    ex = example08()
     dtype = getattr(torch, name)
     if dtype.itemsize == 1:
         cfg = (cfg[0], cfg[1], 128, cfg[3], cfg[4])

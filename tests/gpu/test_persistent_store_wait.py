@@ -9,9 +9,9 @@ tiles, short K, a single tile; a copy loop with nothing between its stores) and 
 element, with the knobs on and off. NVIDIA sm_90 only."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
+import sys
 
 import pytest
 
@@ -19,23 +19,10 @@ import tritium as triton
 import tritium.language as tl
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper import example08, require_sm90  # noqa: E402
+
 pytestmark = pytest.mark.gpu
-
-
-def _sm90():
-    from tritium.runtime.driver import driver
-    cap = driver.active.get_current_target().arch
-    if not 90 <= int(cap) < 100:
-        pytest.skip(f"bulk tensor stores are used on sm_90 only; this GPU is sm_{cap}")
-
-
-def _example08():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    spec = importlib.util.spec_from_file_location("ex08_store_wait", os.path.join(
-        root, "examples", "08-persistent-matmul-descriptors.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _deferred(ptx: str) -> bool:
@@ -62,9 +49,9 @@ def test_persistent_matmul_stores(cuda, name, defer, prefetch, shape):
     """examples/08's kernel on 3 programs: partial tiles, K shorter than the stages (one K step where the
     prologue fills two), and a single tile (the next tile's copies predicated off)."""
     torch = pytest.importorskip("torch")
-    _sm90()
+    require_sm90("bulk tensor stores")
     from tritium_nvidia.knobs import nvidia
-    ex = _example08()
+    ex = example08()
     dtype = getattr(torch, name)
     M, N, K = shape
     a = torch.randn((M, K), device="cuda").to(dtype)
@@ -101,7 +88,7 @@ def test_back_to_back_stores(cuda, defer):
     waits for this one's read (a program's blocks differ, so an early overwrite shows in the result). Two
     nested loops: the inner one's wait after its exit, then the next round."""
     torch = pytest.importorskip("torch")
-    _sm90()
+    require_sm90("bulk tensor stores")
     from tritium_nvidia.knobs import nvidia
     M, N, BM, BN = 1000, 256, 64, 128
     x = torch.randn((M, N), device="cuda").half()
@@ -120,9 +107,9 @@ def test_no_barrier_at_the_loop_top(cuda, name, prefetch, shape):
     """TRITIUM_NVIDIA_BULK_LOOP_TOP_BARRIER=0: the K loop's only barrier is the one before the refill (the
     stages' mbarriers tell the copies' landing). Same kernels, same checks."""
     torch = pytest.importorskip("torch")
-    _sm90()
+    require_sm90("bulk tensor stores")
     from tritium_nvidia.knobs import nvidia
-    ex = _example08()
+    ex = example08()
     dtype = getattr(torch, name)
     M, N, K = shape
     a = torch.randn((M, K), device="cuda").to(dtype)

@@ -11,12 +11,18 @@ launcher encodes their maps), made from a value computed in the kernel (the prog
 ``TensorDescriptor`` arguments. fp16, fp32 and int8; results against numpy."""
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import tritium as triton
 import tritium.language as tl
 from tritium.tools.tensor_descriptor import TensorDescriptor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper import require_sm90  # noqa: E402
 
 OWN, BUILT, HOST = 0, 1, 2
 
@@ -217,20 +223,13 @@ def start_provably_aligned(block, offsets) -> bool:
     return offsets[-1] % 16 == 0 and (len(block) > 1 or block[0] % 16 == 0)
 
 
-def _sm90(cuda):
-    from tritium.runtime.driver import driver
-    cap = driver.active.get_current_target().arch
-    if not 90 <= int(cap) < 100:
-        pytest.skip(f"TMA is used on sm_90 only; this GPU is sm_{cap}")
-
-
 @pytest.mark.parametrize("mode", [OWN, BUILT, HOST], ids=["own", "built", "host"])
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_tma_rank_loads_and_stores(dev, case, mode):
     _opted_in(dev)
     k = _launch(dev, *case, mode)
     if dev.name == "cuda":
-        _sm90(None)
+        require_sm90("TMA")
         ptx = k.asm["ptx"]
         rank = len(case[1])
         if not start_provably_aligned(case[2], case[3]):
@@ -244,7 +243,7 @@ def test_tma_rank_loads_and_stores(dev, case, mode):
 def test_tma_rank_knob_off_is_portable(cuda):
     """TRITIUM_NVIDIA_TMA=0: the same kernels through per-element loads and stores, the same results."""
     _opted_in(type("Cuda", (), {"name": "cuda"})())
-    _sm90(cuda)
+    require_sm90("TMA")
     from tritium_nvidia.knobs import nvidia
 
     import torch

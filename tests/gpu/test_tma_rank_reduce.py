@@ -8,12 +8,18 @@ sentinel there that must stay. Values are small integers, so float additions are
 Descriptors made in the kernel from its arguments, from a value it computes, and host ``TensorDescriptor``s."""
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import tritium as triton
 import tritium.language as tl
 from tritium.tools.tensor_descriptor import TensorDescriptor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hopper import require_sm90  # noqa: E402
 
 OWN, BUILT, HOST = 0, 1, 2
 
@@ -133,20 +139,13 @@ def _sibling(name):
     return sys.modules[name]
 
 
-def _sm90():
-    from tritium.runtime.driver import driver
-    cap = driver.active.get_current_target().arch
-    if not 90 <= int(cap) < 100:
-        pytest.skip(f"TMA is used on sm_90 only; this GPU is sm_{cap}")
-
-
 @pytest.mark.parametrize("mode", [OWN, BUILT, HOST], ids=["own", "built", "host"])
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_tma_rank_reductions(dev, case, mode):
     _sibling("test_tma_rank")._opted_in(dev)
     k = _run(dev, *case, mode)
     if dev.name == "cuda":
-        _sm90()
+        require_sm90("TMA")
         rank = len(case[2])
         op = case[1]
         start_provably_aligned = _sibling("test_tma_rank").start_provably_aligned

@@ -1,0 +1,33 @@
+"""What the sm_90-only GPU tests share: the skip on other GPUs, and examples/08's module (the persistent
+descriptor matmul), loaded once per process: a kernel collected while the process runs disposes its emulator
+engine, which crashed llvmlite at garbage collection after two loads of the example (test_descriptor_pipeline)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+from types import ModuleType
+
+import pytest
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_loaded: dict[str, ModuleType] = {}
+
+
+def require_sm90(what: str = "TMA") -> None:
+    """Skip the calling test unless the active GPU is sm_90 (Hopper), naming ``what`` needs it."""
+    from tritium.runtime.driver import driver
+    cap = driver.active.get_current_target().arch
+    if not 90 <= int(cap) < 100:
+        pytest.skip(f"{what} is used on sm_90 only; this GPU is sm_{cap}")
+
+
+def example08() -> ModuleType:
+    """examples/08-persistent-matmul-descriptors.py as a module, one load per process (its JIT functions key
+    their compiles by the knobs, so tests under different knob settings can share it)."""
+    if "08" not in _loaded:
+        spec = importlib.util.spec_from_file_location("ex08_gpu_tests", os.path.join(
+            _ROOT, "examples", "08-persistent-matmul-descriptors.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _loaded["08"] = mod
+    return _loaded["08"]
