@@ -24,11 +24,13 @@ EX = os.path.join(ROOT, "examples", "07-fused-attention.py")
 # uw0: wgmma's warpgroup index from tid >> 5; s2: the fixed config at 2 stages; nosplit: the shared-offset split of
 # 5967ae5 patched out; carry: P @ V left running into the next iteration; cra1: the backward's last register-A dots
 # (dK, dQ) left running into the next iteration in every loop (TRITIUM_NVIDIA_CARRY_REGISTER_A=1); er: the staged row
-# vectors (M, Di) read before the dot ahead of their use (TRITIUM_NVIDIA_EARLY_ROW_READS); cra1er: both
+# vectors (M, Di) read before the dot ahead of their use (TRITIUM_NVIDIA_EARLY_ROW_READS); cra1er: both (the default
+# since the eighth session); bwd0: both off (the backward before it)
 VARIANTS = {"new": {}, "lsr1": {"lsr": "1"}, "uw0": {"uniform_warp": False},
             "lsr1uw0": {"lsr": "1", "uniform_warp": False}, "s2": {}, "s2lsr1": {"lsr": "1"},
             "nosplit": {}, "carry": {"carry_dots": True}, "cra1": {"carry_register_a": 1},
-            "er": {"early_row_reads": True}, "cra1er": {"carry_register_a": 1, "early_row_reads": True}}
+            "er": {"early_row_reads": True}, "cra1er": {"carry_register_a": 1, "early_row_reads": True},
+            "bwd0": {"carry_register_a": 0, "early_row_reads": False}}
 STAGES = {"s2": 2, "s2lsr1": 2}
 Z, H, N = 4, 32, 4096
 

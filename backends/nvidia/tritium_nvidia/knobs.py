@@ -54,17 +54,18 @@ class nvidia_knobs(KnobGroup):
                           "iteration and retired by that iteration's first dot's wait, as Triton 3.6 does "
                           "(gpu/lower/carry_dot.py); off: it is waited for in its own iteration (measured faster "
                           "for the forward: PERF.md, fifth session)")
-    carry_register_a = IntKnob("TRITIUM_NVIDIA_CARRY_REGISTER_A", default=0, doc="On sm_90, in a pipelined loop "
+    carry_register_a = IntKnob("TRITIUM_NVIDIA_CARRY_REGISTER_A", default=1, doc="On sm_90, in a pipelined loop "
                                "whose carried accumulators are left in flight (attention's backward) and take at "
                                "least this many registers per thread, the last dot reading A from registers (dK, "
                                "dQ) runs into the next iteration too, its A registers carried to the next "
-                               "iteration's first wait, as Triton 3.6 does; 0 (default): it is waited for in its "
-                               "own iteration (256, only D128's dK/dV loops: not faster on the H200, PERF.md)")
-    early_row_reads = BoolKnob("TRITIUM_NVIDIA_EARLY_ROW_READS", default=False, doc="On sm_90, a pipelined loop's "
+                               "iteration's first wait, as Triton 3.6 does; 1 (default): every such loop (with "
+                               "early_row_reads, examples/07's backward +6% at D64, +12-18% at D128 on the H200: "
+                               "PERF.md, eighth session); 0: it is waited for in its own iteration")
+    early_row_reads = BoolKnob("TRITIUM_NVIDIA_EARLY_ROW_READS", default=True, doc="On sm_90, a pipelined loop's "
                                "row vector left in its stage for expand_dims (attention backward's M and Di) is read "
                                "before the dot that precedes its first use, so the shared loads run beside the dot "
-                               "(as Triton 3.6's SASS; gpu/lower/pipeline_rows.py); off: read at the expand_dims, "
-                               "after that dot's wait")
+                               "(as Triton 3.6's SASS; gpu/lower/pipeline_rows.py; measured with carry_register_a: "
+                               "PERF.md, eighth session); off: read at the expand_dims, after that dot's wait")
     pin_descriptors = BoolKnob("TRITIUM_NVIDIA_PIN_DESCRIPTORS", default=True, doc="On sm_90, a wgmma operand's "
                                "shared address is computed in the loop body that reads it (not hoisted by LLVM), so "
                                "the descriptors of a tile written before the loop are not kept live through the loop "
