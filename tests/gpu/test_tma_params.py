@@ -160,8 +160,9 @@ def test_tma_tests_take_host_maps(cuda, test):
     torch = _setup(cuda)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import test_descriptor_tma as t
+    from hopper import example08
     if test == "persistent":
-        ex = t._example08()
+        ex = example08()
         a = torch.randn((520, 1008), device="cuda").half()
         b = torch.randn((712, 1008), device="cuda").half()
         c = torch.empty((520, 712), device="cuda", dtype=torch.float16)
