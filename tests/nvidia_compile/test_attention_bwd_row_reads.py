@@ -5,29 +5,28 @@ before the iteration's first wgmma fence (they run beside Q K^T), Di's before th
 dS (dV, dP^T). Off (default), each is read at its ``expand_dims``, after the wait of the dot before it."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attention07 import compile_bwd, dot_loops  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
-_spec = importlib.util.spec_from_file_location("carry_exit_for_rows",
-                                               os.path.join(os.path.dirname(__file__),
-                                                            "test_attention_bwd_carry_exit.py"))
-_helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_helpers)
+
+def _ptx(**knobs) -> str:
+    return compile_bwd(64, False, **knobs).asm["ptx"]
 
 
 def _row_reads(ptx: str) -> list[list[int]]:
     """Per dK/dV loop (four dots): for each wgmma fence, the 8-byte shared loads since the previous fence."""
     out = []
-    for body in _helpers._dot_loops(ptx):
+    for body in dot_loops(ptx):
         if body.count("wgmma.fence") != 4:
             continue
         parts = body.split("wgmma.fence")
@@ -37,8 +36,8 @@ def _row_reads(ptx: str) -> list[list[int]]:
 
 @pytest.mark.parametrize("carry", [0, 1])
 def test_row_vectors_are_read_before_the_dot_ahead_of_their_use(carry):
-    on = _row_reads(_helpers._bwd_ptx(64, False, carry_register_a=carry, early_row_reads=True))
-    off = _row_reads(_helpers._bwd_ptx(64, False, carry_register_a=carry, early_row_reads=False))
+    on = _row_reads(_ptx(carry_register_a=carry, early_row_reads=True))
+    off = _row_reads(_ptx(carry_register_a=carry, early_row_reads=False))
     assert on and off
     # fences: Q K^T, dV, dP^T, dK. On: M before Q K^T's, Di before dP^T's (dV and dP^T are waited for together);
     # off: nothing before Q K^T's, M after its wait (before dV's), Di after the joined wait (before dK's)

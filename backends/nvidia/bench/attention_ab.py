@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-import statistics
 import sys
 from typing import Any, Callable
 
@@ -74,16 +73,6 @@ def scoped(tag: str, f: Callable[[], Any]) -> Callable[[], Any]:
     return g
 
 
-def timed(fns: dict[str, Callable[[], Any]], rounds: int, min_t: float) -> dict[str, float]:
-    from _bench import median_ms
-    names = list(fns)
-    times: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(rounds):
-        for n in (names if r % 2 == 0 else names[::-1]):
-            times[n].append(median_ms(fns[n], "cuda", min_time=min_t))
-    return {n: statistics.median(t) for n, t in times.items()}
-
-
 def main() -> None:
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     from _bench import triton_twin
@@ -124,7 +113,8 @@ def run_case(D: int, causal: bool, mods: dict, tw: Any, fv: list, bv: list, roun
             pairs = zip(got, ref, strict=True) if what == "bwd" else [(got, ref)]
             err = max((x.float() - y.float()).abs().max().item() for x, y in pairs)
             print(f"  D{D} causal={int(causal)} {what} {t}: max abs difference from Triton's {err:.1e}", flush=True)
-        med = timed(fns, rounds, min_t)
+        from _bench import interleaved
+        med = interleaved(fns, "cuda", rounds, min_t)
         fl = flops * (2.5 if what == "bwd" else 1.0)
         tri = fl / med["tri"] / 1e9
         print(f"{what} D{D} causal={int(causal)}: " + " | ".join(

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 import sys
 import tempfile
 from typing import Any, Callable
@@ -103,16 +102,6 @@ def scoped(settings: dict[str, Any], f: Callable[[], Any]) -> Callable[[], Any]:
                 setattr(nvidia, k, v)
             return f()
     return g
-
-
-def timed(fns: dict[str, Callable[[], Any]], rounds: int, min_t: float) -> dict[str, float]:
-    from _bench import median_ms
-    names = list(fns)
-    times: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(rounds):
-        for n in (names if r % 2 == 0 else names[::-1]):
-            times[n].append(median_ms(fns[n], "cuda", min_time=min_t))
-    return {n: statistics.median(t) for n, t in times.items()}
 
 
 def cases(D: int, q, k, v, do, o, M, causal_o, causal_M):
@@ -195,7 +184,7 @@ def main() -> None:
     D = int(os.environ.get("HB_D", "64"))
     rounds, min_t = int(os.environ.get("HB_ROUNDS", "5")), float(os.environ.get("HB_MIN_T", "0.1"))
     sys.path.insert(0, os.path.join(ROOT, "examples"))
-    from _bench import triton_twin
+    from _bench import interleaved, triton_twin
     path = write_copy()
     tt, tr = load(path, "tritium"), triton_twin(path)
     variants = parse_variants(os.environ.get("HB_VARIANTS", ""))
@@ -232,7 +221,7 @@ def main() -> None:
                 torch.cuda.synchronize()
                 pairs = zip(got_v, got_tr) if isinstance(got_v, tuple) else [(got_v, got_tr)]
                 err = max([err] + [(x.float() - y.float()).abs().max().item() for x, y in pairs])
-        med = timed(fns, rounds, min_t)
+        med = interleaved(fns, "cuda", rounds, min_t)
         a, b = med["tritium"] * 1e3, med["triton"] * 1e3
         extra = "".join(f" | {vn} {med[vn] * 1e3:9.1f} us ({b / (med[vn] * 1e3):.3f})" for vn in fns if vn in variants)
         occ = f"{occupancy(LAST.get(id(tt)))} vs {occupancy(LAST.get(id(tr)))}"

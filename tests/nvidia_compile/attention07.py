@@ -1,0 +1,59 @@
+"""examples/07's attention backward compiled for sm_90a at the tutorial's settings under chosen NVIDIA knobs, and
+the PTX loops that issue wgmma: the backward's PTX tests (test_attention_bwd_*.py, test_wgmma_joined_wait.py)
+share this instead of each loading the example and spelling its signature."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BWD_SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "DO": "*fp16", "DQ": "*fp16",
+                 "DK": "*fp16", "DV": "*fp16", "M": "*fp32", "D": "*fp32", "stride_z": "i32", "stride_h": "i32",
+                 "stride_tok": "i32", "H": "i32", "N_CTX": "i32"}
+# the launch's specialization: every pointer, stride and the sequence length a multiple of 16
+BWD_ATTRS = {name: [["tt.divisibility", 16]] for name in ("Q", "K", "V", "DO", "DQ", "DK", "DV", "M", "D",
+                                                          "stride_z", "stride_h", "stride_tok", "N_CTX")}
+_loaded: list = []
+
+
+def example07() -> Any:
+    """The example's module (loaded once)."""
+    if not _loaded:
+        spec = importlib.util.spec_from_file_location("ex07_nvidia_compile", os.path.join(
+            ROOT, "examples", "07-fused-attention.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _loaded.append(mod)
+    return _loaded[0]
+
+
+def compile_bwd(D: int = 64, causal: bool = False, **knobs: Any) -> Any:
+    """attn_bwd at head dim ``D`` with the example's BWD settings and the NVIDIA ``knobs`` (names of
+    tritium_nvidia.knobs.nvidia) set for this compile only."""
+    import tritium
+    from tritium import plugins
+    from tritium.backends.compiler import GPUTarget
+    from tritium.compiler import ASTSource
+    from tritium_nvidia.knobs import nvidia
+    ex = example07()
+    consts = dict(ex.BWD, HEAD_DIM=D, CAUSAL=causal)
+    opts = {"num_warps": consts.pop("num_warps"), "num_stages": consts.pop("num_stages")}
+    sig = dict(BWD_SIGNATURE, **{k: "constexpr" for k in consts})
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        for name, value in knobs.items():
+            setattr(nvidia, name, value)
+        return tritium.compile(ASTSource(ex.attn_bwd, sig, consts, BWD_ATTRS), target=GPUTarget("cuda", 90, 32),
+                               options=opts)
+
+
+def dot_loops(ptx: str) -> list[str]:
+    """The bodies of the PTX's loops (label .. backward branch to it) that issue wgmma."""
+    out = []
+    for m in re.finditer(r"^\s*@%p\d+ bra\s+(\$L__BB\d+_\d+);", ptx, re.M):
+        start = ptx.find(m.group(1) + ":")
+        if 0 <= start < m.start() and "wgmma.mma_async" in ptx[start:m.end()]:
+            out.append(ptx[start:m.end()])
+    return out
