@@ -3,30 +3,22 @@ the PTX loops that issue wgmma: the backward's PTX tests (test_attention_bwd_*.p
 share this instead of each loading the example and spelling its signature."""
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from example_modules import example
+
 BWD_SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "DO": "*fp16", "DQ": "*fp16",
                  "DK": "*fp16", "DV": "*fp16", "M": "*fp32", "D": "*fp32", "stride_z": "i32", "stride_h": "i32",
                  "stride_tok": "i32", "H": "i32", "N_CTX": "i32"}
 # the launch's specialization: every pointer, stride and the sequence length a multiple of 16
 BWD_ATTRS = {name: [["tt.divisibility", 16]] for name in ("Q", "K", "V", "DO", "DQ", "DK", "DV", "M", "D",
                                                           "stride_z", "stride_h", "stride_tok", "N_CTX")}
-_loaded: list = []
 
 
 def example07() -> Any:
     """The example's module (loaded once)."""
-    if not _loaded:
-        spec = importlib.util.spec_from_file_location("ex07_nvidia_compile", os.path.join(
-            ROOT, "examples", "07-fused-attention.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _loaded.append(mod)
-    return _loaded[0]
+    return example("07-fused-attention.py")
 
 
 def compile_bwd(D: int = 64, causal: bool = False, **knobs: Any) -> Any:
@@ -49,11 +41,16 @@ def compile_bwd(D: int = 64, causal: bool = False, **knobs: Any) -> Any:
                                options=opts)
 
 
-def dot_loops(ptx: str) -> list[str]:
-    """The bodies of the PTX's loops (label .. backward branch to it) that issue wgmma."""
+def loops_issuing(ptx: str, instruction: str) -> list[str]:
+    """The bodies of the PTX's loops (label .. backward branch to it) that issue ``instruction``."""
     out = []
     for m in re.finditer(r"^\s*@%p\d+ bra\s+(\$L__BB\d+_\d+);", ptx, re.M):
         start = ptx.find(m.group(1) + ":")
-        if 0 <= start < m.start() and "wgmma.mma_async" in ptx[start:m.end()]:
+        if 0 <= start < m.start() and instruction in ptx[start:m.end()]:
             out.append(ptx[start:m.end()])
     return out
+
+
+def dot_loops(ptx: str) -> list[str]:
+    """The loops that issue wgmma."""
+    return loops_issuing(ptx, "wgmma.mma_async")

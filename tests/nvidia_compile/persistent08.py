@@ -3,26 +3,18 @@ specializes it at 8192^3: the PTX tests of its tile loop (test_persistent_*.py) 
 loading the example and spelling its signature."""
 from __future__ import annotations
 
-import importlib.util
-import os
 from typing import Any, Optional
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from example_modules import example
+
 # C's rows end on 16 bytes (the descriptor's innermost extent, attrs path (2, 2)); M, N, K multiples of 16
 ATTRS = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]], (4, ): [["tt.divisibility", 16]],
          (5, ): [["tt.divisibility", 16]]}
-_loaded: list = []
 
 
 def example08() -> Any:
     """The example's module (loaded once)."""
-    if not _loaded:
-        spec = importlib.util.spec_from_file_location("ex08_persistent_ptx", os.path.join(
-            ROOT, "examples", "08-persistent-matmul-descriptors.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _loaded.append(mod)
-    return _loaded[0]
+    return example("08-persistent-matmul-descriptors.py")
 
 
 def compile08(dt: str = "fp16", bm: int = 128, bn: int = 256, bk: int = 64, stages: int = 3,

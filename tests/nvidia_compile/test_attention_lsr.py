@@ -5,10 +5,10 @@ rewrote them as "a pointer one iteration behind plus a loop-invariant offset", a
 without a register-A wgmma (matmuls, where LSR's form is the shorter one) and 2-stage loops keep LSR."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
@@ -16,17 +16,12 @@ import tritium
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attention07 import loops_issuing  # noqa: E402
+from example_modules import example  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
-
-
-def _example(name: str, tag: str):
-    spec = importlib.util.spec_from_file_location(tag, os.path.join(ROOT, "examples", name))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _compile(fn, sig, consts, attrs, opts, lsr: str):
@@ -40,7 +35,7 @@ def _compile(fn, sig, consts, attrs, opts, lsr: str):
 
 
 def _fwd(D: int, causal: bool, lsr: str = "auto", stages: int | None = None) -> str:
-    ex = _example("07-fused-attention.py", "ex07_lsr")
+    ex = example("07-fused-attention.py")
     BM, BN, warps, S = ex.FWD_CONFIGS[D]
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16",
            "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "H": "i32"}
@@ -48,16 +43,6 @@ def _fwd(D: int, causal: bool, lsr: str = "auto", stages: int | None = None) -> 
     sig.update({k: "constexpr" for k in consts})
     attrs = {k: [["tt.divisibility", 16]] for k in sig if sig[k].startswith("*") or k.startswith("stride")}
     return _compile(ex.attn_fwd, sig, consts, attrs, {"num_warps": warps, "num_stages": stages or S}, lsr)
-
-
-def _loops(ptx: str) -> list[str]:
-    """The bodies of the PTX's loops (label .. backward branch to it) that issue cp.async copies."""
-    out = []
-    for m in re.finditer(r"^\s*@%p\d+ bra\s+(\$L__BB\d+_\d+);", ptx, re.M):
-        start = ptx.find(m.group(1) + ":")
-        if 0 <= start < m.start() and "cp.async.cg" in ptx[start:m.end()]:
-            out.append(ptx[start:m.end()])
-    return out
 
 
 def _copies_from_carried_pointers(body: str) -> tuple[int, int]:
@@ -70,7 +55,7 @@ def _copies_from_carried_pointers(body: str) -> tuple[int, int]:
 
 @pytest.mark.parametrize("D,causal", [(64, False), (64, True), (128, False)])
 def test_forward_copies_read_the_carried_pointers(D, causal):
-    loops = _loops(_fwd(D, causal))
+    loops = loops_issuing(_fwd(D, causal), "cp.async.cg")
     assert len(loops) == (2 if causal else 1)
     for body in loops:
         copies, carried = _copies_from_carried_pointers(body)
@@ -80,14 +65,14 @@ def test_forward_copies_read_the_carried_pointers(D, causal):
 
 def test_lsr_on_rewrites_them():
     # the knob's other side, so that the test above checks what it means to: LLVM's LSR form
-    body = _loops(_fwd(64, False, lsr="1"))[0]
+    body = loops_issuing(_fwd(64, False, lsr="1"), "cp.async.cg")[0]
     copies, carried = _copies_from_carried_pointers(body)
     assert copies == 8 and carried == 0, (copies, carried)
 
 
 def test_two_stages_and_matmuls_keep_lsr():
     assert _fwd(128, True, stages=2) == _fwd(128, True, lsr="1", stages=2)
-    ex = _example("03-matrix-multiplication.py", "ex03_lsr")
+    ex = example("03-matrix-multiplication.py")
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr",
            "stride_cm": "i32", "stride_cn": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",

@@ -6,10 +6,10 @@ moves set it up between them either (the backward's dK/dV dots had those, and on
 whose dots all waited for themselves no longer waits for "the previous iteration's" at its end."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
@@ -17,7 +17,9 @@ import tritium
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attention07 import compile_bwd, example07  # noqa: E402
+
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
@@ -25,13 +27,6 @@ pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ
 #: what may sit between them: the 64-bit descriptor arithmetic (ptxas waits for no register but A's and the
 #: accumulators'; Triton computes descriptors there too). The scale-d flag is an immediate (its move was there)
 _DESCRIPTOR = re.compile(r"(add|or|cvt\.u64\.u32|bfe\.u32|add\.s32|shl\.b32|and\.b32)\S*\s+%(rd|r)\d+, ")
-
-
-def _attention():
-    spec = importlib.util.spec_from_file_location("ex07_fence", os.path.join(ROOT, "examples", "07-fused-attention.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.parametrize("D,BN,warps,causal", [(64, 64, 4, False), (128, 128, 8, True)])
@@ -44,7 +39,7 @@ def test_attention_forward_wgmma_runs_are_not_interrupted(isolated_tritium, D, B
     consts = {"N_CTX": 4096, "HEAD_DIM": D, "BLOCK_M": 128, "BLOCK_N": BN, "STAGE": 3 if causal else 1}
     attrs = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8)}
     with plugins.use(reg):
-        ptx = tritium.compile(ASTSource(_attention().attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+        ptx = tritium.compile(ASTSource(example07().attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                               options={"num_warps": warps, "num_stages": 3}).asm["ptx"]
     runs = re.findall(r"wgmma\.fence\.sync\.aligned;(.*?)wgmma\.commit_group", ptx, re.S)
     assert len(runs) == (4 if causal else 2)
@@ -56,22 +51,12 @@ def test_attention_forward_wgmma_runs_are_not_interrupted(isolated_tritium, D, B
 
 
 def test_attention_backward_wgmma_runs_are_not_interrupted(isolated_tritium):
-    from tritium import plugins
-    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
-    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "DO": "*fp16", "DQ": "*fp16",
-           "DK": "*fp16", "DV": "*fp16", "M": "*fp32", "D": "*fp32", "stride_z": "i32", "stride_h": "i32",
-           "stride_tok": "i32", "H": "i32", "N_CTX": "i32", "BLOCK_M1": "constexpr", "BLOCK_N1": "constexpr",
-           "BLOCK_M2": "constexpr", "BLOCK_N2": "constexpr", "BLK_SLICE_FACTOR": "constexpr",
-           "HEAD_DIM": "constexpr", "CAUSAL": "constexpr"}
-    consts = dict(BLOCK_M1=32, BLOCK_N1=128, BLOCK_M2=128, BLOCK_N2=32, BLK_SLICE_FACTOR=2, HEAD_DIM=64, CAUSAL=False)
-    attrs = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14)}
-    with plugins.use(reg):
-        ptx = tritium.compile(ASTSource(_attention().attn_bwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
-                              options={"num_warps": 4, "num_stages": 5}).asm["ptx"]
+    ptx = compile_bwd(64, False).asm["ptx"]
     runs = re.findall(r"wgmma\.fence\.sync\.aligned;(.*?)wgmma\.commit_group", ptx, re.S)
     assert runs
-    # its loops' dots all read A from registers and wait for themselves: no wait for one left in flight
-    # across the back edge (with nothing in flight it made ptxas serialize every wgmma, its C7515 note)
+    # every wait retires all that is in flight (its loops' last dots, left running into the next iteration, by
+    # that iteration's first wait): no wait that leaves one dot running, which with nothing left in flight made
+    # ptxas serialize every wgmma (its C7515 note)
     assert "wgmma.wait_group.sync.aligned 1;" not in ptx
     for run in runs:
         body = [ln.strip() for ln in run.splitlines()
@@ -91,7 +76,7 @@ def test_descriptors_are_a_base_plus_constants(isolated_tritium):
     consts = {"N_CTX": 4096, "HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": 128, "STAGE": 1}
     attrs = {(i, ): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8)}
     with plugins.use(reg):
-        ptx = tritium.compile(ASTSource(_attention().attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+        ptx = tritium.compile(ASTSource(example07().attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                               options={"num_warps": 8, "num_stages": 3}).asm["ptx"]
     runs = re.findall(r"wgmma\.fence\.sync\.aligned;(.*?)wgmma\.commit_group", ptx, re.S)
     assert len(runs) == 2
