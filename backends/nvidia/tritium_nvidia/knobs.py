@@ -118,5 +118,13 @@ class nvidia_knobs(KnobGroup):
     launch_debug = BoolKnob("TRITIUM_NVIDIA_LAUNCH_DEBUG", doc="Say on stderr which call launches kernels, and why "
                             "the native one is not used where it is not")
 
+    decoupled_stages = IntKnob("TRITIUM_NVIDIA_DECOUPLED_STAGES", default=0, doc="On sm_90, in kernels of at least "
+                               "this many warps, a software-pipelined loop of cp.async copies whose dots wait for "
+                               "themselves (attention's forward) copies one iteration ahead instead of S - 1 and tells "
+                               "each stage's landing with an mbarrier per stage (every thread arrives through "
+                               "cp.async.mbarrier.arrive.noinc after starting its copies) instead of the CTA barrier "
+                               "at the top of each iteration, so the warpgroups of a 128 x 128 tile may drift up to "
+                               "an iteration apart (gpu/lower/pipeline_decoupled.py); 0 (default): off")
+
 
 nvidia = nvidia_knobs()

@@ -19,6 +19,7 @@ from tritium.llvmir.types import const
 # the word packing of inline-asm loads and stores, and the TMA hooks, live in their own modules; their names
 # stay importable from here
 from .ptx_words import _evict, _from_words, _to_words, _words  # noqa: F401
+from .target_stages import StageBarrierHooks
 from .target_tma import TmaHooks
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -43,7 +44,7 @@ HALF_UPCAST = set(FAST_F32) | set(LIBDEVICE_F32)
 SHARED_LIMITS = {80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024, 90: 227 * 1024}
 
 
-class NvidiaTarget(TmaHooks):
+class NvidiaTarget(TmaHooks, StageBarrierHooks):
     warp_size = 32
     triple = TRIPLE
     global_ptr = "ptr addrspace(1)"

@@ -13,7 +13,7 @@ LIB_SYMBOLS = ("pthread_barrier_wait", "printf", "fflush", "expf", "exp2f", "log
                "tanf", "erff", "tanhf", "powf", "atan2f", "atanf", "asinf", "acosf", "sinhf", "coshf", "log1pf",
                "expm1f", "cbrtf", "log10f", "exp10f", "fmodf", "exp", "exp2", "log", "log2", "sin", "cos", "tan",
                "erf", "tanh", "pow", "atan2", "atan", "asin", "acos", "sinh", "cosh", "log1p", "expm1", "cbrt",
-               "log10", "exp10", "fmod", "roundevenf", "roundeven", "memset", "memcpy",
+               "log10", "exp10", "fmod", "roundevenf", "roundeven", "memset", "memcpy", "sched_yield",
                # x86 code generation turns llvm.powi into these runtime calls (math.fpowi: libdevice.pow(x, int))
                "__powisf2", "__powidf2")
 _loaded = False

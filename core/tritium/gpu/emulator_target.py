@@ -72,6 +72,23 @@ class EmulatorTarget(TargetHooks):
     def barrier(self, fn: Function) -> None:
         fn.emit("call void @emu_barrier(ptr %ctx)")
 
+    # barriers per stage (gpu/lower/pipeline_decoupled.py): word 0 the arrivals of a phase, word 1 the arrivals so
+    # far, which only grows (phase k completes at (k + 1) * arrivals: no reset that a next phase's arrival could
+    # race); the copies have landed when they return (async_copy copies right away), so an arrival is immediate
+    decoupled_stage_warps = 0          # tests turn it on (monkeypatch): the attribute is not in the cache key
+
+    def stage_barrier_init(self, fn: Function, bar: str, arrivals: int) -> None:
+        fn.emit(f"store i32 {arrivals}, ptr {bar}, align 8")
+        so_far = fn.inst(f"getelementptr inbounds i32, ptr {bar}, i32 1")
+        fn.emit(f"store atomic i32 0, ptr {so_far} release, align 4")
+
+    def stage_arrive(self, fn: Function, bar: str) -> None:
+        so_far = fn.inst(f"getelementptr inbounds i32, ptr {bar}, i32 1")
+        fn.inst(f"atomicrmw add ptr {so_far}, i32 1 acq_rel, align 4")
+
+    def stage_wait(self, fn: Function, bar: str, parity: str) -> None:
+        fn.emit(f"call void @emu_stage_wait(ptr {bar}, i32 {parity})")
+
     def shuffle_i32(self, fn: Function, kind: str, value: str, operand: str) -> str:
         k = {"xor": 0, "up": 1, "down": 2, "idx": 3}[kind]
         return fn.inst(f"call i32 @emu_shfl(ptr %ctx, i32 {k}, i32 {value}, i32 {operand})")
@@ -98,6 +115,24 @@ def _runtime(module: Module, warp_size: int = 32) -> None:
   %r = call i32 @pthread_barrier_wait(ptr %b)
   ret void
 }}""")
+    module.declare("sched_yield", "declare i32 @sched_yield()")
+    module.declare("emu_stage_wait", """define internal void @emu_stage_wait(ptr %bar, i32 %parity) nounwind {
+entry:
+  %n = load atomic i32, ptr %bar monotonic, align 8
+  %w1 = getelementptr inbounds i32, ptr %bar, i32 1
+  br label %spin
+spin:
+  %got = load atomic i32, ptr %w1 acquire, align 4
+  %ph = udiv i32 %got, %n
+  %bit = and i32 %ph, 1
+  %done = icmp ne i32 %bit, %parity
+  br i1 %done, label %out, label %yield
+yield:
+  %y = call i32 @sched_yield()
+  br label %spin
+out:
+  ret void
+}""")
     module.declare("emu_shfl", f"""define internal i32 @emu_shfl(ptr %ctx, i32 %kind, i32 %v, i32 %op) nounwind {{
   %tid = load i32, ptr %ctx
   %rtp = getelementptr inbounds {CTX}, ptr %ctx, i32 0, i32 9

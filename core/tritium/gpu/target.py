@@ -235,6 +235,29 @@ class TargetHooks:
     def async_wait(self, fn: Function, pending: int) -> None:
         """Wait until at most ``pending`` committed groups are still in flight (this thread's copies)."""
 
+    #: a pipelined loop of asynchronous copies whose dots wait for themselves, in a kernel of at least this many
+    #: warps, tells each stage's landing through a barrier per stage (``stage_*`` below) instead of a CTA
+    #: barrier at the top of each iteration, its copies one iteration ahead (gpu/lower/pipeline_decoupled.py);
+    #: 0: never
+    decoupled_stage_warps = 0
+
+    def stage_barrier_init(self, fn: Function, bar: str, arrivals: int) -> None:
+        """Initialize the 8-byte shared barrier ``bar`` for ``arrivals`` arrivals per phase (one thread calls
+        it; the caller orders it before every other thread's use)."""
+        raise NotImplementedError
+
+    def stage_barrier_inval(self, fn: Function, bar: str) -> None:
+        """``bar`` is done with (one thread; its bytes may become ordinary shared memory again)."""
+
+    def stage_arrive(self, fn: Function, bar: str) -> None:
+        """Arrive on ``bar`` once every copy this thread started (async_copy) has landed, without waiting."""
+        raise NotImplementedError
+
+    def stage_wait(self, fn: Function, bar: str, parity: str) -> None:
+        """Wait for the phase of ``bar`` of parity ``parity`` (i32 0/1); what the arrivals' copies wrote is
+        then visible to this thread."""
+        raise NotImplementedError
+
     #: dot strategies may leave a loop-carried accumulator in flight into the next iteration (async_dot_wait)
     async_dots = False
 

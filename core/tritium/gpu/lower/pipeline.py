@@ -30,6 +30,7 @@ from .convert import storage_type
 from .descriptor_bulk import BulkStages, aligned_start
 from .context import Context, staged_row_vector
 from .phis import carried, fill_phis, make_phis
+from .pipeline_decoupled import decoupled
 from .pipeline_rows import early_reads
 # which loads of a loop are pipelined is decided in its own module; its names stay importable from here
 from .pipeline_planner import (_OTHER_STAGE_BYTES, _SLICE_OPS, PipelinePlan, _dot_kind,  # noqa: F401
@@ -78,6 +79,11 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         else:
             buffers.append(k)
         bases.append((SharedTile(base, smem, st), stage_bytes))
+    # barriers per stage instead of the loop top's CTA barrier, copies one iteration ahead (pipeline_decoupled)
+    dec = decoupled(ctx, op, plan, maps, pf)
+    A = 1 if dec is not None else S - 1          # how many iterations ahead the copies run
+    if dec is not None:
+        buffers.append(dec.key)
     deferring = bool(plan.deferred) and ctx.target.async_dots
     # every stage a bulk copy whose landing its barrier tells: no barrier at the top of an iteration where the
     # dots run on (the refill waits for the barrier after their wait instead)
@@ -93,23 +99,29 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         if ctx.scratch_dirty:
             ctx.target.barrier(fn)
             ctx.scratch_dirty = False
+        if dec is not None:
+            dec.init(ctx)
         bulk = BulkStages(ctx, maps, S) if any(m is not None for m in maps) else None
         if bulk is not None:
             bulk.fence_zeros = not top_barrier
             buffers.append(bulk.key)
             # the other threads first wait on them after the loop's first barrier
             bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
-        for s in range(S - 1):
+        for s in range(A):
             iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
             valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
             ops_s, state = eval_slice(ctx, op, plan, iv_s, state, depth)
             issue_copies(ctx, plan, ops_s, bases, str(s), valid, bulk)
+            if dec is not None:
+                dec.arrive(ctx, str(s))
         if bulk is not None and not top_barrier:
             # the barriers' init before any thread's first wait on them (the loop's top barrier did that)
             ctx.target.barrier(fn)
     ctx.scratch_dirty = True
     frame = ctx.enter_loop(op, True)
     rd0, wr0, phase0 = entry_state(ctx, pf, S)
+    if dec is not None:
+        wr0 = str(A)
     pre = fn.current
     head, body, exit_ = fn.label("pfor"), fn.label("pforbody"), fn.label("pforexit")
     found = carry_dot.plan(ctx, block_ops(block), args, register_a=bool(plan.deferred))
@@ -135,23 +147,27 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         fn.cond_br(fn.inst(f"icmp slt {ity} {iv}, {ub.value}"), body, exit_)
     fn.start_block(body)
     ctx.push_scope()
-    found_top = top_barrier or found
+    found_top = (top_barrier or found) and dec is None
     if found_top:
         ctx.target.async_wait(fn, S - 2)
         ctx.target.barrier(fn)
     ctx.scratch_dirty = not found_top
     if bulk is not None:
         bulk.wait(ctx, rd, phase)
+    if dec is not None:
+        dec.wait(ctx, rd, phase)
     ctx.deferred_dots = set(plan.deferred) if deferring else set()
 
     def copies_ahead() -> Any:
-        # start the copies of iteration i + S - 1 into the stage iteration i - 1 read
-        ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {S - 1}')}")
+        # start the copies of iteration i + A (S - 1) into the stage iteration i + A - S (i - 1) read
+        ahead_iv = fn.inst(f"add {ity} {iv}, {fn.inst(f'mul {ity} {step.value}, {A}')}")
         valid = fn.inst(f"icmp slt {ity} {ahead_iv}, {ub.value}")
         # the loop body's cache is left out: once the body is lowered (dots left in flight), it holds this
         # iteration's index vectors, which the ahead iteration must compute for itself
         ops_a, next_state = eval_slice(ctx, op, plan, ahead_iv, dict(zip(plan.args, ahead)), depth)
         issue_copies(ctx, plan, ops_a, bases, wr, valid, bulk)
+        if dec is not None:
+            dec.arrive(ctx, wr)
         return next_state
 
     ctx.values[args[0]] = Scalar(iv, ity)
@@ -234,6 +250,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         phis, out_slots = make_phis(ctx, args[1:], inits)
         fill_phis(ctx, phis, out_slots, [[(i, pre), (y, last)] for i, y in zip(inits, leaving)])
     ctx.target.async_wait(fn, 0)
+    if dec is not None:
+        dec.drain(ctx, rd, phase)
     for r, p, j in zip(op.results, phis, range(len(phis))):
         if rotated and rec.running and j == rec.j:
             pass                                # retired on the way out (carry_dot.exit_edge)
@@ -250,6 +268,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     elif bulk is not None:
         # every phase armed was waited for; the barriers' bytes become ordinary shared memory again
         bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
+    if dec is not None:
+        dec.inval(ctx)
     for k in buffers:
         ctx.smem.close(k)
     ctx.exit_loop()

@@ -1,0 +1,80 @@
+"""sm_90, examples/07's forward with TRITIUM_NVIDIA_DECOUPLED_STAGES (gpu/lower/pipeline_decoupled.py): in kernels
+of at least that many warps the pipelined loop has no CTA barrier and no cp.async.wait_group; each iteration waits
+for its stage's mbarrier phase, starts the copies of the next iteration only (16 per thread at D128 / 8 warps) and
+arrives through cp.async.mbarrier.arrive.noinc. The prologue starts one iteration instead of S - 1. Registers
+stay without spills; below the warp count, and with the knob at 0 (default), the PTX is the plain pipeline's."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_attention_lsr as lsr  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+ARRIVE = "cp.async.mbarrier.arrive.noinc.shared::cta.b64"
+WAIT = "mbarrier.try_wait.parity.shared::cta.b64"
+
+
+def _compile(D: int, causal: bool, warps: int) -> tuple[str, dict]:
+    import tritium
+    from tritium import plugins
+    from tritium.backends.compiler import GPUTarget
+    from tritium.compiler import ASTSource
+    from tritium_nvidia.knobs import nvidia
+    ex = lsr.example("07-fused-attention.py")
+    BM, BN, w, S = ex.FWD_CONFIGS[D]
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16",
+           "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "H": "i32"}
+    consts = {"N_CTX": 4096, "HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": BN, "STAGE": 3 if causal else 1}
+    sig.update({k: "constexpr" for k in consts})
+    attrs = {k: [["tt.divisibility", 16]] for k in sig if sig[k].startswith("*") or k.startswith("stride")}
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        nvidia.decoupled_stages = warps
+        k = tritium.compile(ASTSource(ex.attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": w, "num_stages": S})
+    md = k.metadata
+    return k.asm["ptx"], {"n_spills": md["n_spills"] if isinstance(md, dict) else getattr(md, "n_spills", 0)}
+
+
+def _copy_loops(ptx: str) -> list[tuple[int, str]]:
+    """(offset, body) of each loop (a label .. a later branch back to it) that issues cp.async copies and has no
+    inner loop of its own except mbarrier waits."""
+    out = []
+    for m in re.finditer(r"^\s*(?:@%p\d+ )?bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", ptx, re.M):
+        start = ptx.find(m.group(1) + ":")
+        body = ptx[start:m.end()]
+        if 0 <= start < m.start() and "cp.async.cg" in body and "wgmma.mma_async" in body:
+            out.append((start, body))
+    return out
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_d128_loops_wait_on_stage_barriers(causal):
+    ptx, md = _compile(128, causal, 8)
+    loops = _copy_loops(ptx)
+    assert len(loops) == (2 if causal else 1)
+    for _, body in loops:
+        assert "bar.sync" not in body and "cp.async.wait_group" not in body
+        assert body.count(ARRIVE) == 1 and body.count(WAIT) == 1
+        assert body.count("cp.async.cg.shared.global") == 16      # K and V of one iteration, 128 x 128 fp16
+    # the prologue of the first loop: one iteration of copies (the plain pipeline: two)
+    assert ptx[:loops[0][0]].count("cp.async.cg.shared.global") == 16
+    assert md.get("n_spills", 0) == 0
+
+
+def test_d128_default_keeps_the_cta_barrier():
+    ptx, _ = _compile(128, False, 0)
+    assert ARRIVE not in ptx and WAIT not in ptx
+    assert "bar.sync" in lsr.loops_issuing(ptx, "cp.async.cg")[0]
+
+
+def test_fewer_warps_than_asked_keep_the_plain_pipeline():
+    # D64's config runs 4 warps: with the knob at 8 its PTX is the default's
+    assert _compile(64, True, 8)[0] == _compile(64, True, 0)[0]
