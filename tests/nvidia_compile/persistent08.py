@@ -3,6 +3,7 @@ specializes it at 8192^3: the PTX tests of its tile loop (test_persistent_*.py) 
 loading the example and spelling its signature."""
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from example_modules import example
@@ -38,3 +39,17 @@ def compile08(dt: str = "fp16", bm: int = 128, bn: int = 256, bk: int = 64, stag
             setattr(nvidia, name, value)
         return tritium.compile(ASTSource(example08().matmul_persistent, sig, consts, ATTRS if attrs is None else attrs),
                                target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": stages})
+
+
+def k_loop(ptx: str) -> str:
+    """examples/08's K loop in ``ptx``: from the label its back edge jumps to (before its dots) to that back edge
+    (after them)."""
+    wait1 = ptx.index("wgmma.wait_group.sync.aligned 1")
+    best = None
+    for m in re.finditer(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", ptx):
+        head = ptx.find("\n" + m.group(1) + ":")
+        if head != -1 and head < wait1 < m.start() and (best is None or m.start() - head > best[1] - best[0]):
+            if ptx.count("wgmma.wait_group.sync.aligned 0", head, m.start()) == 0:
+                best = (head, m.end())
+    assert best is not None
+    return ptx[best[0]:best[1]]

@@ -16,24 +16,11 @@ pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from persistent08 import compile08  # noqa: E402
+from persistent08 import compile08, k_loop as _k_loop  # noqa: E402
 
 
 def _compile(top: bool, prefetch: int):
     return compile08(bulk_loop_top_barrier=top, prefetch_tiles=prefetch, defer_store_wait=bool(prefetch))
-
-
-def _k_loop(ptx: str) -> str:
-    """The K loop: from the label its back edge jumps to (before its dots) to that back edge (after them)."""
-    wait1 = ptx.index("wgmma.wait_group.sync.aligned 1")
-    best = None
-    for m in re.finditer(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", ptx):
-        head = ptx.find("\n" + m.group(1) + ":")
-        if head != -1 and head < wait1 < m.start() and (best is None or m.start() - head > best[1] - best[0]):
-            if ptx.count("wgmma.wait_group.sync.aligned 0", head, m.start()) == 0:
-                best = (head, m.end())
-    assert best is not None
-    return ptx[best[0]:best[1]]
 
 
 def _unconditional_barriers(ptx: str) -> int:

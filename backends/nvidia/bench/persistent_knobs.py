@@ -11,7 +11,9 @@ Variants: base (every knob at its default), defer (TRITIUM_NVIDIA_DEFER_STORE_WA
 prefetch mode 1 / 2), p2only (prefetch 2 alone), p2nb (p2 without the K loop's top barrier), nb (that alone),
 off (all three knobs off, whatever the defaults), typed (tensor maps of floats encoded with their float type,
 TRITIUM_NVIDIA_TMA_TYPED_MAPS, as Triton 3.6 encodes them; H5), stm (the epilogue's shared stores as
-stmatrix .x4, TRITIUM_NVIDIA_STMATRIX; eighth session, HC). H2_NO_WS=1 leaves out the ws row,
+stmatrix .x4, TRITIUM_NVIDIA_STMATRIX; eighth session, HC), emp (per-stage empty mbarriers instead of the K
+loop's CTA barriers, TRITIUM_NVIDIA_EMPTY_BARRIERS; ninth session, HA), emp0 (that without the tile prefetch).
+H2_NO_WS=1 leaves out the ws row,
 H2_CHECK_SHAPES=n checks the first n shapes, H2_ROUNDS the rounds (9)."""
 import importlib.util
 import os
@@ -31,7 +33,8 @@ VARIANTS = {"base": {}, "defer": {"defer_store_wait": True}, "p1": {"defer_store
             "p2nb": {"defer_store_wait": True, "prefetch_tiles": 2, "bulk_loop_top_barrier": False},
             "nb": {"bulk_loop_top_barrier": False},
             "off": {"defer_store_wait": False, "prefetch_tiles": 0, "bulk_loop_top_barrier": True},
-            "typed": {"tma_typed_maps": True}, "stm": {"stmatrix": True}}
+            "typed": {"tma_typed_maps": True}, "stm": {"stmatrix": True},
+            "emp": {"empty_barriers": True}, "emp0": {"empty_barriers": True, "prefetch_tiles": 0}}
 ROWS = [("float16", False), ("bfloat16", False), ("float8_e4m3fn", False), ("float32", False), ("float16", True)]
 if os.environ.get("H2_NO_WS"):         # the ws row is the fp16 kernel again, on both sides (PERF.md)
     ROWS = ROWS[:4]
@@ -70,7 +73,7 @@ def launch(mod, a, b, c, num_sms, cfg, ws):
 def shape_of(k):
     ptx = k.asm["ptx"]
     return (f"inits={ptx.count('mbarrier.init.shared::cta.b64')} waits_read={ptx.count('cp.async.bulk.wait_group.read')}"
-            f" bars={ptx.count('bar.sync')} loads={ptx.count('cp.async.bulk.tensor.2d.shared::cluster')}"
+            f" bars={ptx.count('bar.sync')} arrives={ptx.count('mbarrier.arrive.shared')} loads={ptx.count('cp.async.bulk.tensor.2d.shared::cluster')}"
             f" stm={ptx.count('stmatrix.sync')} shared={k.metadata_dict.get('shared')}"
             f" maps={[m['elem_type'] for m in k.metadata_dict.get('tensor_map_params', [])]}")
 

@@ -99,6 +99,13 @@ class nvidia_knobs(KnobGroup):
                                      "iteration (default); off: only the one after the dots' wait, before the "
                                      "refill (the stages' barriers tell the copies' landing). Off measured not "
                                      "faster on the H200 (examples/08 with the tile prefetch: -0.2 to -1.1%)")
+    empty_barriers = BoolKnob("TRITIUM_NVIDIA_EMPTY_BARRIERS", default=False, doc="On sm_90, a "
+                              "software-pipelined loop whose stages are all bulk tensor copies and whose dots run "
+                              "on frees each stage with an mbarrier of its own (one arrival per warp once its "
+                              "wgmma.wait_group has retired the stage's reads; the thread that refills the stage "
+                              "waits for it) instead of the CTA barriers at the top of each iteration and before "
+                              "the refill (gpu/lower/pipeline_empty.py), so the warpgroups are not in lock step "
+                              "every K step. Off by default until measured (PERF.md, ninth session, HA)")
     tma_typed_maps = BoolKnob("TRITIUM_NVIDIA_TMA_TYPED_MAPS", default=False, doc="With TMA on: a tensor map "
                               "of 16/32/64-bit floats is encoded with its float type (FLOAT16, BFLOAT16, FLOAT32, "
                               "FLOAT64), as Triton 3.6 encodes a host descriptor's, instead of the unsigned integer "

@@ -59,6 +59,20 @@ class TmaHooks(TargetHooks):
         mbarrier_init(fn, bar)
         mbarrier_init_fence(fn)
 
+    @property
+    def bulk_empty_barriers(self) -> bool:
+        from .knobs import nvidia
+        return nvidia.empty_barriers and self.bulk_tensor_copies
+
+    def bulk_release_init(self, fn: Function, bar: str, arrivals: int) -> None:
+        from .tma import mbarrier_init, mbarrier_init_fence
+        mbarrier_init(fn, bar, arrivals)
+        mbarrier_init_fence(fn)
+
+    def bulk_release(self, fn: Function, bar: str) -> None:
+        from .tma import mbarrier_arrive
+        mbarrier_arrive(fn, bar)
+
     def bulk_barrier_inval(self, fn: Function, bar: str) -> None:
         from .tma import mbarrier_inval
         mbarrier_inval(fn, bar)

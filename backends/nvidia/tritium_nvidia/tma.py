@@ -150,6 +150,11 @@ def expect_bytes(fn: Function, bar: str, nbytes: int) -> None:
          [f"i32 {_saddr(fn, bar)}", f"i32 {nbytes}"])
 
 
+def mbarrier_arrive(fn: Function, bar: str) -> None:
+    """Arrive on ``bar`` (count 1; release semantics at CTA scope, the PTX default)."""
+    _asm(fn, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", [f"i32 {_saddr(fn, bar)}"])
+
+
 def wait_parity(fn: Function, bar: str, parity: str) -> None:
     """Spin until the phase of ``bar`` with parity ``parity`` (i32 0/1) has completed."""
     a = _saddr(fn, bar)

@@ -358,6 +358,21 @@ class TargetHooks:
     #: only the one before the refill)
     bulk_loop_top_barrier = True
 
+    #: a pipelined loop of bulk copies whose dots run on frees each stage through a barrier of its own (one
+    #: arrival per warp, ``bulk_release``) that the refilling thread waits for, instead of CTA barriers
+    #: (gpu/lower/pipeline_empty.py)
+    bulk_empty_barriers = False
+
+    def bulk_release_init(self, fn: Function, bar: str, arrivals: int) -> None:
+        """Initialize the 8-byte shared barrier ``bar`` for ``arrivals`` arrivals per phase (one thread calls
+        it; ordered before other threads' use by the caller)."""
+        raise NotImplementedError
+
+    def bulk_release(self, fn: Function, bar: str) -> None:
+        """Arrive on ``bar`` (releasing this thread's earlier reads of shared memory, the async proxy's
+        included once the reading instructions have been waited for)."""
+        raise NotImplementedError
+
     def bulk_store_commit(self, fn: Function) -> None:
         """Commit this thread's bulk stores as one group, without waiting."""
         raise NotImplementedError

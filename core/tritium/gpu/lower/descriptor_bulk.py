@@ -284,9 +284,13 @@ class BulkStages:
     """The stages' barriers of a loop whose descriptor loads are bulk copies (descriptor_bulk.py): one per
     stage, armed by the thread that issues the stage's copies with the bytes they bring."""
 
-    def __init__(self, ctx: Context, maps: list, stages: int) -> None:
+    def __init__(self, ctx: Context, maps: list, stages: int, empties: bool = False) -> None:
         self.maps, self.stages = maps, stages
-        self.key, self.bars = ctx.shared_buffer(8 * stages, 8)
+        # ``empties``: a second barrier per stage, after the full ones, that frees it (pipeline_empty.py)
+        self.empties = empties
+        self.empty_parity: Optional[str] = None     # the parity the next issue's refill waits for, if any
+        self.warps = ctx.num_warps
+        self.key, self.bars = ctx.shared_buffer(8 * stages * (2 if empties else 1), 8)
         self.nbytes = sum(m.nbytes for m in maps if m is not None)
         self.leader = ctx.fn.inst(f"icmp eq i32 {ctx.target.thread_id(ctx.fn)}, 0")
         # one answer for the loop: every map usable, else all of its descriptor loads take cp.async
@@ -303,11 +307,26 @@ class BulkStages:
     def bar(self, ctx: Context, stage: str) -> str:
         return ctx.smem_ptr(self.bars, ctx.imul(stage, 8))
 
+    def empty_bar(self, ctx: Context, stage: str) -> str:
+        return ctx.smem_ptr(ctx.smem_ptr(self.bars, str(8 * self.stages)), ctx.imul(stage, 8))
+
     def each(self, ctx: Context, emit: Any) -> None:
         def all_stages() -> None:
             for s in range(self.stages):
                 emit(ctx.smem_ptr(self.bars, str(8 * s)))
         guarded(ctx.fn, self.leader, all_stages)
+
+    def init(self, ctx: Context) -> None:
+        """Every stage's barriers initialized (the leader; ordered before their use by the caller)."""
+        self.each(ctx, lambda bar: ctx.target.bulk_barrier_init(ctx.fn, bar))
+        if self.empties:
+            self.each(ctx, lambda bar: ctx.target.bulk_release_init(
+                ctx.fn, ctx.smem_ptr(bar, str(8 * self.stages)), self.warps))
+
+    def inval(self, ctx: Context) -> None:
+        self.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(ctx.fn, bar))
+        if self.empties:
+            self.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(ctx.fn, ctx.smem_ptr(bar, str(8 * self.stages))))
 
     def zero_stage(self, ctx: Context, bases: list, stage: str) -> None:
         """An empty tensor: its blocks are all zeros (every thread writes its share of the stage)."""
@@ -327,11 +346,22 @@ class BulkStages:
                     def zero(p: str = p) -> None:
                         fn.emit(f"store <4 x i32> zeroinitializer, {ctx.target.shared_ptr} {p}, align 16")
                     guarded(fn, in_tile, zero)
-        guarded(fn, self.not_ok, emit)
+
+        def after_readers() -> None:
+            if self.empties:
+                # no CTA barrier before the refill: the stage's readers (every warp) are done here
+                ctx.target.barrier(fn)
+            emit()
+        guarded(fn, self.not_ok, after_readers)
 
     def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
 
+        parity = self.empty_parity if self.empties else None
+
         def emit() -> None:
+            if parity is not None:
+                # every warp has released the stage's previous read (pipeline_empty.py)
+                ctx.target.bulk_wait(ctx.fn, self.empty_bar(ctx, stage), parity)
             bar = self.bar(ctx, stage)
             ctx.target.bulk_expect(ctx.fn, bar, self.nbytes)
             for m, (_, idx), (proto, stage_bytes) in zip(self.maps, operands, bases):

@@ -89,10 +89,14 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     # dots run on (the refill waits for the barrier after their wait instead)
     top_barrier = not (deferring and maps and all(m is not None for m in maps)
                        and not getattr(ctx.target, "bulk_loop_top_barrier", True))
+    # or its stages freed by barriers of their own (pipeline_empty.py): no CTA barrier in the loop at all
+    from . import pipeline_empty
+    empties = pipeline_empty.wanted(ctx, op, plan, maps, deferring)
+    top_barrier = top_barrier and not empties
     state = {i: inits[i] for i in plan.args}
     if pf is not None:
         # the prologue ran before the outer loop or after the previous tile's K loop
-        bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth, not top_barrier)
+        bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth, not top_barrier, empties)
     else:
         # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their
         # readers
@@ -101,12 +105,12 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             ctx.scratch_dirty = False
         if dec is not None:
             dec.init(ctx)
-        bulk = BulkStages(ctx, maps, S) if any(m is not None for m in maps) else None
+        bulk = BulkStages(ctx, maps, S, empties) if any(m is not None for m in maps) else None
         if bulk is not None:
             bulk.fence_zeros = not top_barrier
             buffers.append(bulk.key)
             # the other threads first wait on them after the loop's first barrier
-            bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+            bulk.init(ctx)
         for s in range(A):
             iv_s = lb.value if s == 0 else fn.inst(f"add {ity} {lb.value}, {fn.inst(f'mul {ity} {step.value}, {s}')}")
             valid = fn.inst(f"icmp slt {ity} {iv_s}, {ub.value}")
@@ -205,6 +209,10 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         # every warp
         ctx.target.barrier(fn)
         next_state = copies_ahead()
+    elif empties:
+        pipeline_empty.release_previous(ctx, bulk, iv, lb, rd, phase, S, bool(ctx.deferred_dots))
+        next_state = copies_ahead()
+        bulk.empty_parity = None
     elif deferring:
         if ctx.deferred_dots:
             # this iteration's dots run on; the previous iteration's are done (in every warp, after the
@@ -261,13 +269,15 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
             # the last iteration's dots finish here; their registers are read only after this
             p = Tensor(p.layout, ctx.target.async_dot_wait(fn, 0, p.regs, p.ty), p.ty)
         ctx.values[r] = p
+    if empties:
+        pipeline_empty.release_last(ctx, bulk, iv, lb, rd, S)
     # every copy has landed and every dot has read its operands, in every thread: the stages are dead
     ctx.target.barrier(fn)
     if pf is not None:
         next_tile(ctx, pf, op, plan, bases, bulk, (lb, ub, step), depth, rd, phase)
     elif bulk is not None:
         # every phase armed was waited for; the barriers' bytes become ordinary shared memory again
-        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
+        bulk.inval(ctx)
     if dec is not None:
         dec.inval(ctx)
     for k in buffers:

@@ -146,9 +146,10 @@ def own_buffer(ctx: Context, pf: Prefetch, key: int) -> None:
 
 
 def issue_stages(ctx: Context, op: Any, plan: Any, bases: list, bulk: Any, lb: Scalar, ub: Scalar, step: Scalar,
-                 depth: int, tile_ok: str, first: str = "0") -> None:
+                 depth: int, tile_ok: str, first: str = "0", phase: Optional[str] = None) -> None:
     """The copies of the K loop's iterations 0 .. S - 2 into stages ``first`` .. ``first`` + S - 2 (modulo S;
-    where ``tile_ok`` holds)."""
+    where ``tile_ok`` holds). ``phase``: the full barrier's parity stage ``first`` is read at next, where the
+    stages have empty barriers whose phases carry on (pipeline_empty.py; else the barriers are fresh)."""
     from .pipeline_copies import eval_slice, issue_copies
     fn = ctx.fn
     ity = lb.ty
@@ -161,9 +162,13 @@ def issue_stages(ctx: Context, op: Any, plan: Any, bases: list, bulk: Any, lb: S
         stage = str(s)
         if first != "0":
             k = fn.inst(f"add i32 {first}, {s}") if s else first
-            stage = fn.inst(f"select i1 {fn.inst(f'icmp uge i32 {k}, {S}')}, i32 {fn.inst(f'sub i32 {k}, {S}')}, "
-                            f"i32 {k}") if s else k
+            wraps = fn.inst(f"icmp uge i32 {k}, {S}") if s else "false"
+            stage = fn.inst(f"select i1 {wraps}, i32 {fn.inst(f'sub i32 {k}, {S}')}, i32 {k}") if s else k
+            if phase is not None and bulk.empties:
+                from .pipeline_empty import write_parity
+                bulk.empty_parity = write_parity(ctx, wraps, phase)
         issue_copies(ctx, plan, ops_s, bases, stage, valid, bulk)
+        bulk.empty_parity = None
 
 
 def entry_state(ctx: Context, pf: Optional[Prefetch], stages: int) -> tuple[str, str, str]:
@@ -181,7 +186,7 @@ def entry_state(ctx: Context, pf: Optional[Prefetch], stages: int) -> tuple[str,
 
 
 def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases: list, stages: int,
-               bounds: tuple, depth: int, fence_zeros: bool = False) -> Any:
+               bounds: tuple, depth: int, fence_zeros: bool = False, empties: bool = False) -> Any:
     """Before the outer loop: the stages' barriers (BulkStages, living through the outer loop) and the first
     tile's copies. Returns the BulkStages."""
     from .descriptor_bulk import BulkStages
@@ -191,10 +196,10 @@ def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases
     def emit() -> Any:
         # the stages' bytes may have been an earlier buffer's: its readers are done first
         ctx.target.barrier(fn)
-        bulk = BulkStages(ctx, maps, stages)
+        bulk = BulkStages(ctx, maps, stages, empties)
         bulk.fence_zeros = fence_zeros
         own_buffer(ctx, pf, bulk.key)
-        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+        bulk.init(ctx)
         if fence_zeros:
             # no barrier at the K loop's top: the init is ordered before every thread's first wait here
             ctx.target.barrier(fn)
@@ -207,7 +212,7 @@ def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases
             issue_stages(ctx, op, plan, bases, bulk, *bounds, depth, any_tile)
         return bulk
     bulk = ctx.hoist(pf.frame, emit)
-    pf.frame.on_exit.append(lambda: bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar)))
+    pf.frame.on_exit.append(lambda: bulk.inval(ctx))
     return bulk
 
 
@@ -219,8 +224,8 @@ def next_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, bases: list, bulk:
     fn = ctx.fn
     first = "0"
     if pf.carried is None:
-        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_inval(fn, bar))
-        bulk.each(ctx, lambda bar: ctx.target.bulk_barrier_init(fn, bar))
+        bulk.inval(ctx)
+        bulk.init(ctx)
         if getattr(bulk, "fence_zeros", False):
             # no barrier at the K loop's top: the new init before every thread's next wait
             ctx.target.barrier(fn)
@@ -232,4 +237,4 @@ def next_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, bases: list, bulk:
     nxt = fn.inst(f"add {oub.ty} {outer_iv(ctx, pf)}, {ostep.value}")
     more = fn.inst(f"icmp slt {oub.ty} {nxt}, {oub.value}")
     with at_tile(ctx, pf, nxt):
-        issue_stages(ctx, op, plan, bases, bulk, *bounds, depth, more, first)
+        issue_stages(ctx, op, plan, bases, bulk, *bounds, depth, more, first, phase if pf.carried else None)
