@@ -65,11 +65,11 @@ def zero_order(r: np.ndarray, a: np.ndarray, b: np.ndarray, up: bool) -> np.ndar
 
 def _maximumnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # tl.maximum/tl.max (arith.maxnumf) as compiled: IEEE maximumNumber, NaN ignored, -0 < +0
-    return zero_order(np.fmax(a, b), a, b, True)
+    return zero_order(np.fmax(floats.quiet_nans(a), floats.quiet_nans(b)), a, b, True)
 
 
 def _minimumnum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return zero_order(np.fmin(a, b), a, b, False)
+    return zero_order(np.fmin(floats.quiet_nans(a), floats.quiet_nans(b)), a, b, False)
 
 
 def _minimum(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -75,6 +75,25 @@ def from_f16(h: np.ndarray, dt: np.dtype) -> np.ndarray:
     return out
 
 
+_QUIET = {np.dtype(np.float16): (np.uint16, 0x0200), np.dtype(np.float32): (np.uint32, 0x00400000),
+          np.dtype(np.float64): (np.uint64, 0x0008000000000000)}
+
+
+def quiet_nans(a: np.ndarray) -> np.ndarray:
+    """``a`` with its signaling NaNs made quiet. IEEE 754-2019 minimumNumber/maximumNumber (tl.minimum and
+    tl.maximum as compiled) return the other operand for a signaling NaN as for a quiet one; numpy's fmin/fmax
+    do so in their SIMD loops but give NaN in their scalar loops (accumulate, array tails), so the oracle's
+    answer depended on an element's position. With no signaling NaN left, fmin/fmax are IEEE's everywhere."""
+    q = _QUIET.get(a.dtype)
+    if q is None:
+        return a
+    nan = np.isnan(a)
+    if not nan.any():
+        return a
+    bits, quiet = q
+    return np.where(nan, (a.view(bits) | bits(quiet)).view(a.dtype), a)
+
+
 def bf16_to_bits(x: np.ndarray) -> np.ndarray:
     """float32 container (already a bfloat16 value) -> uint16 encoding."""
     return (np.ascontiguousarray(x, np.float32).view(_U32) >> 16).astype(np.uint16)

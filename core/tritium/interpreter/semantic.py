@@ -12,6 +12,7 @@ import numpy as np
 from ..language import core as tl
 from ..language.core import CompileTimeError
 from ..language.semantic import Semantic
+from .floats import quiet_nans
 from .optable import INTERPRETER_OPS
 from .uniform import ElementwiseOnly as ElementwiseOnly
 from .values import V, as_type, shape_of, storage
@@ -83,6 +84,8 @@ class InterpreterSemantic(Semantic):
         ufunc = self._simple_combine(combine, scalars) if len(inputs) == 1 else None
         if ufunc is not None:
             a = arrays[0]
+            if ufunc in (np.fmax, np.fmin):
+                a = quiet_nans(a)  # a signaling NaN is ignored like a quiet one (IEEE minimumNumber)
             if kind == "scan":
                 a = np.flip(a, ax) if reverse else a
                 r = ufunc.accumulate(a, axis=ax, dtype=a.dtype)
