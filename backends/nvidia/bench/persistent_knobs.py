@@ -12,7 +12,8 @@ prefetch mode 1 / 2), p2only (prefetch 2 alone), p2nb (p2 without the K loop's t
 off (all three knobs off, whatever the defaults), typed (tensor maps of floats encoded with their float type,
 TRITIUM_NVIDIA_TMA_TYPED_MAPS, as Triton 3.6 encodes them; H5), stm (the epilogue's shared stores as
 stmatrix .x4, TRITIUM_NVIDIA_STMATRIX; eighth session, HC), emp (per-stage empty mbarriers instead of the K
-loop's CTA barriers, TRITIUM_NVIDIA_EMPTY_BARRIERS; ninth session, HA), emp0 (that without the tile prefetch).
+loop's CTA barriers, TRITIUM_NVIDIA_EMPTY_BARRIERS; ninth session, HA), emp0 (that without the tile prefetch),
+ws1 / ws4 (emp with a producer warp / warpgroup issuing every copy, TRITIUM_NVIDIA_PRODUCER_WARPS).
 H2_NO_WS=1 leaves out the ws row,
 H2_CHECK_SHAPES=n checks the first n shapes, H2_ROUNDS the rounds (9)."""
 import importlib.util
@@ -34,7 +35,8 @@ VARIANTS = {"base": {}, "defer": {"defer_store_wait": True}, "p1": {"defer_store
             "nb": {"bulk_loop_top_barrier": False},
             "off": {"defer_store_wait": False, "prefetch_tiles": 0, "bulk_loop_top_barrier": True},
             "typed": {"tma_typed_maps": True}, "stm": {"stmatrix": True},
-            "emp": {"empty_barriers": True}, "emp0": {"empty_barriers": True, "prefetch_tiles": 0}}
+            "emp": {"empty_barriers": True}, "emp0": {"empty_barriers": True, "prefetch_tiles": 0},
+            "ws1": {"empty_barriers": True, "producer_warps": 1}, "ws4": {"empty_barriers": True, "producer_warps": 4}}
 ROWS = [("float16", False), ("bfloat16", False), ("float8_e4m3fn", False), ("float32", False), ("float16", True)]
 if os.environ.get("H2_NO_WS"):         # the ws row is the fp16 kernel again, on both sides (PERF.md)
     ROWS = ROWS[:4]
@@ -74,7 +76,7 @@ def shape_of(k):
     ptx = k.asm["ptx"]
     return (f"inits={ptx.count('mbarrier.init.shared::cta.b64')} waits_read={ptx.count('cp.async.bulk.wait_group.read')}"
             f" bars={ptx.count('bar.sync')} arrives={ptx.count('mbarrier.arrive.shared')} loads={ptx.count('cp.async.bulk.tensor.2d.shared::cluster')}"
-            f" stm={ptx.count('stmatrix.sync')} shared={k.metadata_dict.get('shared')}"
+            f" stm={ptx.count('stmatrix.sync')} warps={k.metadata_dict.get('num_warps')} shared={k.metadata_dict.get('shared')}"
             f" maps={[m['elem_type'] for m in k.metadata_dict.get('tensor_map_params', [])]}")
 
 

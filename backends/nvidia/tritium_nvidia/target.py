@@ -84,7 +84,8 @@ class NvidiaTarget(TmaHooks, StageBarrierHooks):
 
     def finish_kernel(self, module: Module, fn: Function, num_warps: int, shared_bytes: int) -> None:
         module.declare("global_smem", "@global_smem = external addrspace(3) global [0 x i8], align 16")
-        threads = num_warps * self.warp_size
+        from .warp_roles import finish_roles
+        threads = num_warps * self.warp_size + finish_roles(self, module, fn)    # producer warps (none by default)
         attrs = [f'"nvvm.maxntid"="{threads}"']
         maxnreg = getattr(self.options, "maxnreg", None)
         if maxnreg:

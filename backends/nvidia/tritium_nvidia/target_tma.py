@@ -52,7 +52,21 @@ class TmaHooks(TargetHooks):
         return param_tensor_map(fn, self._param_maps, args, box, eb, swizzle, elem, nan_fill)
 
     def kernel_metadata(self) -> dict:
-        return {"tensor_map_params": list(self._param_maps)} if getattr(self, "_param_maps", None) else {}
+        meta = {"tensor_map_params": list(self._param_maps)} if getattr(self, "_param_maps", None) else {}
+        if getattr(self, "_roles_meta", None):
+            meta["num_warps"] = self._roles_meta         # the producer warps too (warp_roles.py)
+        return meta
+
+    @property
+    def producer_warps(self) -> int:
+        from .knobs import nvidia
+        return nvidia.producer_warps if nvidia.producer_warps in (1, 4) and self.bulk_empty_barriers else 0
+
+    def producer_start(self, fn: Function, warps: int) -> None:
+        pass
+
+    def split_warp_roles(self, fn: Function, consumers: str, consumer_warps: int, producer_warps: int) -> None:
+        self._roles = (fn, consumers, consumer_warps, producer_warps)
 
     def bulk_barrier_init(self, fn: Function, bar: str) -> None:
         from .tma import mbarrier_init, mbarrier_init_fence

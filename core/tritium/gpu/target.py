@@ -373,6 +373,18 @@ class TargetHooks:
         included once the reading instructions have been waited for)."""
         raise NotImplementedError
 
+    #: warps added to a persistent kernel whose K loop of bulk copies frees its stages through empty barriers,
+    #: one thread of which issues every copy (gpu/lower/pipeline_producer.py); 0: none
+    producer_warps = 0
+
+    def producer_start(self, fn: Function, warps: int) -> None:
+        """Where the producer warps branch off (their registers may be given up)."""
+
+    def split_warp_roles(self, fn: Function, consumers: str, consumer_warps: int, producer_warps: int) -> None:
+        """The kernel runs ``producer_warps`` more warps, which leave at block ``consumers``; every CTA barrier
+        reachable from that block is the ``consumer_warps`` warps' alone, and the launch takes them all."""
+        raise NotImplementedError
+
     def bulk_store_commit(self, fn: Function) -> None:
         """Commit this thread's bulk stores as one group, without waiting."""
         raise NotImplementedError

@@ -289,6 +289,7 @@ class BulkStages:
         # ``empties``: a second barrier per stage, after the full ones, that frees it (pipeline_empty.py)
         self.empties = empties
         self.empty_parity: Optional[str] = None     # the parity the next issue's refill waits for, if any
+        self.producer = False       # the copies are a producer warp's (pipeline_producer.py): issue() is a no-op
         self.warps = ctx.num_warps
         self.key, self.bars = ctx.shared_buffer(8 * stages * (2 if empties else 1), 8)
         self.nbytes = sum(m.nbytes for m in maps if m is not None)
@@ -356,6 +357,8 @@ class BulkStages:
 
     def issue(self, ctx: Context, operands: list, bases: list, stage: str, valid: Optional[str]) -> None:
 
+        if self.producer:
+            return
         parity = self.empty_parity if self.empties else None
 
         def emit() -> None:

@@ -93,10 +93,13 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     from . import pipeline_empty
     empties = pipeline_empty.wanted(ctx, op, plan, maps, deferring)
     top_barrier = top_barrier and not empties
+    from .pipeline_producer import wanted as producer_warps
+    producer = producer_warps(ctx, pf, empties)         # its copies issued by warps of their own
     state = {i: inits[i] for i in plan.args}
     if pf is not None:
         # the prologue ran before the outer loop or after the previous tile's K loop
-        bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth, not top_barrier, empties)
+        bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth, not top_barrier, empties,
+                          producer)
     else:
         # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their
         # readers
