@@ -52,11 +52,13 @@ def test_emulated_decoupled_needs_the_warps(emulator, monkeypatch, taken):
 @pytest.mark.parametrize("kind", ["block_ptr", "pointers"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("N,D,BM,BN,warps,stages", [(256, 128, 128, 128, 8, 3), (1024, 128, 128, 64, 8, 3),
-                                                     (1024, 64, 128, 64, 4, 3), (512, 128, 128, 128, 8, 4)])
-def test_cuda_attention_forward_decoupled(cuda, taken, kind, causal, N, D, BM, BN, warps, stages):
+                                                     (1024, 64, 128, 64, 4, 3), (512, 64, 128, 64, 8, 4)])
+@pytest.mark.parametrize("turns", [False, True])
+def test_cuda_attention_forward_decoupled(cuda, taken, turns, kind, causal, N, D, BM, BN, warps, stages):
     from tritium_nvidia.knobs import nvidia
     with nvidia.scope():
         nvidia.decoupled_stages = 4
+        nvidia.warpgroup_turns = turns
         err, _ = _attention(_Torch(), 2, 3, N, D, causal, BM, BN, warps, stages, seed=N + D, kind=kind)
     assert err < 1e-2
     assert taken or kind != "pointers", "no loop took the decoupled form"

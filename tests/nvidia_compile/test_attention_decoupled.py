@@ -21,7 +21,7 @@ ARRIVE = "cp.async.mbarrier.arrive.noinc.shared::cta.b64"
 WAIT = "mbarrier.try_wait.parity.shared::cta.b64"
 
 
-def _compile(D: int, causal: bool, warps: int) -> tuple[str, dict]:
+def _compile(D: int, causal: bool, warps: int, turns: bool = False) -> tuple[str, dict]:
     import tritium
     from tritium import plugins
     from tritium.backends.compiler import GPUTarget
@@ -37,6 +37,7 @@ def _compile(D: int, causal: bool, warps: int) -> tuple[str, dict]:
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
         nvidia.decoupled_stages = warps
+        nvidia.warpgroup_turns = turns
         k = tritium.compile(ASTSource(ex.attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": w, "num_stages": S})
     md = k.metadata
@@ -78,3 +79,18 @@ def test_d128_default_keeps_the_cta_barrier():
 def test_fewer_warps_than_asked_keep_the_plain_pipeline():
     # D64's config runs 4 warps: with the knob at 8 its PTX is the default's
     assert _compile(64, True, 8)[0] == _compile(64, True, 0)[0]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_d128_warpgroups_take_turns(causal):
+    # TRITIUM_NVIDIA_WARPGROUP_TURNS (gpu/lower/pipeline_turns.py): per loop, warpgroup 1 lets warpgroup 0 go first
+    # (an arrive before the loop), each waits for its turn in the first iteration (before Q K^T) and before P @ V,
+    # hands over after Q K^T (an arrive), and warpgroup 0 hands the last turn over after the loop
+    ptx, md = _compile(128, causal, 8, turns=True)
+    assert len(re.findall(r"bar\.sync %r\d+, 256;", ptx)) == 2 * (2 if causal else 1)
+    assert len(re.findall(r"bar\.arrive %r\d+, 256;", ptx)) == 3 * (2 if causal else 1)
+    for _, body in _copy_loops(ptx):
+        assert "bar.sync \t0;" not in body
+    assert md.get("n_spills", 0) == 0
+    # off by default, and nothing without the stage barriers
+    assert "bar.arrive" not in _compile(128, causal, 8)[0] and "bar.arrive" not in _compile(128, causal, 0, True)[0]

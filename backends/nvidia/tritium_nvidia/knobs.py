@@ -140,5 +140,11 @@ class nvidia_knobs(KnobGroup):
                                "at the top of each iteration, so the warpgroups of a 128 x 128 tile may drift up to "
                                "an iteration apart (gpu/lower/pipeline_decoupled.py); 0 (default): off")
 
+    warpgroup_turns = BoolKnob("TRITIUM_NVIDIA_WARPGROUP_TURNS", default=False, doc="On sm_90, with "
+                               "decoupled_stages, a pipelined loop of two dots at 8 warps (attention's forward, 128 x "
+                               "128) makes its two warpgroups take turns at them with two named barriers, as FA3's "
+                               "ping-pong: one runs P @ V and the next Q K^T while the other runs its softmax "
+                               "(gpu/lower/pipeline_turns.py); off (default): they drift as they may")
+
 
 nvidia = nvidia_knobs()

@@ -34,3 +34,16 @@ class StageBarrierHooks(TargetHooks):
     def stage_wait(self, fn: Function, bar: str, parity: str) -> None:
         from .tma import wait_parity
         wait_parity(fn, bar, parity)
+
+    def warpgroup_turns(self, kinds: list) -> bool:
+        from .knobs import nvidia
+        # wgmma dots (A from shared memory or registers) are lowered without a CTA barrier; a turn waited for
+        # inside the loop with one in the body would deadlock (pipeline_turns.py)
+        return nvidia.warpgroup_turns and 90 <= self.capability < 100 and all(
+            k is not None and k.startswith("wgmma") for k in kinds)
+
+    def turn_barrier(self, fn: Function, which: str, threads: int, wait: bool) -> None:
+        from .tma import _asm
+        # named barriers 14 and 15 (0 is the CTA barrier; nothing else names one)
+        op = "bar.sync" if wait else "bar.arrive"
+        _asm(fn, f"{op} $0, {threads};", "r,~{memory}", [f"i32 {fn.inst(f'add i32 {which}, 14')}"])

@@ -258,6 +258,16 @@ class TargetHooks:
         then visible to this thread."""
         raise NotImplementedError
 
+    def warpgroup_turns(self, kinds: list) -> bool:
+        """With stage barriers, the two warpgroups of a loop whose dots are of these kinds (policy kinds) take turns
+        at them (``turn_barrier``; pipeline_turns.py). Only where those dots' lowering has no CTA barrier."""
+        return False
+
+    def turn_barrier(self, fn: Function, which: str, threads: int, wait: bool) -> None:
+        """Barrier ``which`` (i32 0/1) of ``threads`` threads: arrive and, with ``wait``, wait until all have
+        arrived for this round."""
+        raise NotImplementedError
+
     #: dot strategies may leave a loop-carried accumulator in flight into the next iteration (async_dot_wait)
     async_dots = False
 

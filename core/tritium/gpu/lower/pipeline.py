@@ -32,6 +32,7 @@ from .context import Context, staged_row_vector
 from .phis import carried, fill_phis, make_phis
 from .pipeline_decoupled import decoupled
 from .pipeline_rows import early_reads
+from .pipeline_turns import turns
 # which loads of a loop are pipelined is decided in its own module; its names stay importable from here
 from .pipeline_planner import (_OTHER_STAGE_BYTES, _SLICE_OPS, PipelinePlan, _dot_kind,  # noqa: F401
                                _dot_operand_uses, _is_zero_constant, _stage_layout, _zero_padded_descriptor,
@@ -82,6 +83,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     # barriers per stage instead of the loop top's CTA barrier, copies one iteration ahead (pipeline_decoupled)
     dec = decoupled(ctx, op, plan, maps, pf)
     A = 1 if dec is not None else S - 1          # how many iterations ahead the copies run
+    # and its two warpgroups taking turns at the dots (pipeline_turns)
+    tn = turns(ctx, block_ops(op.regions[0].blocks[0])) if dec is not None else None
     if dec is not None:
         buffers.append(dec.key)
     deferring = bool(plan.deferred) and ctx.target.async_dots
@@ -124,6 +127,9 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         if bulk is not None and not top_barrier:
             # the barriers' init before any thread's first wait on them (the loop's top barrier did that)
             ctx.target.barrier(fn)
+    if tn is not None:
+        tn.bounds(ity, fn.tmp("iv"), lb.value, ub.value)
+        tn.before_loop(ctx)
     ctx.scratch_dirty = True
     frame = ctx.enter_loop(op, True)
     rd0, wr0, phase0 = entry_state(ctx, pf, S)
@@ -139,7 +145,7 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     else:
         fn.br(head)
     fn.start_block(head)
-    iv = fn.tmp("iv")
+    iv = tn.iv if tn is not None else fn.tmp("iv")
     iv_slot = fn.placeholder()
     phis, slots = make_phis(ctx, args[1:], inits)
     ahead_init = [state[i] for i in plan.args]
@@ -205,7 +211,11 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
                 # were converted through shared memory, two barriers each, every iteration)
                 ctx.values[r] = ctx.read_tile(ctx.values[r], ctx.layout_of(r), ctx.value_type(r))
             continue
+        if tn is not None:
+            tn.before(ctx, o)
         ctx.lower_op(o)
+        if tn is not None:
+            tn.after(ctx, o)
     if rec is not None:
         carry_dot.finish_body(ctx, rec)
         # the stage the last iteration read is free once its dots are retired (the first dot's wait) in
@@ -261,6 +271,8 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
         phis, out_slots = make_phis(ctx, args[1:], inits)
         fill_phis(ctx, phis, out_slots, [[(i, pre), (y, last)] for i, y in zip(inits, leaving)])
     ctx.target.async_wait(fn, 0)
+    if tn is not None:
+        tn.after_loop(ctx)          # before any CTA barrier: the other warpgroup waits for it in its last iteration
     if dec is not None:
         dec.drain(ctx, rd, phase)
     for r, p, j in zip(op.results, phis, range(len(phis))):
