@@ -305,6 +305,27 @@ def test_run_patched_on_the_instance_or_class_is_called(monkeypatch):
     assert calls == ["instance", "class"] and out[0] == 4
 
 
+def test_run_written_into_the_instance_dict_is_called():
+    # __getitem__ reads the instance dict it kept (HotPath.attrs), not fn.__dict__: writes through vars() count too
+    fn = triton.jit(_store.fn)
+    out = np.zeros(4, dtype=np.float32)
+    fn[(1, )](out, 1)
+    calls = []
+    real = type(fn).run
+    vars(fn)["run"] = lambda *a, **k: calls.append("vars") or real(fn, *a, **k)
+    fn[(1, )](out, 2)
+    vars(fn).pop("run")
+    fn[(1, )](out, 3)
+    assert calls == ["vars"] and out[0] == 3
+
+
+def test_getitem_builds_no_closure_cells():
+    # a lambda inside __getitem__ made its grid and run cells on every call, the cached launch's included
+    # (~400 instructions a launch under callgrind)
+    from tritium.runtime.jit import JITFunction
+    assert JITFunction.__getitem__.__code__.co_cellvars == ()
+
+
 def test_errors_are_the_full_paths():
     fn = triton.jit(_store.fn)
     out = np.zeros(4, dtype=np.float32)

@@ -60,11 +60,16 @@ _DEAD = Hot(-1, None)  # trusted by nothing: generation never goes negative
 class HotPath:
     """The generated launch of one kernel (``call(grid, *args, **kwargs)``) and the namespace holding its
     snapshot."""
-    __slots__ = ("fn", "call", "ns", "device_type", "bound")
+    __slots__ = ("fn", "call", "ns", "device_type", "bound", "attrs")
 
     def __init__(self, fn: Any, call: Callable, ns: dict, device_type: Optional[str]) -> None:
         # fn: whose frame this is (a copy of the JITFunction object carries the attribute, not the frame)
         self.fn, self.call, self.ns, self.device_type = fn, call, ns, device_type
+        #: fn's instance dict, where a ``run`` set on the instance lands (``fn.run = f``, setattr, monkeypatch,
+        #: ``vars(fn)["run"] = f``): __getitem__ looks there instead of reading ``fn.__dict__`` at every launch (a
+        #: descriptor call, ~200 instructions). The one write it does not see is a whole new dict assigned to
+        #: ``fn.__dict__`` (nothing in this repository does that).
+        self.attrs: dict = vars(fn)
         #: (grid, call bound to it) of the last kernel[grid]: the same grid object again reuses the bound call
         self.bound: tuple = (object(), None)
 

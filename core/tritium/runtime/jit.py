@@ -231,7 +231,7 @@ class JITFunction(KernelInterface, DeviceFunction):
         # the generated launch bound to the grid: one frame per launch. A run() patched onto the class or the
         # instance, and pre-run hooks (which see the arguments as given), take the general route.
         if hot is not None and hot.fn is self and not self.pre_run_hooks and type(self).run is _RUN and \
-                "run" not in self.__dict__:
+                "run" not in hot.attrs:
             seen = hot.bound
             if grid is seen[0]:
                 return seen[1]
@@ -239,8 +239,7 @@ class JITFunction(KernelInterface, DeviceFunction):
                 launch = MethodType(hot.call, grid)
                 hot.bound = (grid, launch)
                 return launch
-        run = self.run
-        return lambda *args, **kwargs: run(*args, grid=grid, warmup=False, **kwargs)
+        return _bound_run(self.run, grid)
 
     def run(self, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> Any:
         """Launch on ``grid`` (or only compile, with ``warmup=True``); returns the compiled kernel."""
@@ -309,6 +308,12 @@ class JITFunction(KernelInterface, DeviceFunction):
 
 
 _RUN = JITFunction.run  # what __getitem__ compares with: a run() patched onto the class is called instead
+
+
+def _bound_run(run: Callable[..., Any], grid: Any) -> Callable[..., Any]:
+    """``kernel[grid]`` off the generated launch. A function of its own: a lambda in __getitem__ would make its
+    ``grid`` and ``run`` closure cells, built on every call, the cached launch's too (~400 instructions)."""
+    return lambda *args, **kwargs: run(*args, grid=grid, warmup=False, **kwargs)
 
 
 def _launch(fn: JITFunction, args: tuple, kwargs: dict, grid: Any, warmup: bool) -> Any:
