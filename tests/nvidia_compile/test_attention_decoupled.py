@@ -94,3 +94,13 @@ def test_d128_warpgroups_take_turns(causal):
     assert md.get("n_spills", 0) == 0
     # off by default, and nothing without the stage barriers
     assert "bar.arrive" not in _compile(128, causal, 8)[0] and "bar.arrive" not in _compile(128, causal, 0, True)[0]
+
+
+def test_default_takes_eight_warps(monkeypatch):
+    # on by default for kernels of 8 warps and more since the H200 measured the D128 forward +10-12% (PERF.md, ninth
+    # session, HC); the ping-pong stays off (16-17% slower)
+    monkeypatch.delenv("TRITIUM_NVIDIA_DECOUPLED_STAGES", raising=False)
+    monkeypatch.delenv("TRITIUM_NVIDIA_WARPGROUP_TURNS", raising=False)
+    from tritium_nvidia.knobs import nvidia
+    with nvidia.scope():
+        assert nvidia.decoupled_stages == 8 and nvidia.warpgroup_turns is False

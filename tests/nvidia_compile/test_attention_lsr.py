@@ -30,6 +30,9 @@ def _compile(fn, sig, consts, attrs, opts, lsr: str):
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
         nvidia.lsr = lsr
+        # the plain pipeline's loop (conditional back edge); the D128 loop on stage barriers (the default since the
+        # ninth session) is test_attention_decoupled.py's
+        nvidia.decoupled_stages = 0
         return tritium.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                                options=opts).asm["ptx"]
 

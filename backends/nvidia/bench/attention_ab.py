@@ -26,14 +26,15 @@ EX = os.path.join(ROOT, "examples", "07-fused-attention.py")
 # vectors (M, Di) read before the dot ahead of their use (TRITIUM_NVIDIA_EARLY_ROW_READS); cra1er: both (the default
 # since the eighth session); bwd0: both off (the backward before it); dec8 / dec4: the forward's loops on barriers per
 # stage, copies one iteration ahead, in kernels of >= 8 / >= 4 warps (TRITIUM_NVIDIA_DECOUPLED_STAGES); dec8t: dec8 with
-# the two warpgroups taking turns at the dots (TRITIUM_NVIDIA_WARPGROUP_TURNS)
+# the two warpgroups taking turns at the dots (TRITIUM_NVIDIA_WARPGROUP_TURNS); dec0: the stage barriers off (the
+# forward before the ninth session; dec8 is the default since)
 VARIANTS = {"new": {}, "lsr1": {"lsr": "1"}, "uw0": {"uniform_warp": False},
             "lsr1uw0": {"lsr": "1", "uniform_warp": False}, "s2": {}, "s2lsr1": {"lsr": "1"},
             "nosplit": {}, "carry": {"carry_dots": True}, "cra1": {"carry_register_a": 1},
             "er": {"early_row_reads": True}, "cra1er": {"carry_register_a": 1, "early_row_reads": True},
             "bwd0": {"carry_register_a": 0, "early_row_reads": False},
             "dec8": {"decoupled_stages": 8}, "dec4": {"decoupled_stages": 4},
-            "dec8t": {"decoupled_stages": 8, "warpgroup_turns": True}}
+            "dec8t": {"decoupled_stages": 8, "warpgroup_turns": True}, "dec0": {"decoupled_stages": 0}}
 STAGES = {"s2": 2, "s2lsr1": 2}
 Z, H, N = 4, 32, 4096
 

@@ -132,19 +132,21 @@ class nvidia_knobs(KnobGroup):
     launch_debug = BoolKnob("TRITIUM_NVIDIA_LAUNCH_DEBUG", doc="Say on stderr which call launches kernels, and why "
                             "the native one is not used where it is not")
 
-    decoupled_stages = IntKnob("TRITIUM_NVIDIA_DECOUPLED_STAGES", default=0, doc="On sm_90, in kernels of at least "
+    decoupled_stages = IntKnob("TRITIUM_NVIDIA_DECOUPLED_STAGES", default=8, doc="On sm_90, in kernels of at least "
                                "this many warps, a software-pipelined loop of cp.async copies whose dots wait for "
                                "themselves (attention's forward) copies one iteration ahead instead of S - 1 and tells "
                                "each stage's landing with an mbarrier per stage (every thread arrives through "
                                "cp.async.mbarrier.arrive.noinc after starting its copies) instead of the CTA barrier "
                                "at the top of each iteration, so the warpgroups of a 128 x 128 tile may drift up to "
-                               "an iteration apart (gpu/lower/pipeline_decoupled.py); 0 (default): off")
-
+                               "an iteration apart (gpu/lower/pipeline_decoupled.py). 8 (default): examples/07's "
+                               "D128 forward +10-12% on the H200, causal too (at 4, D64 +1-2%: PERF.md, ninth "
+                               "session, HC); 0: off")
     warpgroup_turns = BoolKnob("TRITIUM_NVIDIA_WARPGROUP_TURNS", default=False, doc="On sm_90, with "
                                "decoupled_stages, a pipelined loop of two dots at 8 warps (attention's forward, 128 x "
                                "128) makes its two warpgroups take turns at them with two named barriers, as FA3's "
                                "ping-pong: one runs P @ V and the next Q K^T while the other runs its softmax "
-                               "(gpu/lower/pipeline_turns.py); off (default): they drift as they may")
+                               "(gpu/lower/pipeline_turns.py); off (default): they drift as they may. Measured "
+                               "16-17% slower than without it on the H200 (PERF.md, ninth session, HC)")
 
 
 nvidia = nvidia_knobs()
