@@ -9,7 +9,7 @@ from typing import Callable
 from .bounds import RemIdentity
 from .bounds import all_true as from_bounds
 from .irtext import Function
-from .tiles import _REM, Elem, Evaluator, Load, Node, Splat, numel, strides
+from .tiles import _REM, Elem, Evaluator, Load, Node, Remap, Splat, numel, strides
 
 
 def _collect(node: Node, pick: Callable[[Node], list[Node]]) -> list[Node]:
@@ -31,13 +31,32 @@ def _collect(node: Node, pick: Callable[[Node], list[Node]]) -> list[Node]:
 
 def load_masks(node: Node) -> list[Node]:
     """The masks of the loads a fused expression performs (not those behind a materialized buffer), and the
-    conditions under which its remainders are the identity: the conditions of its fast path."""
-    def pick(n: Node) -> list[Node]:
+    conditions under which its remainders are the identity: the conditions of its fast path. Each in the
+    expression's index space: one found under a Remap (broadcast, expand_dims, trans...) is wrapped in that
+    remap, as the load's value is. Unwrapped, ``tl.load(p + rn, mask=m)[None, :]`` stored as an (M, N) tile was
+    checked at the row index: with M < N the masked-off lanes past M went unchecked and the fast copy loaded
+    them, giving the loaded value instead of ``other``."""
+    out: list[Node] = []
+    seen: set[tuple[int, ...]] = set()
+
+    def visit(n: Node, remaps: tuple[Remap, ...]) -> None:
+        key = (id(n), ) + tuple(id(r) for r in remaps)
+        if key in seen:
+            return
+        seen.add(key)
         found: list[Node] = [n.mask] if isinstance(n, Load) and n.mask is not None else []
         if isinstance(n, Elem) and n.name in _REM:
             found.append(RemIdentity(n))
-        return found
-    return _collect(node, pick)
+        for m in found:
+            for r in reversed(remaps):      # the innermost remap first
+                m = Remap(m, r.shape, r.remap)
+            out.append(m)
+        inner = remaps + (n, ) if isinstance(n, Remap) else remaps
+        for c in n.children():
+            visit(c, inner)
+
+    visit(node, ())
+    return out
 
 
 def all_true(fn: Function, shape: tuple[int, ...], masks: list[Node]) -> str:
