@@ -105,14 +105,16 @@ class nvidia_knobs(KnobGroup):
                               "wgmma.wait_group has retired the stage's reads; the thread that refills the stage "
                               "waits for it) instead of the CTA barriers at the top of each iteration and before "
                               "the refill (gpu/lower/pipeline_empty.py), so the warpgroups are not in lock step "
-                              "every K step. Off by default until measured (PERF.md, ninth session, HA)")
+                              "every K step. Off by default: examples/08 on the H200, device time, four processes: fp16 -1.5..+0.8%, "
+                              "bf16 -1.7..+1.3%, fp8 -1.2..-0.2%, tf32 -6..-9% (PERF.md, ninth session, HA)")
     producer_warps = IntKnob("TRITIUM_NVIDIA_PRODUCER_WARPS", default=0, doc="On sm_90, with "
                              "TRITIUM_NVIDIA_EMPTY_BARRIERS: a persistent kernel whose K loop the tile prefetch takes "
                              "(carried phases) runs 1 or 4 more warps, one thread of which issues every copy of every "
                              "tile (waiting for each stage's release), while the num_warps consumer warps only wait "
                              "for the stages, run the dots and the epilogue, their CTA barriers named barriers of "
                              "their own (gpu/lower/pipeline_producer.py, tritium_nvidia/warp_roles.py); 0 (default): "
-                             "none. Not measured faster yet (PERF.md, ninth session, HA)")
+                             "none. Off by default: examples/08 on the H200 (device time, two processes) fp16 +0.2/+1.4%, bf16 "
+                             "+0.9/+2.3%, fp8 +1.5/+2.9% but tf32 -6/-8% (PERF.md, ninth session, HA)")
     tma_typed_maps = BoolKnob("TRITIUM_NVIDIA_TMA_TYPED_MAPS", default=False, doc="With TMA on: a tensor map "
                               "of 16/32/64-bit floats is encoded with its float type (FLOAT16, BFLOAT16, FLOAT32, "
                               "FLOAT64), as Triton 3.6 encodes a host descriptor's, instead of the unsigned integer "
