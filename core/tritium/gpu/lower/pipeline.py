@@ -96,13 +96,15 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
     from . import pipeline_empty
     empties = pipeline_empty.wanted(ctx, op, plan, maps, deferring)
     top_barrier = top_barrier and not empties
-    from .pipeline_producer import wanted as producer_warps
+    from .pipeline_producer import split as producer_split, wanted as producer_warps
     producer = producer_warps(ctx, pf, empties)         # its copies issued by warps of their own
+    # handed to first_tile, not imported there: pipeline_producer builds on pipeline_prefetch
+    split = (lambda *at: producer_split(*at, producer)) if producer else None
     state = {i: inits[i] for i in plan.args}
     if pf is not None:
         # the prologue ran before the outer loop or after the previous tile's K loop
         bulk = first_tile(ctx, pf, op, plan, maps, bases, S, (lb, ub, step), depth, not top_barrier, empties,
-                          producer)
+                          split)
     else:
         # prologue: iterations 0 .. S-2. The stages may take bytes that earlier buffers used: wait for their
         # readers

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from ..._mlir import ir
 from .context import Context
@@ -187,10 +187,10 @@ def entry_state(ctx: Context, pf: Optional[Prefetch], stages: int) -> tuple[str,
 
 def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases: list, stages: int,
                bounds: tuple, depth: int, fence_zeros: bool = False, empties: bool = False,
-               producer: int = 0) -> Any:
+               split_producer: Optional[Callable[..., None]] = None) -> Any:
     """Before the outer loop: the stages' barriers (BulkStages, living through the outer loop) and the first
-    tile's copies; with ``producer`` warps, those warps' split from the consumers, who then issue no copies
-    (pipeline_producer.py). Returns the BulkStages."""
+    tile's copies; with ``split_producer`` (pipeline_producer.split bound to its warp count), the producer warps'
+    split from the consumers, who then issue no copies. Returns the BulkStages."""
     from .descriptor_bulk import BulkStages
     fn = ctx.fn
     pf.frame.memo["prefetched"] = True
@@ -205,9 +205,8 @@ def first_tile(ctx: Context, pf: Prefetch, op: Any, plan: Any, maps: list, bases
         if fence_zeros:
             # no barrier at the K loop's top: the init is ordered before every thread's first wait here
             ctx.target.barrier(fn)
-        if producer:
-            from .pipeline_producer import split
-            split(ctx, pf, op, plan, bases, bulk, bounds, depth, producer)
+        if split_producer is not None:
+            split_producer(ctx, pf, op, plan, bases, bulk, bounds, depth)
         if pf.carried is not None:
             for slot in pf.carried:
                 fn.emit(f"store i32 0, ptr {slot}, align 4")
