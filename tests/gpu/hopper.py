@@ -31,3 +31,26 @@ def example08() -> ModuleType:
         spec.loader.exec_module(mod)
         _loaded["08"] = mod
     return _loaded["08"]
+
+
+def run08(a, b, out_dtype, cfg: tuple, programs: int, **knob_values):
+    """examples/08's persistent kernel, C = a @ b.T (a: (M, K), b: (N, K)) into a NaN-poisoned C of
+    ``out_dtype``, at ``cfg`` = (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) on ``programs`` programs, with the
+    tritium_nvidia knobs ``knob_values`` set in a scope. Returns (C, the compiled kernel)."""
+    import torch
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    from tritium_nvidia.knobs import nvidia
+    M, K = a.shape
+    N = b.shape[0]
+    BM, BN, BK, warps, stages = cfg
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
+    descs = [TensorDescriptor(x, list(x.shape), list(x.stride()), blk) for x, blk in
+             ((a, [BM, BK]), (b, [BN, BK]), (c, [BM, BN]))]
+    with nvidia.scope():
+        for name, value in knob_values.items():
+            setattr(nvidia, name, value)
+        k = example08().matmul_persistent[(programs, )](
+            *descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, NUM_SMS=programs,
+            WARP_SPECIALIZE=False, num_warps=warps, num_stages=stages)
+    torch.cuda.synchronize()
+    return c, k

@@ -11,30 +11,14 @@ import sys
 
 import pytest
 
-from tritium.tools.tensor_descriptor import TensorDescriptor
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper import example08, require_sm90  # noqa: E402
+from hopper import require_sm90, run08  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 
-def _run(ex, a, b, out_dtype, cfg, stm, defer, programs):
-    import torch
-    from tritium_nvidia.knobs import nvidia
-    M, K = a.shape
-    N = b.shape[0]
-    BM, BN, BK, warps, stages = cfg
-    c = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
-    descs = [TensorDescriptor(x, list(x.shape), list(x.stride()), blk) for x, blk in
-             ((a, [BM, BK]), (b, [BN, BK]), (c, [BM, BN]))]
-    with nvidia.scope():
-        nvidia.stmatrix = stm
-        nvidia.defer_store_wait = defer
-        k = ex.matmul_persistent[(programs, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
-                                               NUM_SMS=programs, WARP_SPECIALIZE=False, num_warps=warps,
-                                               num_stages=stages)
-    torch.cuda.synchronize()
+def _run(a, b, out_dtype, cfg, stm, defer, programs):
+    c, k = run08(a, b, out_dtype, cfg, programs, stmatrix=stm, defer_store_wait=defer)
     return c, k.asm["ptx"].count("stmatrix.sync.aligned.m8n8.x4")
 
 
@@ -47,7 +31,6 @@ def _run(ex, a, b, out_dtype, cfg, stm, defer, programs):
 def test_stmatrix_store_is_bit_identical(cuda, cfg, name, defer, shape):
     torch = pytest.importorskip("torch")
     require_sm90("stmatrix")
-    ex = example08()
     dtype = getattr(torch, name)
     if dtype.itemsize == 1:
         cfg = (cfg[0], cfg[1], 128, cfg[3], cfg[4])
@@ -55,8 +38,8 @@ def test_stmatrix_store_is_bit_identical(cuda, cfg, name, defer, shape):
     a = torch.randn((M, K), device="cuda").to(dtype)
     b = torch.randn((N, K), device="cuda").to(dtype)
     out = torch.float16 if dtype.itemsize == 1 else dtype
-    got, n_on = _run(ex, a, b, out, cfg, True, defer, 5)
-    want, n_off = _run(ex, a, b, out, cfg, False, defer, 5)
+    got, n_on = _run(a, b, out, cfg, True, defer, 5)
+    want, n_off = _run(a, b, out, cfg, False, defer, 5)
     assert n_off == 0
     assert n_on > 0
     assert not torch.isnan(got).any()

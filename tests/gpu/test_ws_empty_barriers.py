@@ -13,30 +13,14 @@ import sys
 
 import pytest
 
-from tritium.tools.tensor_descriptor import TensorDescriptor
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper import example08, require_sm90  # noqa: E402
+from hopper import require_sm90, run08  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 
-def _run(ex, a, b, out_dtype, cfg, empties, prefetch, programs):
-    import torch
-    from tritium_nvidia.knobs import nvidia
-    M, K = a.shape
-    N = b.shape[0]
-    BM, BN, BK, warps, stages = cfg
-    c = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
-    descs = [TensorDescriptor(x, list(x.shape), list(x.stride()), blk) for x, blk in
-             ((a, [BM, BK]), (b, [BN, BK]), (c, [BM, BN]))]
-    with nvidia.scope():
-        nvidia.empty_barriers = empties
-        nvidia.prefetch_tiles = prefetch
-        k = ex.matmul_persistent[(programs, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
-                                               NUM_SMS=programs, WARP_SPECIALIZE=False, num_warps=warps,
-                                               num_stages=stages)
-    torch.cuda.synchronize()
+def _run(a, b, out_dtype, cfg, empties, prefetch, programs):
+    c, k = run08(a, b, out_dtype, cfg, programs, empty_barriers=empties, prefetch_tiles=prefetch)
     return c, k.asm["ptx"].count("mbarrier.arrive.shared::cta.b64 _,")
 
 
@@ -52,7 +36,6 @@ CFGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (64, 128, 64, 4, 3), (256, 1
 def test_empty_barriers_are_bit_identical(cuda, cfg, name, prefetch, shape, programs):
     torch = pytest.importorskip("torch")
     require_sm90("empty barriers")
-    ex = example08()
     dtype = getattr(torch, name)
     BM, BN, BK, warps, stages = cfg
     if dtype.itemsize == 1:
@@ -66,8 +49,8 @@ def test_empty_barriers_are_bit_identical(cuda, cfg, name, prefetch, shape, prog
     a = torch.randn((M, K), device="cuda").to(dtype)
     b = torch.randn((N, K), device="cuda").to(dtype)
     out = torch.float16 if dtype.itemsize == 1 else dtype
-    got, n_on = _run(ex, a, b, out, cfg, True, prefetch, programs)
-    want, n_off = _run(ex, a, b, out, cfg, False, prefetch, programs)
+    got, n_on = _run(a, b, out, cfg, True, prefetch, programs)
+    want, n_off = _run(a, b, out, cfg, False, prefetch, programs)
     assert n_off == 0
     assert n_on >= 2
     assert not torch.isnan(got).any()

@@ -12,30 +12,14 @@ import sys
 
 import pytest
 
-from tritium.tools.tensor_descriptor import TensorDescriptor
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper import example08, require_sm90  # noqa: E402
+from hopper import require_sm90, run08  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 
-def _run(ex, a, b, out_dtype, cfg, producer, programs):
-    import torch
-    from tritium_nvidia.knobs import nvidia
-    M, K = a.shape
-    N = b.shape[0]
-    BM, BN, BK, warps, stages = cfg
-    c = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
-    descs = [TensorDescriptor(x, list(x.shape), list(x.stride()), blk) for x, blk in
-             ((a, [BM, BK]), (b, [BN, BK]), (c, [BM, BN]))]
-    with nvidia.scope():
-        nvidia.empty_barriers = bool(producer)
-        nvidia.producer_warps = producer
-        k = ex.matmul_persistent[(programs, )](*descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
-                                               NUM_SMS=programs, WARP_SPECIALIZE=False, num_warps=warps,
-                                               num_stages=stages)
-    torch.cuda.synchronize()
+def _run(a, b, out_dtype, cfg, producer, programs):
+    c, k = run08(a, b, out_dtype, cfg, programs, empty_barriers=bool(producer), producer_warps=producer)
     return c, k.metadata.num_warps
 
 
@@ -51,7 +35,6 @@ CFGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (64, 128, 64, 4, 3), (256, 1
 def test_producer_warp_is_bit_identical(cuda, cfg, name, producer, shape, programs):
     torch = pytest.importorskip("torch")
     require_sm90("producer warps")
-    ex = example08()
     dtype = getattr(torch, name)
     BM, BN, BK, warps, stages = cfg
     if dtype.itemsize == 1:
@@ -65,8 +48,8 @@ def test_producer_warp_is_bit_identical(cuda, cfg, name, producer, shape, progra
     a = torch.randn((M, K), device="cuda").to(dtype)
     b = torch.randn((N, K), device="cuda").to(dtype)
     out = torch.float16 if dtype.itemsize == 1 else dtype
-    got, w_on = _run(ex, a, b, out, cfg, producer, programs)
-    want, w_off = _run(ex, a, b, out, cfg, 0, programs)
+    got, w_on = _run(a, b, out, cfg, producer, programs)
+    want, w_off = _run(a, b, out, cfg, 0, programs)
     assert (w_off, w_on) == (warps, warps + producer)
     assert not torch.isnan(got).any()
     assert torch.equal(got, want)
