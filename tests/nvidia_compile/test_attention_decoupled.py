@@ -13,7 +13,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_attention_lsr as lsr  # noqa: E402
+import attention07  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
@@ -22,24 +22,7 @@ WAIT = "mbarrier.try_wait.parity.shared::cta.b64"
 
 
 def _compile(D: int, causal: bool, warps: int, turns: bool = False) -> tuple[str, dict]:
-    import tritium
-    from tritium import plugins
-    from tritium.backends.compiler import GPUTarget
-    from tritium.compiler import ASTSource
-    from tritium_nvidia.knobs import nvidia
-    ex = lsr.example("07-fused-attention.py")
-    BM, BN, w, S = ex.FWD_CONFIGS[D]
-    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16",
-           "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "H": "i32"}
-    consts = {"N_CTX": 4096, "HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": BN, "STAGE": 3 if causal else 1}
-    sig.update({k: "constexpr" for k in consts})
-    attrs = {k: [["tt.divisibility", 16]] for k in sig if sig[k].startswith("*") or k.startswith("stride")}
-    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
-    with plugins.use(reg), nvidia.scope():
-        nvidia.decoupled_stages = warps
-        nvidia.warpgroup_turns = turns
-        k = tritium.compile(ASTSource(ex.attn_fwd, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
-                            options={"num_warps": w, "num_stages": S})
+    k = attention07.compile_fwd(D, causal, decoupled_stages=warps, warpgroup_turns=turns)
     md = k.metadata
     return k.asm["ptx"], {"n_spills": md["n_spills"] if isinstance(md, dict) else getattr(md, "n_spills", 0)}
 
@@ -73,7 +56,7 @@ def test_d128_loops_wait_on_stage_barriers(causal):
 def test_d128_default_keeps_the_cta_barrier():
     ptx, _ = _compile(128, False, 0)
     assert ARRIVE not in ptx and WAIT not in ptx
-    assert "bar.sync" in lsr.loops_issuing(ptx, "cp.async.cg")[0]
+    assert "bar.sync" in attention07.loops_issuing(ptx, "cp.async.cg")[0]
 
 
 def test_fewer_warps_than_asked_keep_the_plain_pipeline():

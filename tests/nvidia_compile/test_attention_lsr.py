@@ -12,11 +12,8 @@ import sys
 
 import pytest
 
-import tritium
-from tritium.backends.compiler import GPUTarget
-from tritium.compiler import ASTSource
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attention07  # noqa: E402
 from attention07 import loops_issuing  # noqa: E402
 from example_modules import example  # noqa: E402
 
@@ -25,27 +22,13 @@ pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ
 
 
 def _compile(fn, sig, consts, attrs, opts, lsr: str):
-    from tritium import plugins
-    from tritium_nvidia.knobs import nvidia
-    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
-    with plugins.use(reg), nvidia.scope():
-        nvidia.lsr = lsr
-        # the plain pipeline's loop (conditional back edge); the D128 loop on stage barriers (the default since the
-        # ninth session) is test_attention_decoupled.py's
-        nvidia.decoupled_stages = 0
-        return tritium.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
-                               options=opts).asm["ptx"]
+    # the plain pipeline's loop (conditional back edge); the D128 loop on stage barriers (the default since the
+    # ninth session) is test_attention_decoupled.py's
+    return attention07._compile(fn, sig, consts, attrs, opts, {"lsr": lsr, "decoupled_stages": 0}).asm["ptx"]
 
 
 def _fwd(D: int, causal: bool, lsr: str = "auto", stages: int | None = None) -> str:
-    ex = example("07-fused-attention.py")
-    BM, BN, warps, S = ex.FWD_CONFIGS[D]
-    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16",
-           "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32", "H": "i32"}
-    consts = {"N_CTX": 4096, "HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": BN, "STAGE": 3 if causal else 1}
-    sig.update({k: "constexpr" for k in consts})
-    attrs = {k: [["tt.divisibility", 16]] for k in sig if sig[k].startswith("*") or k.startswith("stride")}
-    return _compile(ex.attn_fwd, sig, consts, attrs, {"num_warps": warps, "num_stages": stages or S}, lsr)
+    return attention07.compile_fwd(D, causal, stages, lsr=lsr, decoupled_stages=0).asm["ptx"]
 
 
 def _copies_from_carried_pointers(body: str) -> tuple[int, int]:
