@@ -54,3 +54,44 @@ def run08(a, b, out_dtype, cfg: tuple, programs: int, **knob_values):
             WARP_SPECIALIZE=False, num_warps=warps, num_stages=stages)
     torch.cuda.synchronize()
     return c, k
+
+
+#: examples/08's tile configs (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) the knob-on/off GPU tests compare at:
+#: one or two warpgroups, 4 stages, a 256-row tile, mma.sync at 64x64
+CONFIGS08 = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (64, 128, 64, 4, 3), (256, 128, 64, 8, 3),
+             (64, 64, 64, 8, 3)]
+#: (M, N, K), persistent programs: partial tiles on few programs, whole tiles, K shorter than the stages on more
+#: programs, and more programs than tiles
+SHAPES08 = [((776, 904, 400), 5), ((2048, 2048, 512), 7), ((300, 200, 64), 16), ((1000, 1304, 96), 200)]
+SHAPE08_IDS = ["partial-few", "whole-few", "short-k-more-programs", "partial-grid-too-large"]
+
+
+def operands08(name: str, cfg: tuple, shape: tuple):
+    """Random a (M, K) and b (N, K) of torch dtype ``name`` on the GPU, C's dtype (fp16 for 8-bit inputs, as in the
+    example) and ``cfg`` with the example's BLOCK_K for that width (128 for 8-bit, 32 for tf32); skips tf32 tiles
+    wider than the example's 128x128."""
+    import torch
+    dtype = getattr(torch, name)
+    BM, BN, BK, warps, stages = cfg
+    if dtype.itemsize == 1:
+        BK = 128
+    elif dtype.itemsize == 4:
+        BK = 32
+        if BM * BN > 128 * 128:
+            pytest.skip("tf32 at 128x256: the example's config is 128x128")
+    M, N, K = shape
+    a = torch.randn((M, K), device="cuda").to(dtype)
+    b = torch.randn((N, K), device="cuda").to(dtype)
+    out = torch.float16 if dtype.itemsize == 1 else dtype
+    return a, b, out, (BM, BN, BK, warps, stages)
+
+
+def assert_same_and_close08(got, want, a, b) -> None:
+    """``got`` (knob on) has no NaN left of the poisoned C, equals ``want`` (knob off) bit for bit, and is close
+    to a @ b.T in fp64 (relative Frobenius error 1e-2 for 16-bit inputs, 2e-3 otherwise)."""
+    import torch
+    assert not torch.isnan(got).any()
+    assert torch.equal(got, want)
+    ref = a.double() @ b.double().T
+    tol = 2e-3 if a.dtype.itemsize != 2 else 1e-2
+    assert ((got.double() - ref).norm() / ref.norm()).item() < tol

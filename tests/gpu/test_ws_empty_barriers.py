@@ -14,7 +14,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper import require_sm90, run08  # noqa: E402
+from hopper import (CONFIGS08, SHAPE08_IDS, SHAPES08, assert_same_and_close08, operands08,  # noqa: E402
+                    require_sm90, run08)
 
 pytestmark = pytest.mark.gpu
 
@@ -24,37 +25,16 @@ def _run(a, b, out_dtype, cfg, empties, prefetch, programs):
     return c, k.asm["ptx"].count("mbarrier.arrive.shared::cta.b64 _,")
 
 
-CFGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (64, 128, 64, 4, 3), (256, 128, 64, 8, 3), (64, 64, 64, 8, 3)]
-
-
-@pytest.mark.parametrize("cfg", CFGS, ids=lambda c: "x".join(map(str, c[:3])) + f"-w{c[3]}-s{c[4]}")
+@pytest.mark.parametrize("cfg", CONFIGS08, ids=lambda c: "x".join(map(str, c[:3])) + f"-w{c[3]}-s{c[4]}")
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float32"])
 @pytest.mark.parametrize("prefetch", [2, 1, 0], ids=["carried", "restarted", "no-prefetch"])
-@pytest.mark.parametrize("shape,programs", [((776, 904, 400), 5), ((2048, 2048, 512), 7), ((300, 200, 64), 16),
-                                            ((1000, 1304, 96), 200)],
-                         ids=["partial-few", "whole-few", "short-k-more-programs", "partial-grid-too-large"])
+@pytest.mark.parametrize("shape,programs", SHAPES08, ids=SHAPE08_IDS)
 def test_empty_barriers_are_bit_identical(cuda, cfg, name, prefetch, shape, programs):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     require_sm90("empty barriers")
-    dtype = getattr(torch, name)
-    BM, BN, BK, warps, stages = cfg
-    if dtype.itemsize == 1:
-        BK = 128
-    elif dtype.itemsize == 4:
-        BK = 32
-        if BM * BN > 128 * 128:
-            pytest.skip("tf32 at 128x256: the example's config is 128x128")
-    cfg = (BM, BN, BK, warps, stages)
-    M, N, K = shape
-    a = torch.randn((M, K), device="cuda").to(dtype)
-    b = torch.randn((N, K), device="cuda").to(dtype)
-    out = torch.float16 if dtype.itemsize == 1 else dtype
+    a, b, out, cfg = operands08(name, cfg, shape)
     got, n_on = _run(a, b, out, cfg, True, prefetch, programs)
     want, n_off = _run(a, b, out, cfg, False, prefetch, programs)
     assert n_off == 0
     assert n_on >= 2
-    assert not torch.isnan(got).any()
-    assert torch.equal(got, want)
-    ref = a.double() @ b.double().T
-    tol = 2e-3 if dtype.itemsize != 2 else 1e-2
-    assert ((got.double() - ref).norm() / ref.norm()).item() < tol
+    assert_same_and_close08(got, want, a, b)

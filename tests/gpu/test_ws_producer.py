@@ -13,7 +13,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hopper import require_sm90, run08  # noqa: E402
+from hopper import (CONFIGS08, SHAPE08_IDS, SHAPES08, assert_same_and_close08, operands08,  # noqa: E402
+                    require_sm90, run08)
 
 pytestmark = pytest.mark.gpu
 
@@ -23,36 +24,16 @@ def _run(a, b, out_dtype, cfg, producer, programs):
     return c, k.metadata.num_warps
 
 
-CFGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (64, 128, 64, 4, 3), (256, 128, 64, 8, 3), (64, 64, 64, 8, 3)]
-
-
-@pytest.mark.parametrize("cfg", CFGS, ids=lambda c: "x".join(map(str, c[:3])) + f"-w{c[3]}-s{c[4]}")
+@pytest.mark.parametrize("cfg", CONFIGS08, ids=lambda c: "x".join(map(str, c[:3])) + f"-w{c[3]}-s{c[4]}")
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float32"])
 @pytest.mark.parametrize("producer", [1, 4])
-@pytest.mark.parametrize("shape,programs", [((776, 904, 400), 5), ((2048, 2048, 512), 7), ((300, 200, 64), 16),
-                                            ((1000, 1304, 96), 200)],
-                         ids=["partial-few", "whole-few", "short-k-more-programs", "partial-grid-too-large"])
+@pytest.mark.parametrize("shape,programs", SHAPES08, ids=SHAPE08_IDS)
 def test_producer_warp_is_bit_identical(cuda, cfg, name, producer, shape, programs):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     require_sm90("producer warps")
-    dtype = getattr(torch, name)
-    BM, BN, BK, warps, stages = cfg
-    if dtype.itemsize == 1:
-        BK = 128
-    elif dtype.itemsize == 4:
-        BK = 32
-        if BM * BN > 128 * 128:
-            pytest.skip("tf32 at 128x256: the example's config is 128x128")
-    cfg = (BM, BN, BK, warps, stages)
-    M, N, K = shape
-    a = torch.randn((M, K), device="cuda").to(dtype)
-    b = torch.randn((N, K), device="cuda").to(dtype)
-    out = torch.float16 if dtype.itemsize == 1 else dtype
+    warps = cfg[3]
+    a, b, out, cfg = operands08(name, cfg, shape)
     got, w_on = _run(a, b, out, cfg, producer, programs)
     want, w_off = _run(a, b, out, cfg, 0, programs)
     assert (w_off, w_on) == (warps, warps + producer)
-    assert not torch.isnan(got).any()
-    assert torch.equal(got, want)
-    ref = a.double() @ b.double().T
-    tol = 2e-3 if dtype.itemsize != 2 else 1e-2
-    assert ((got.double() - ref).norm() / ref.norm()).item() < tol
+    assert_same_and_close08(got, want, a, b)
