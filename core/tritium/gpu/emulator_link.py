@@ -15,7 +15,9 @@ LIB_SYMBOLS = ("pthread_barrier_wait", "printf", "fflush", "expf", "exp2f", "log
                "erf", "tanh", "pow", "atan2", "atan", "asin", "acos", "sinh", "cosh", "log1p", "expm1", "cbrt",
                "log10", "exp10", "fmod", "roundevenf", "roundeven", "memset", "memcpy", "sched_yield",
                # x86 code generation turns llvm.powi into these runtime calls (math.fpowi: libdevice.pow(x, int))
-               "__powisf2", "__powidf2")
+               "__powisf2", "__powidf2",
+               # and llvm.minnum/maxnum on fp16 (no native fp16 here) into calls of the fp32 ones
+               "fminf", "fmaxf")
 _loaded = False
 
 
