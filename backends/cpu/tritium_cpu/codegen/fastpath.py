@@ -9,7 +9,7 @@ from typing import Callable
 from .bounds import RemIdentity
 from .bounds import all_true as from_bounds
 from .irtext import Function
-from .tiles import _REM, Elem, Evaluator, Load, Node, Remap, Splat, numel, strides
+from .tiles import _REM, Elem, Evaluator, Load, Node, Remap, Select2, Splat, numel, strides
 
 
 def _collect(node: Node, pick: Callable[[Node], list[Node]]) -> list[Node]:
@@ -32,15 +32,17 @@ def _collect(node: Node, pick: Callable[[Node], list[Node]]) -> list[Node]:
 def load_masks(node: Node) -> list[Node]:
     """The masks of the loads a fused expression performs (not those behind a materialized buffer), and the
     conditions under which its remainders are the identity: the conditions of its fast path. Each in the
-    expression's index space: one found under a Remap (broadcast, expand_dims, trans...) is wrapped in that
-    remap, as the load's value is. Unwrapped, ``tl.load(p + rn, mask=m)[None, :]`` stored as an (M, N) tile was
-    checked at the row index: with M < N the masked-off lanes past M went unchecked and the fast copy loaded
-    them, giving the loaded value instead of ``other``."""
+    expression's index space: one found under a Remap (broadcast, expand_dims, trans...) or under one side of a
+    Select2 (cat, join) is wrapped in that index map, as the load's value is. Unwrapped, ``tl.load(p + rn,
+    mask=m)[None, :]`` stored as an (M, N) tile was checked at the row index: with M < N the masked-off lanes past
+    M went unchecked and the fast copy loaded them, giving the loaded value instead of ``other``; a mask buffer
+    under a join was read at the joined index, one axis too many (IndexError)."""
     out: list[Node] = []
-    seen: set[tuple[int, ...]] = set()
+    seen: set[tuple] = set()
+    Map = tuple[tuple[int, ...], Callable]          # (the shape indexed, its index map to the child)
 
-    def visit(n: Node, remaps: tuple[Remap, ...]) -> None:
-        key = (id(n), ) + tuple(id(r) for r in remaps)
+    def visit(n: Node, maps: tuple[Map, ...]) -> None:
+        key = (id(n), ) + tuple((shape, id(f)) for shape, f in maps)
         if key in seen:
             return
         seen.add(key)
@@ -48,12 +50,19 @@ def load_masks(node: Node) -> list[Node]:
         if isinstance(n, Elem) and n.name in _REM:
             found.append(RemIdentity(n))
         for m in found:
-            for r in reversed(remaps):      # the innermost remap first
-                m = Remap(m, r.shape, r.remap)
+            for shape, f in reversed(maps):        # the innermost map first
+                m = Remap(m, shape, f)
             out.append(m)
-        inner = remaps + (n, ) if isinstance(n, Remap) else remaps
-        for c in n.children():
-            visit(c, inner)
+        if isinstance(n, Remap):
+            kids = [(n.src, maps + ((n.shape, n.remap), ))]
+        elif isinstance(n, Select2):
+            # both sides are evaluated at every index (clamped into range), so each side's masks must hold
+            # over all of that side: its index map covers it
+            kids = [(n.a, maps + ((n.shape, n.a_idx), )), (n.b, maps + ((n.shape, n.b_idx), ))]
+        else:
+            kids = [(c, maps) for c in n.children()]
+        for c, m in kids:
+            visit(c, m)
 
     visit(node, ())
     return out
