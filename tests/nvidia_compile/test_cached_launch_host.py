@@ -160,6 +160,44 @@ def test_every_argument_kind_reaches_the_driver(host_driver):
     assert launch_call.is_native
 
 
+@tritium.jit
+def ones_between(x_ptr, small, one, big, scale, nothing, flag, neg, C: tl.constexpr):
+    v = (small + neg + one + C).to(tl.float32) + big.to(tl.float32) + flag.to(tl.float32)
+    tl.store(x_ptr, v * scale)
+
+
+def test_cached_launch_runs_in_cores_frame_alone(host_driver):
+    """The driver's launch is written into core's frame (hot_launch.INLINE_BODY): a cached launch does not enter
+    the launcher's function, and values compiled in between kept ones (1, None) are skipped in the packed
+    bytes."""
+    import sys
+    x = torch.zeros(4)
+    ones_between.device_caches.clear()
+    ones_between.warmup(x, 5, 1, 2**40, 1.5, None, True, -3, C=7, grid=(1, ))
+    (state, ) = ones_between.device_caches.values()
+    (entry, ) = state.kernels.values()
+    launcher = entry.kernel._launcher
+    assert launcher.types == ["ptr addrspace(1)", "i32", "i64", "float", "i1", "i32"]
+    assert entry.inline is not None
+    launcher.functions[0] = _HANDLE
+    ones_between[(2, )](x, 5, 1, 2**40, 1.5, None, True, -3, C=7)  # loads the handle, chooses the native call
+    frames: list = []
+    before = _calls.value
+    sys.setprofile(lambda frame, event, arg: frames.append(frame.f_code.co_filename) if event == "call" else None)
+    try:
+        ones_between[(3, )](x, 6, 1, -(2**40), 0.25, None, False, -1, C=7)
+    finally:
+        sys.setprofile(None)
+    assert _calls.value == before + 1
+    # the generated frame launched (the launcher's function, "<tritium_nvidia launch>", was not entered) and it
+    # did not hand the launch to the full path (runtime/launch.py)
+    assert "<launch of ones_between>" in frames, frames
+    assert not [f for f in frames if f == "<tritium_nvidia launch>" or f.endswith("launch.py")], frames
+    assert _received[1] == 3 and _received[9] != launcher.params_addr
+    assert _params(launcher) == [x.data_ptr(), 6, -(2**40), 0.25, 0, -1]
+    ones_between.device_caches.clear()
+
+
 def test_cached_launch_calls_the_launchers_function(host_driver):
     """Core's cache entry calls the launcher's plain function (``hot_call``), not the object."""
     x = torch.zeros(4)

@@ -22,7 +22,7 @@ from .arguments import ArgumentBuffer
 from .arguments import _setter as setter
 from .faults import _FAULTS, KernelAssertionError, KernelFault, OutOfResources, _last_launched, fault_message
 from .faults import _recent  # noqa: F401 - read by the generated launch (hot_launch.py) from this namespace
-from .hot_launch import blocking_check, launch_factory
+from .hot_launch import blocking_check, inline_constants, inline_launch, launch_factory
 from .knobs import nvidia as nv_knobs
 
 
@@ -91,6 +91,12 @@ class CudaLauncher:
         self.hot_call = _make_launch(self, fast, args.packer.pack, args.packer.pack_into, offsets, args.buffer,
                                      self.handles, self.lock, self.shared, self.params_addr, self.num_ctas,
                                      self.name, self.has_assert, write_maps)
+        self._inline_ok = fast and self.num_ctas == 1 and not self.has_assert
+        self._inline_base = (args.packer.pack, self.handles, self.block, self.shared, offsets, self.name)
+
+    def inline_constants(self, keep: Optional[tuple[int, ...]], n: int) -> Optional[tuple]:
+        """What the launch written into core's cached-launch frame reads: see hot_launch.inline_constants."""
+        return inline_constants(self, keep, n) if self._inline_ok else None
 
     # -- loading -----------------------------------------------------------------------------------------
     def meta_parameters(self) -> str:
@@ -237,6 +243,8 @@ class CudaDriver(DriverBase):
     #: dynamic bytes, the ``<name>_assert_state`` global. Bump when any of these changes. 2: after the parameters
     #: of ``arg_types``, one 128-byte tensor map per ``tensor_map_params`` entry (tensor_maps.py)
     aot_abi = 2
+    #: see tritium.runtime.inline_launch
+    inline_launch = inline_launch(sys.modules[__name__])
 
     @staticmethod
     def c_launcher(header: dict, binary: bytes, stem: str) -> dict[str, bytes]:

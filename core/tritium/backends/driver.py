@@ -57,6 +57,11 @@ class DriverBase(metaclass=ABCMeta):
         """Return ``launch(grid, args)`` for a CompiledKernel; built once per kernel, not per call. ``grid`` is
         three ints; ``args`` the run-time arguments in signature order, arrays as integer addresses."""
 
+    #: the launch statements core writes into each kernel's cached-launch frame, for kernels whose launcher
+    #: offers ``inline_constants`` (a tuple the statements read): see tritium.runtime.inline_launch. None: every
+    #: cached launch calls the launcher.
+    inline_launch: Any = None
+
     #: the torch device type of the memory this driver's kernels use; ``warmup``'s typed stand-ins take it,
     #: so that they specialize like real arrays
     device_type = "cpu"

@@ -32,12 +32,13 @@ from typing import Any, Callable, Optional
 from .. import knobs
 from .binder import binder_code, rename, tuple_expr
 from .grid import grid3
+from .inline_launch import InlineLaunch
 from .specialize import binder_helpers
 
 
 class Hot:
     """What the generated launch of one kernel may assume while ``knobs.generation == gen``."""
-    __slots__ = ("gen", "driver", "state", "fast", "max_x", "max_grid", "enter", "exit", "grid_seen")
+    __slots__ = ("gen", "driver", "state", "fast", "max_x", "max_grid", "enter", "exit", "grid_seen", "plain")
 
     def __init__(self, gen: int, state: Any) -> None:
         self.gen = gen
@@ -49,6 +50,8 @@ class Hot:
         self.max_grid = (0, 0, 0) if state is None else state.max_grid
         self.enter = None if state is None else state.enter_hook
         self.exit = None if state is None else state.exit_hook
+        #: no launch hook is set: the driver's inline launch may run
+        self.plain = self.enter is None and self.exit is None
         #: (a 1-D grid tuple of an int, its checked three-int form): a launch passing the same tuple object
         #: again (a constant, or a grid kept in a variable) skips the check; tuples and ints cannot change
         self.grid_seen: tuple = (None, None)
@@ -60,11 +63,14 @@ _DEAD = Hot(-1, None)  # trusted by nothing: generation never goes negative
 class HotPath:
     """The generated launch of one kernel (``call(grid, *args, **kwargs)``) and the namespace holding its
     snapshot."""
-    __slots__ = ("fn", "call", "ns", "device_type", "bound", "attrs")
+    __slots__ = ("fn", "call", "ns", "device_type", "bound", "attrs", "inline")
 
-    def __init__(self, fn: Any, call: Callable, ns: dict, device_type: Optional[str]) -> None:
+    def __init__(self, fn: Any, call: Callable, ns: dict, device_type: Optional[str],
+                 inline: Optional[InlineLaunch] = None) -> None:
         # fn: whose frame this is (a copy of the JITFunction object carries the attribute, not the frame)
         self.fn, self.call, self.ns, self.device_type = fn, call, ns, device_type
+        #: the driver's launch written into the frame (None: every launch calls the launcher)
+        self.inline = inline
         #: fn's instance dict, where a ``run`` set on the instance lands (``fn.run = f``, setattr, monkeypatch,
         #: ``vars(fn)["run"] = f``): __getitem__ looks there instead of reading ``fn.__dict__`` at every launch (a
         #: descriptor call, ~200 instructions). The one write it does not see is a whole new dict assigned to
@@ -91,7 +97,7 @@ def launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
     return md
 
 
-def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
+def make_hot_path(fn: Any, device_type: Optional[str], inline: Optional[InlineLaunch] = None) -> HotPath:
     code = binder_code(fn, binder_helpers(), device_type)
     P = code.pre
     ns = code.ns
@@ -114,6 +120,15 @@ def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
     bound, key = tuple_expr(code.names), tuple_expr(code.keys)
     meta = "{" + ", ".join([f"{p.name!r}: {a}" for p, a in zip(fn.params, code.names)] + [f"**{P}options"]) + "}"
     h, e, g = f"{P}hot", f"{P}entry", f"{P}grid"
+    folded: list[str] = []
+    if inline is not None:
+        # the driver's launch in this frame, for entries whose launcher offers it (see inline_launch.py)
+        inline.check_names(ns)
+        ns.update(inline.names)
+        c = f"{P}inline"
+        folded = [f"    {c} = {e}.inline",
+                  f"    if {c} is not None and {h}.plain and ({inline.condition}):",
+                  *("        " + line for line in inline.lines(g, ", ".join(code.runtime), c, f"{e}.kernel"))]
     src = "\n".join([
         f"def dispatch({g}, {', '.join(sig + [f'**{P}options'])}):",
         f"    {h} = _hot",
@@ -142,6 +157,7 @@ def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
         f"            {g} = {P}seen[1]",
         "        else:",
         f"            {g} = _grid3(_fn.__name__, {g}, {h}.max_grid)",
+        *folded,
         f"    if {e}.guard is not None:",
         f"        {e}.guard({bound})",
         f"    {P}r = {tuple_expr(code.runtime)}",
@@ -158,7 +174,7 @@ def make_hot_path(fn: Any, device_type: Optional[str]) -> HotPath:
         f"    return {e}.kernel",
     ])
     exec(compile(src, f"<launch of {fn.__name__}>", "exec"), ns)
-    return HotPath(fn, rename(ns["dispatch"], fn, lead=1), ns, device_type)
+    return HotPath(fn, rename(ns["dispatch"], fn, lead=1), ns, device_type, inline)
 
 
 def remember(fn: Any, state: Any, gen: int, key: tuple, options: dict, entry: Any) -> None:
@@ -166,10 +182,11 @@ def remember(fn: Any, state: Any, gen: int, key: tuple, options: dict, entry: An
     generation ``gen``): let the generated launch find it from now on."""
     hp = getattr(fn, "_hot_path", None)  # (an instance made without __init__ has none)
     device_type = getattr(state.driver, "device_type", None)
-    if hp is None or hp.fn is not fn or hp.device_type != device_type:
+    inline = getattr(state.driver, "inline_launch", None)
+    if hp is None or hp.fn is not fn or hp.device_type != device_type or hp.inline is not inline:
         if not fn._hot_eligible():
             return
-        hp = make_hot_path(fn, device_type)
+        hp = make_hot_path(fn, device_type, inline)
         fn._hot_path = hp
     hot = hp.ns["_hot"]
     if hot.gen != gen or hot.state is not state:

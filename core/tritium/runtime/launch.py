@@ -60,10 +60,10 @@ class KernelState:
 
 class Entry:
     """A compiled kernel and what launching it needs."""
-    __slots__ = ("kernel", "launcher", "select", "with_arguments", "guard")
+    __slots__ = ("kernel", "launcher", "select", "with_arguments", "guard", "inline")
 
     def __init__(self, kernel: Any, launcher: Callable, select: Optional[Callable],
-                 guard: Optional[Callable] = None) -> None:
+                 guard: Optional[Callable] = None, keep: Optional[tuple] = None, n_runtime: int = 0) -> None:
         self.kernel = kernel
         # a launcher object may offer the same call as a plain function (``hot_call``): calling an object costs a
         # lookup of its type's __call__ and a bound method per launch
@@ -72,6 +72,22 @@ class Entry:
         self.guard = guard  # refuses arrays the kernel cannot address safely (see safety.py)
         #: a launcher that also wants the bound arguments themselves (a bounds-checked one, for their buffers)
         self.with_arguments = bool(getattr(launcher, "needs_arguments", False))
+        #: what the driver's launch written into the cached-launch frame reads (inline_launch.py): for an entry
+        #: without a guard whose launcher takes run-time values as bound, or some of them (``keep``: their
+        #: indices, None for all; ints compiled in are left out)
+        offer = getattr(launcher, "inline_constants", None)
+        self.inline = None
+        if offer is not None and guard is None and not self.with_arguments:
+            if select is None:
+                self.inline = offer(None, n_runtime)
+            elif keep is not None and all(type(i) is int for i in keep):
+                self.inline = offer(tuple(keep), n_runtime)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name == "launcher":
+            # a launcher replaced after the fact (a test's recorder, a benchmark's no-op) is the one that runs
+            object.__setattr__(self, "inline", None)
 
 
 _hook_keys: dict[int, str] = {}
@@ -210,7 +226,7 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
     if post is not None:
         post(**call)
     n_runtime = sum(1 for p in fn.params if not p.is_constexpr)
-    return Entry(kernel, launcher, _selector(keep, n_runtime), make_guard(fn, key, kernel))
+    return Entry(kernel, launcher, _selector(keep, n_runtime), make_guard(fn, key, kernel), keep, n_runtime)
 
 
 def _option_error(fn: Any, backend: Any, options: dict, exc: Exception) -> TypeError:
