@@ -3,8 +3,10 @@
 ``make_launcher(kernel)`` builds, once per kernel, a CudaLauncher: the parameters' layout (arguments.py) and the
 launch itself as one generated function (``hot_call``, hot_launch.py), which packs the arguments and makes one
 driver call (the call chosen by launch_call.py) on the current device and the current torch stream (the legacy
-default stream without torch). The module is loaded per device on first launch, where its resource needs are
-checked against the device's limits. What a failure raises is in faults.py.
+default stream without torch). The common case of that call is also written into core's cached-launch frame
+(``CudaDriver.inline_launch``, hot_launch.INLINE_BODY), so that a cached launch runs one Python frame fewer; the
+rest falls through to ``hot_call``. The module is loaded per device on first launch, where its resource needs
+are checked against the device's limits. What a failure raises is in faults.py.
 """
 from __future__ import annotations
 
