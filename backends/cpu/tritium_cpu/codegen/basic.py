@@ -51,14 +51,35 @@ def elementwise(ctx: Context, op: Any) -> None:
     if name == "arith.divf" and rty == "float" and emit_fn == se.emit and isinstance(nodes[1], Splat):
         # Triton's fp32 `/` is not IEEE on GPUs either (div.full.f32, 2 ulp): a divisor uniform over
         # the tile becomes one reciprocal and a multiply per element (<= 1.5 ulp, no vdivps in the
-        # loop); tl.div_rn and fdiv(ieee_rounding=True) stay correctly rounded
-        recip = ctx.fn.inst(f"fdiv float 1.0, {nodes[1].value}")
-        name, nodes = "arith.mulf", [nodes[0], Splat(recip, shape, "float")]
+        # loop); tl.div_rn and fdiv(ieee_rounding=True) stay correctly rounded. Where 1/s is not a normal
+        # float (|s| < 2**-126: inf; |s| > 2**126: denormal) both sides are scaled by a power of two c first,
+        # (x * c) * (1 / (s * c)): exact scalings, so the same 1.5 ulp; an x * c that overflows or underflows
+        # means a quotient that does too
+        fn, sv = ctx.fn, nodes[1].value
+        small = fn.inst(f"and i1 {fn.inst(f'fcmp olt float {sv}, {_F32_2M126}')}, "
+                        f"{fn.inst(f'fcmp ogt float {sv}, {_F32_N2M126}')}")
+        big = fn.inst(f"or i1 {fn.inst(f'fcmp ogt float {sv}, {_F32_2P126}')}, "
+                      f"{fn.inst(f'fcmp olt float {sv}, {_F32_N2P126}')}")
+        c = fn.inst(f"select i1 {small}, float {_F32_2P64}, float "
+                    f"{fn.inst(f'select i1 {big}, float {_F32_2M64}, float 1.0')}")
+        recip = fn.inst(f"fdiv float 1.0, {fn.inst(f'fmul float {sv}, {c}')}")
+
+        def mul(ev: Evaluator, vals: list[str]) -> str:
+            return emit_fn(ev.fn, "arith.mulf", vals, arg_types, rty, attrs, address_mode=ev.address)
+
+        scaled = Elem("arith.mulf", [nodes[0], Splat(c, shape, "float")], shape, rty, mul, attrs)
+        name, nodes = "arith.mulf", [scaled, Splat(recip, shape, "float")]
 
     def emit(ev: Evaluator, vals: list[str]) -> str:
         return emit_fn(ev.fn, name, vals, arg_types, rty, attrs, address_mode=ev.address)
 
     ctx.set(res, Tile(Elem(name, nodes, shape, rty, emit, attrs)))
+
+
+#: 2**-126, 2**126, 2**64, 2**-64, -2**-126, -2**126 as LLVM float literals (the double's hex; exact in float)
+_F32_2M126, _F32_2P126, _F32_2P64, _F32_2M64, _F32_N2M126, _F32_N2P126 = (
+    "0x3810000000000000", "0x47D0000000000000", "0x43F0000000000000", "0x3BF0000000000000",
+    "0xB810000000000000", "0xC7D0000000000000")
 
 
 @CPU_OPS.lowers("arith.constant")
