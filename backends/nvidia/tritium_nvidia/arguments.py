@@ -54,6 +54,12 @@ def _setter(t: str) -> Optional[Callable[[Any], Any]]:
     return lambda v: int(v) & 0xFFFFFFFFFFFFFFFF
 
 
+def field_offsets(codes: list[str]) -> list[int]:
+    """Where each field of the native-aligned struct of these codes starts."""
+    ends = [struct.calcsize("@" + "".join(codes[:i + 1])) for i in range(len(codes))]
+    return [end - struct.calcsize(code) for end, code in zip(ends, codes)]
+
+
 class ArgumentBuffer:
     """A kernel's parameters in one buffer laid out as a C struct, and the ``void**`` cuLaunchKernel reads
     (pointing into it). One ``struct.pack_into`` converts and stores all arguments: a ctypes object per
@@ -67,8 +73,7 @@ class ArgumentBuffer:
         n_maps = len(tensor_maps or ())
         self.buffer = ctypes.create_string_buffer(max(8, self.packer.size + 192 * n_maps))
         base = ctypes.addressof(self.buffer)
-        ends = [struct.calcsize("@" + "".join(codes[:i + 1])) for i in range(len(codes))]
-        self.offsets = [end - struct.calcsize(code) for end, code in zip(ends, codes)]
+        self.offsets = field_offsets(codes)
         self.maps: Any = None
         map_offsets: list[int] = []
         if n_maps:

@@ -15,6 +15,7 @@ import struct
 from typing import Any, Callable, Optional
 
 from . import faults, launch_call
+from .arguments import field_offsets
 from .knobs import nvidia as nv_knobs
 
 
@@ -167,7 +168,7 @@ def inline_constants(launcher: Any, keep: Optional[tuple[int, ...]], n: int) -> 
     layout = ["?"] * n
     for code, i in zip(codes, keep):
         layout[i] = code
-    ends = [struct.calcsize("@" + "".join(layout[:i + 1])) for i in range(n)]
-    offsets = [ends[i] - struct.calcsize(layout[i]) for i in keep]
+    starts = field_offsets(layout)
+    offsets = [starts[i] for i in keep]
     return (struct.Struct("@" + "".join(layout)).pack, launcher.handles, launcher.block, launcher.shared,
             struct.pack(f"@{len(offsets)}Q", *offsets), launcher.name)
