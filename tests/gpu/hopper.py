@@ -33,10 +33,11 @@ def example08() -> ModuleType:
     return _loaded["08"]
 
 
-def run08(a, b, out_dtype, cfg: tuple, programs: int, **knob_values):
+def run08(a, b, out_dtype, cfg: tuple, programs: int, ws: bool = False, **knob_values):
     """examples/08's persistent kernel, C = a @ b.T (a: (M, K), b: (N, K)) into a NaN-poisoned C of
-    ``out_dtype``, at ``cfg`` = (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) on ``programs`` programs, with the
-    tritium_nvidia knobs ``knob_values`` set in a scope. Returns (C, the compiled kernel)."""
+    ``out_dtype``, at ``cfg`` = (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) on ``programs`` programs,
+    ``WARP_SPECIALIZE=ws``, with the tritium_nvidia knobs ``knob_values`` set in a scope. Returns (C, the
+    compiled kernel)."""
     import torch
     from tritium.tools.tensor_descriptor import TensorDescriptor
     from tritium_nvidia.knobs import nvidia
@@ -51,7 +52,7 @@ def run08(a, b, out_dtype, cfg: tuple, programs: int, **knob_values):
             setattr(nvidia, name, value)
         k = example08().matmul_persistent[(programs, )](
             *descs, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, NUM_SMS=programs,
-            WARP_SPECIALIZE=False, num_warps=warps, num_stages=stages)
+            WARP_SPECIALIZE=ws, num_warps=warps, num_stages=stages)
     torch.cuda.synchronize()
     return c, k
 

@@ -19,9 +19,9 @@ def example08() -> Any:
 
 
 def compile08(dt: str = "fp16", bm: int = 128, bn: int = 256, bk: int = 64, stages: int = 3,
-              attrs: Optional[dict] = None, c_dt: Optional[str] = None, **knobs: Any) -> Any:
+              attrs: Optional[dict] = None, c_dt: Optional[str] = None, ws: bool = False, **knobs: Any) -> Any:
     """The kernel with ``dt`` descriptors (C's ``c_dt`` when given: the example stores fp8's product as fp16)
-    and ``bm`` x ``bn`` x ``bk`` blocks, 8 warps, the NVIDIA ``knobs`` (names of tritium_nvidia.knobs.nvidia)
+    and ``bm`` x ``bn`` x ``bk`` blocks, 8 warps, ``WARP_SPECIALIZE=ws``, the NVIDIA ``knobs`` (names of tritium_nvidia.knobs.nvidia)
     set for this compile only."""
     import tritium
     from tritium import plugins
@@ -32,7 +32,7 @@ def compile08(dt: str = "fp16", bm: int = 128, bn: int = 256, bk: int = 64, stag
            "c_desc": f"tensordesc<{c_dt or dt}[{bm}, {bn}]>", "M": "i32", "N": "i32", "K": "i32", "BLOCK_M": "constexpr",
            "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr", "NUM_SMS": "constexpr",
            "WARP_SPECIALIZE": "constexpr"}
-    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False)
+    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=ws)
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg), nvidia.scope():
         for name, value in knobs.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from .tensor_maps import PROMOTION
 from .toolchain import arch_name
 
 _C_TYPES = {"i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "u1": "bool",
@@ -56,7 +57,7 @@ def _encode_map(i: int, spec: dict, params: list[dict]) -> str:
         cuuint32_t ones[{rank}] = {{{", ".join("1" * rank)}}};
         CUresult e = cuTensorMapEncodeTiled(&tmap{i}, CU_TENSOR_MAP_DATA_TYPE_{spec["elem_type"]}, {rank},
             (void *)(uintptr_t){base}, dims, strides, box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
-            (CUtensorMapSwizzle){spec["swizzle"]}, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            (CUtensorMapSwizzle){spec["swizzle"]}, {PROMOTION[spec.get("l2_promotion", 128)]},
             CU_TENSOR_MAP_FLOAT_OOB_FILL_{spec.get("oob_fill", "NONE")});
         if (e != CUDA_SUCCESS) return e;
     }}

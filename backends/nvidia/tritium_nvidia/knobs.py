@@ -115,6 +115,15 @@ class nvidia_knobs(KnobGroup):
                              "their own (gpu/lower/pipeline_producer.py, tritium_nvidia/warp_roles.py); 0 (default): "
                              "none. Off by default: examples/08 on the H200 (device time, two processes) fp16 +0.2/+1.4%, bf16 "
                              "+0.9/+2.3%, fp8 +1.5/+2.9% but tf32 -6/-8% (PERF.md, ninth session, HA)")
+    ws_producer_warps = IntKnob("TRITIUM_NVIDIA_WS_PRODUCER_WARPS", default=0, doc="On sm_90: the producer "
+                                "warps of TRITIUM_NVIDIA_PRODUCER_WARPS (1 or 4, with per-stage empty barriers), "
+                                "taken only for the K loops of a tile loop written as tl.range(..., "
+                                "warp_specialize=True), whatever TRITIUM_NVIDIA_EMPTY_BARRIERS says; 0 (default): "
+                                "the hint changes nothing, as in Triton 3.6 on sm_90 (twentieth session, HA)")
+    tma_l2_promotion = IntKnob("TRITIUM_NVIDIA_TMA_L2_PROMOTION", default=128, doc="The L2 sector promotion, in "
+                               "bytes (0, 64, 128 or 256), of the tensor maps the launcher encodes for host "
+                               "descriptors; 128 (default) as Triton 3.6. For A/B runs on the H200 (twentieth "
+                               "session, HA)")
     tma_typed_maps = BoolKnob("TRITIUM_NVIDIA_TMA_TYPED_MAPS", default=False, doc="With TMA on: a tensor map "
                               "of 16/32/64-bit floats is encoded with its float type (FLOAT16, BFLOAT16, FLOAT32, "
                               "FLOAT64), as Triton 3.6 encodes a host descriptor's, instead of the unsigned integer "

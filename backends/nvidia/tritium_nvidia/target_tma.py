@@ -62,6 +62,11 @@ class TmaHooks(TargetHooks):
         from .knobs import nvidia
         return nvidia.producer_warps if nvidia.producer_warps in (1, 4) and self.bulk_empty_barriers else 0
 
+    @property
+    def ws_producer_warps(self) -> int:
+        from .knobs import nvidia
+        return nvidia.ws_producer_warps if nvidia.ws_producer_warps in (1, 4) and self.bulk_tensor_copies else 0
+
     def producer_start(self, fn: Function, warps: int) -> None:
         pass
 

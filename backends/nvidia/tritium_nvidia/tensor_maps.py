@@ -133,6 +133,11 @@ class TensorMapParams:
             "device")
 
 
+#: a map's L2 sector promotion (tma.param_tensor_map's "l2_promotion", in bytes; 128 when absent)
+PROMOTION = {0: "CU_TENSOR_MAP_L2_PROMOTION_NONE", 64: "CU_TENSOR_MAP_L2_PROMOTION_L2_64B",
+              128: "CU_TENSOR_MAP_L2_PROMOTION_L2_128B", 256: "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"}
+
+
 def _encode(spec: dict, base: int, dims: list[int], stride_bytes: list[int]) -> tuple[Optional[bytes], str]:
     """(the 128 bytes of the map, "") or (None, the driver's complaint). ``dims`` outermost first."""
     from cuda.bindings import driver as cu
@@ -146,7 +151,8 @@ def _encode(spec: dict, base: int, dims: list[int], stride_bytes: list[int]) -> 
         # a 1-D map has no outer strides; the driver reads none of the (placeholder) entry
         [u64(d) for d in reversed(dims)], [u64(s) for s in reversed(stride_bytes)] or [u64(16)],
         [u32(b) for b in spec["box"]], [u32(1)] * rank, cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        cu.CUtensorMapSwizzle(spec["swizzle"]), cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        cu.CUtensorMapSwizzle(spec["swizzle"]),
+        getattr(cu.CUtensorMapL2promotion, PROMOTION[spec.get("l2_promotion", 128)]),
         getattr(cu.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{spec.get('oob_fill', 'NONE')}"))
     if err != cu.CUresult.CUDA_SUCCESS:
         name, desc = cuda.error_text(err)

@@ -121,6 +121,14 @@ def param_tensor_map(fn: Function, maps: list[dict], args: list, box: list[int],
         spec["elem_type"] = PARAM_TYPED_ELEMTYPE[elem]
     if nan_fill:
         spec["oob_fill"] = "NAN_REQUEST_ZERO_FMA"
+    from .knobs import nvidia
+    if nvidia.tma_l2_promotion not in (0, 64, 128, 256):
+        raise ValueError(f"TRITIUM_NVIDIA_TMA_L2_PROMOTION={nvidia.tma_l2_promotion}: a tensor map's L2 promotion "
+                         "is 0, 64, 128 or 256 bytes; set one of those or unset it (128)")
+    if nvidia.tma_l2_promotion != 128:
+        # an A/B of the launcher's L2 sector promotion (the default, 128 bytes, is Triton 3.6's): in the
+        # metadata, so each setting is a kernel of its own
+        spec["l2_promotion"] = nvidia.tma_l2_promotion
     for i, m in enumerate(maps):
         if m == spec:
             return fn.pinst(f"ptrtoint ptr %tmap{i} to i64")

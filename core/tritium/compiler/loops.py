@@ -10,12 +10,16 @@ import ast
 import builtins
 from typing import Any
 
+from .._mlir import ir
 from ..language import core as tl
 from ..language.core import constexpr, tensor, tuple_value
 from ..language.elementwise import condition
 from .carried import flat, rebuild_all
 from .control_flow import ControlFlow
 from .frontend import Generator, Visitors
+
+#: the tag of a ``tl.range(..., warp_specialize=True)`` loop's ``scf.for`` (Triton's name for the hint)
+WARP_SPECIALIZE_ATTR = "tt.warp_specialize"
 
 #: Triton's words, then what to do
 RETURN_IN_LOOP = ("Cannot have `return` statements inside `while` or `for` statements in triton; keep the result in "
@@ -120,6 +124,10 @@ class Loops:
         types = [t for v in inits for t in v.ir_types]
         # 2) the real loop
         op = b.op("scf.for", [lb.handle, ub.handle, st.handle] + flat(inits), types, regions=1)
+        if tl._unwrap(r.warp_specialize) is True:
+            # the user asks for warps of separate roles in this loop: a GPU lowering may give its copies warps
+            # of their own (gpu/lower/pipeline_producer.py); other targets ignore the tag
+            op.attributes[WARP_SPECIALIZE_ATTR] = ir.UnitAttr.get(b.context)
         block = op.regions[0].blocks.append(iv_ir, *types)
         scope = dict(liveins)
         scope.update(zip(carried, rebuild_all(inits, list(block.arguments)[1:])))

@@ -387,6 +387,10 @@ class TargetHooks:
     #: one thread of which issues every copy (gpu/lower/pipeline_producer.py); 0: none
     producer_warps = 0
 
+    #: the same producer warps (with their empty barriers) only for the K loops of a tile loop the user wrote as
+    #: ``tl.range(..., warp_specialize=True)``; 0: that hint changes nothing
+    ws_producer_warps = 0
+
     def producer_start(self, fn: Function, warps: int) -> None:
         """Where the producer warps branch off (their registers may be given up)."""
 

@@ -94,10 +94,11 @@ def lower_pipelined_for(ctx: Context, op: Any, plan: PipelinePlan) -> None:
                        and not getattr(ctx.target, "bulk_loop_top_barrier", True))
     # or its stages freed by barriers of their own (pipeline_empty.py): no CTA barrier in the loop at all
     from . import pipeline_empty
-    empties = pipeline_empty.wanted(ctx, op, plan, maps, deferring)
+    from .pipeline_producer import asked, split as producer_split, wanted as producer_warps
+    ws = asked(ctx, pf)                                 # the user's warp_specialize=True on the tile loop
+    empties = pipeline_empty.wanted(ctx, op, plan, maps, deferring, bool(ws))
     top_barrier = top_barrier and not empties
-    from .pipeline_producer import split as producer_split, wanted as producer_warps
-    producer = producer_warps(ctx, pf, empties)         # its copies issued by warps of their own
+    producer = producer_warps(ctx, pf, empties, ws)     # its copies issued by warps of their own
     # handed to first_tile, not imported there: pipeline_producer builds on pipeline_prefetch
     split = (lambda *at: producer_split(*at, producer)) if producer else None
     state = {i: inits[i] for i in plan.args}

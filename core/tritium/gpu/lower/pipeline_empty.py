@@ -38,11 +38,12 @@ from ..target import guarded
 from .context import Context
 
 
-def wanted(ctx: Context, op: Any, plan: Any, maps: list, deferring: bool) -> bool:
-    """Whether the pipelined loop ``op`` frees its stages through empty barriers."""
+def wanted(ctx: Context, op: Any, plan: Any, maps: list, deferring: bool, asked: bool = False) -> bool:
+    """Whether the pipelined loop ``op`` frees its stages through empty barriers (``asked``: a producer warp
+    wants them for this loop, pipeline_producer.asked)."""
     if not (deferring and maps and all(m is not None for m in maps)):
         return False
-    if not getattr(ctx.target, "bulk_empty_barriers", False):
+    if not (asked or getattr(ctx.target, "bulk_empty_barriers", False)):
         return False
     from . import carry_dot
     block = op.regions[0].blocks[0]

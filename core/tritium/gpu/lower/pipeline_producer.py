@@ -1,7 +1,8 @@
 """A producer warp for a persistent kernel's K loop of bulk copies (warp specialization, as CUTLASS's Hopper
 mainloops and FA3 do; Triton 3.6 does not specialize warps on sm_90).
 
-Taken where the target asks for producer warps (``producer_warps``), on a K loop that the tile prefetch takes
+Taken where the target asks for producer warps (``producer_warps``: every such loop; ``ws_producer_warps``: only
+the loops the user wrote as ``tl.range(..., warp_specialize=True)``), on a K loop that the tile prefetch takes
 with carried phases (pipeline_prefetch.py, mode 2: its copies' operands depend only on the tile loop's induction
 variable and values from before it, its bounds do not change with the tile) and whose stages are freed through
 empty barriers (pipeline_empty.py), in a tile loop at the kernel's top level. Then:
@@ -29,15 +30,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...compiler.loops import WARP_SPECIALIZE_ATTR
 from ..target import guarded
 from .context import Context
 from .descriptor_bulk import issue_bulk_loads
 from .pipeline_prefetch import Prefetch, at_tile, outer_bounds
 
 
-def wanted(ctx: Context, pf: Any, empties: bool) -> int:
-    """The producer warps the K loop with the prefetch plan ``pf`` runs with (0: none)."""
-    n = int(getattr(ctx.target, "producer_warps", 0) or 0)
+def asked(ctx: Context, pf: Any) -> int:
+    """The producer warps for a K loop (prefetch plan ``pf``) whose tile loop the user wrote as
+    ``tl.range(..., warp_specialize=True)``, where the target gives such loops producer warps
+    (``ws_producer_warps``) and the loop is one this module takes; 0 otherwise. The caller then frees the stages
+    through empty barriers too, whatever the target's ``bulk_empty_barriers`` says: the hint is the user's
+    opt-in, so it decides for this loop alone."""
+    n = int(getattr(ctx.target, "ws_producer_warps", 0) or 0)
+    if not (n and len(ctx.loops) == 1 and WARP_SPECIALIZE_ATTR in ctx.loops[0].op.operation.attributes):
+        return 0
+    return n if isinstance(pf, Prefetch) and pf.carried is not None else 0
+
+
+def wanted(ctx: Context, pf: Any, empties: bool, ws: int = 0) -> int:
+    """The producer warps the K loop with the prefetch plan ``pf`` runs with (0: none); ``ws``: what
+    :func:`asked` gave for it."""
+    n = ws or int(getattr(ctx.target, "producer_warps", 0) or 0)
     if not (n and empties and isinstance(pf, Prefetch) and pf.carried is not None and len(ctx.loops) == 1):
         return 0
     return n
