@@ -13,7 +13,10 @@ off (all three knobs off, whatever the defaults), typed (tensor maps of floats e
 TRITIUM_NVIDIA_TMA_TYPED_MAPS, as Triton 3.6 encodes them; H5), stm (the epilogue's shared stores as
 stmatrix .x4, TRITIUM_NVIDIA_STMATRIX; eighth session, HC), emp (per-stage empty mbarriers instead of the K
 loop's CTA barriers, TRITIUM_NVIDIA_EMPTY_BARRIERS; ninth session, HA), emp0 (that without the tile prefetch),
-ws1 / ws4 (emp with a producer warp / warpgroup issuing every copy, TRITIUM_NVIDIA_PRODUCER_WARPS).
+ws1 / ws4 (emp with a producer warp / warpgroup issuing every copy, TRITIUM_NVIDIA_PRODUCER_WARPS), wsh (that
+producer warp only for the loop written warp_specialize=True, TRITIUM_NVIDIA_WS_PRODUCER_WARPS=1: the ws row; the
+other rows are base again), l2 (host tensor maps with 256-byte L2 promotion, TRITIUM_NVIDIA_TMA_L2_PROMOTION;
+twentieth session, HA).
 H2_NO_WS=1 leaves out the ws row,
 H2_CHECK_SHAPES=n checks the first n shapes, H2_ROUNDS the rounds (9)."""
 import importlib.util
@@ -36,7 +39,8 @@ VARIANTS = {"base": {}, "defer": {"defer_store_wait": True}, "p1": {"defer_store
             "off": {"defer_store_wait": False, "prefetch_tiles": 0, "bulk_loop_top_barrier": True},
             "typed": {"tma_typed_maps": True}, "stm": {"stmatrix": True},
             "emp": {"empty_barriers": True}, "emp0": {"empty_barriers": True, "prefetch_tiles": 0},
-            "ws1": {"empty_barriers": True, "producer_warps": 1}, "ws4": {"empty_barriers": True, "producer_warps": 4}}
+            "ws1": {"empty_barriers": True, "producer_warps": 1}, "ws4": {"empty_barriers": True, "producer_warps": 4},
+            "wsh": {"ws_producer_warps": 1}, "l2": {"tma_l2_promotion": 256}}
 ROWS = [("float16", False), ("bfloat16", False), ("float8_e4m3fn", False), ("float32", False), ("float16", True)]
 if os.environ.get("H2_NO_WS"):         # the ws row is the fp16 kernel again, on both sides (PERF.md)
     ROWS = ROWS[:4]
