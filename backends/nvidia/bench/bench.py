@@ -43,14 +43,19 @@ def case_add(k, fw):
     return run, 3 * n * 4, "GB/s"
 
 
-def case_softmax(k, fw):
+def case_softmax(k, fw, warps=16):
     M, N = 32768, 4096
     x = torch.randn(M, N, device="cuda")
     y = torch.empty_like(x)
-    run = lambda: k.softmax_kernel[(M, )](y, x, x.stride(0), y.stride(0), N, BLOCK=4096, num_warps=16)  # noqa: E731
+    run = lambda: k.softmax_kernel[(M, )](y, x, x.stride(0), y.stride(0), N, BLOCK=4096,  # noqa: E731
+                                          num_warps=warps)
     run()
     torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
     return run, 2 * M * N * 4, "GB/s"
+
+
+def case_softmax_8w(k, fw):
+    return case_softmax(k, fw, warps=8)
 
 
 def case_layernorm(k, fw):
@@ -93,7 +98,7 @@ def case_matmul_bf16(k, fw):
     return _matmul(k, torch.bfloat16)
 
 
-CASES = {"add": case_add, "softmax": case_softmax, "layernorm": case_layernorm, "matmul_fp16": case_matmul_fp16,
+CASES = {"add": case_add, "softmax": case_softmax, "softmax_8w": case_softmax_8w, "layernorm": case_layernorm, "matmul_fp16": case_matmul_fp16,
          "matmul_bf16": case_matmul_bf16}
 
 

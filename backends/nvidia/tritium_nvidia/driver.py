@@ -94,7 +94,6 @@ class CudaLauncher:
                                      self.handles, self.lock, self.shared, self.params_addr, self.num_ctas,
                                      self.name, self.has_assert, write_maps)
         self._inline_ok = fast and self.num_ctas == 1 and not self.has_assert
-        self._inline_base = (args.packer.pack, self.handles, self.block, self.shared, offsets, self.name)
 
     def inline_constants(self, keep: Optional[tuple[int, ...]], n: int) -> Optional[tuple]:
         """What the launch written into core's cached-launch frame reads: see hot_launch.inline_constants."""

@@ -14,8 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable, Optional
 
-from . import faults, launch_call
-from .arguments import field_offsets
+from . import faults, launch_call, values_launch
 from .knobs import nvidia as nv_knobs
 
 
@@ -120,55 +119,40 @@ def blocking_check(ns: dict) -> Callable[[], bool]:
     return eval(f"lambda: not {_unset_blocking(ns)}", ns)  # noqa: S307 - our own text
 
 
-# The common launch written into core's cached-launch frame (tritium.runtime.inline_launch): the packing variant
-# of the native call, the device's function already loaded, torch's current stream. ``$c`` is
-# CudaLauncher.inline_constants. Anything else (a first launch on a device, the first launches through
-# cuda-bindings, a value struct refuses, a failed launch) falls through to hot_call, which does it all again.
+# The common launch written into core's cached-launch frame (tritium.runtime.inline_launch): one native call
+# (values_launch.py) that packs the values by the kernel's layout ``$c`` (CudaLauncher.inline_constants), asks
+# torch for the device and stream and calls cuLaunchKernel. Where it answers 1 (before the process's native
+# launch call is chosen, a value or grid it leaves alone, a device not loaded yet, a failed launch), the frame
+# falls through to hot_call, which does it all again.
 INLINE_BODY = """
-_nv_pack, _nv_handles, _nv_block, _nv_shared, _nv_offsets, _nv_name = $c
-_nv_gx, _nv_gy, _nv_gz = $grid
-_nv_tc = _nv_drv._torch_c
-_nv_pk = _nv_lc.packed
-if _nv_gx and _nv_gy and _nv_gz and _nv_tc is not None and _nv_pk[0] is _nv_lc.launch:
-    _nv_dev = _nv_tc._cuda_getDevice()
-    _nv_h = _nv_handles.get(_nv_dev)
-    if _nv_h is not None:
-        try:
-            _nv_err = _nv_pk[1](_nv_h, _nv_gx, _nv_gy, _nv_gz, _nv_block, 1, 1, _nv_shared,
-                                _nv_tc._cuda_getCurrentRawStream(_nv_dev), _nv_offsets, _nv_pack($args), 0)
-        except (_nv_StructError, OverflowError, TypeError):
-            _nv_err = 1
-        if not _nv_err:
-            _nv_recent(_nv_name)
-            return $result
+if not _nv_lc.launch_values($c, $grid, $args):
+    return $result
 """
 
 
 def inline_launch(driver_module: Any) -> Any:
     """The CudaDriver's ``inline_launch``: INLINE_BODY, run while CUDA_LAUNCH_BLOCKING is off."""
     from tritium.runtime.inline_launch import InlineLaunch
-    names: dict = {"_nv_drv": driver_module, "_nv_lc": launch_call, "_nv_StructError": struct.error,
-                   "_nv_recent": faults._recent}
+    names: dict = {"_nv_lc": launch_call}
     condition = _unset_blocking(names, prefix="_nv_blk", group="_nv_group")
     return InlineLaunch(body=INLINE_BODY, condition=condition, names=names, prefix="_nv_")
 
 
 def inline_constants(launcher: Any, keep: Optional[tuple[int, ...]], n: int) -> Optional[tuple]:
     """The ``$c`` of INLINE_BODY for a CudaLauncher whose kernel packs straight from its values, one CTA per
-    program, no device assertion to check after.
+    program, no device assertion to check after (values_launch.constants).
 
     ``keep``: which of the ``n`` run-time values the kernel takes (None: all of them). The frame passes every
-    value as bound; the ones compiled in (ints equal to 1, None) are packed as one ignored byte each and the
-    driver is pointed at the kept ones only."""
+    value as bound; the ones compiled in (ints equal to 1, None) are skipped, the driver is pointed at the kept
+    ones only."""
+    codes = list(launcher.arguments.packer.format[1:])
     if keep is None:
-        return launcher._inline_base
-    codes = launcher.arguments.packer.format[1:]
+        keep = tuple(range(len(codes)))
+        n = len(codes)
     if len(codes) != len(keep) or list(keep) != sorted(set(keep)) or (keep and keep[-1] >= n):
         return None
     layout = ["?"] * n
     for code, i in zip(codes, keep):
         layout[i] = code
-    starts = field_offsets(layout)
-    offsets = [starts[i] for i in keep]
-    return (struct.Struct("@" + "".join(layout)).pack, launcher.handles, launcher.block, launcher.shared,
-            struct.pack(f"@{len(offsets)}Q", *offsets), launcher.name)
+    return values_launch.constants(layout, list(keep), launcher.handles, launcher.block, launcher.shared,
+                                   launcher.name)

@@ -28,7 +28,7 @@ def choose(*args: Any) -> int:
     """The launch call until the process's NATIVE_AFTER-th launch, which chooses it once per process: the native
     builtin, or the wrapper where the builtin cannot be built or TRITIUM_NVIDIA_NATIVE_LAUNCH=0. Chosen under the
     compile lock, which a fork waits for (runtime/forksafe.py)."""
-    global launch, is_native, packed, _early_launches
+    global launch, is_native, packed, launch_values, _early_launches
     if _early_launches < NATIVE_AFTER:
         _early_launches += 1  # racy across threads on purpose: a launch more or less before the choice is harmless
         return bindings_launch()(*args)
@@ -40,6 +40,8 @@ def choose(*args: Any) -> int:
             # packed first: a launcher that sees the new launch call sees its packing variant with it
             packed = (call, packing) if packing is not None else (None, None)
             launch, is_native = call, native
+            if packing is not None:
+                launch_values = make_values_launch(packed, call)
     return launch(*args)
 
 
@@ -82,6 +84,23 @@ def make_packed() -> Any:
         return None
 
 
+def make_values_launch(packed_now: tuple, call: Any) -> Callable[..., int]:
+    """The cached launch's native last step (values_launch.py), built beside ``call`` and its packing variant;
+    where it cannot be built, the stand-in that always leaves the launch to the launcher."""
+    from . import cuda, driver, faults, values_launch
+    try:
+        address, _ = cuda.launch_kernel_address()
+        return values_launch.build(address, packed_now, call, globals(), vars(driver), faults._recent)
+    except Exception as exc:  # noqa: BLE001 - the launcher's own path still launches
+        say(f"the cached launch's native last step cannot be built: {type(exc).__name__}: {exc}")
+        return no_values_launch
+
+
+def no_values_launch(*_: Any) -> int:
+    """``launch_values`` before (or without) the native one: 1, the launcher launches."""
+    return 1
+
+
 def after_failure(err: int, call: tuple, device: int) -> int:
     """The CUresult of a launch whose first attempt returned ``err`` (nonzero), after what may be retried:
     a thread that has not used CUDA yet has no current context, so the device's primary one (which torch and the
@@ -99,19 +118,19 @@ def after_failure(err: int, call: tuple, device: int) -> int:
 def confirm_failure(err: int, call: tuple) -> int:
     """A launch the native call says failed is made again through cuda-bindings (a failed launch queued
     nothing). Where that one succeeds the native call is wrong for this driver: it is dropped for the process."""
-    global launch, is_native, packed
+    global launch, is_native, packed, launch_values
     again = bindings_launch()(*call)
     if again == 0:
         say(f"the native cuLaunchKernel returned {err} where cuda-bindings' succeeded: launching through "
             "cuda-bindings from now on")
-        launch, is_native, packed = bindings_launch(), False, (None, None)
+        launch, is_native, packed, launch_values = bindings_launch(), False, (None, None), no_values_launch
     return again
 
 
 def reset() -> None:
     """Back to the state before the process's first launch (the choice is made again NATIVE_AFTER launches on)."""
-    global launch, is_native, packed, _early_launches
-    launch, is_native, packed, _early_launches = choose, False, (None, None), 0
+    global launch, is_native, packed, launch_values, _early_launches
+    launch, is_native, packed, launch_values, _early_launches = choose, False, (None, None), no_values_launch, 0
 
 
 def say(message: str) -> None:
@@ -125,3 +144,6 @@ is_native = False
 #: (the native launch call, its packing variant): the launcher packs the parameters into fresh bytes and calls
 #: the variant while the first item is ``launch`` (so a test or fallback that replaces ``launch`` turns it off)
 packed: tuple = (None, None)
+#: ``launch_values(c, grid, *values) -> 0 | 1``: the cached launch's last step, written into core's frame
+#: (hot_launch.INLINE_BODY): 0 when it launched, 1 when the launcher must (see values_launch.py)
+launch_values: Callable[..., int] = no_values_launch

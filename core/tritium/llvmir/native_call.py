@@ -319,10 +319,45 @@ def _engine_for_host() -> Any:
 
 
 def _build(address: int, kinds: tuple, result: str, release_gil: bool, name: str) -> Callable[..., Any]:
+    symbol = f"{name}_{len(_keep)}"  # unique in the engine: every build adds a module to the same one
+    return _builtin_from_ir(_ir(address, kinds, result, release_gil, symbol, name), symbol, name)
+
+
+# -- for other builtins written in LLVM IR (a backend's launch, say) ---------------------------------------
+
+def api_address(name: str) -> int:
+    """The address of a function of CPython's C API in this process (AttributeError where it lacks it)."""
+    return _api(name)
+
+
+def c_string(text: str) -> int:
+    """The address of a NUL-terminated copy of ``text`` that lives as long as the process."""
+    return _c_string(text)
+
+
+def object_type_offset() -> int:
+    """Where an object's type pointer lies in its header; NativeCallUnavailable where it cannot be found."""
+    offset = _ob_type_offset()
+    if offset is None:
+        raise NativeCallUnavailable("the object header's layout is not CPython's usual one")
+    return offset
+
+
+def builtin_from_ir(ir_for: Callable[[str], str], name: str, keep: Sequence[Any] = ()) -> Callable[..., Any]:
+    """A builtin named ``name`` from LLVM IR: ``ir_for(symbol)`` is the text defining ``symbol`` with CPython's
+    METH_FASTCALL signature, JIT-compiled in this process. ``keep``: objects whose addresses the code holds,
+    kept alive with it. Raises NativeCallUnavailable where builtins cannot be hosted."""
+    check_available()
+    with _lock:
+        symbol = f"{name}_{len(_keep)}"
+        fn = _builtin_from_ir(ir_for(symbol), symbol, name)
+        _keep.extend(keep)
+    return fn
+
+
+def _builtin_from_ir(text: str, symbol: str, name: str) -> Callable[..., Any]:
     import llvmlite.binding as llvm
     engine = _engine_for_host()
-    symbol = f"{name}_{len(_keep)}"  # unique in the engine: every build adds a module to the same one
-    text = _ir(address, kinds, result, release_gil, symbol, name)
     module = llvm.parse_assembly(text)
     module.verify()
     engine.add_module(module)

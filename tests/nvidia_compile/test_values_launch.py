@@ -1,0 +1,222 @@
+"""The cached launch's native last step (tritium_nvidia/values_launch.py) against a recording stand-in for
+cuLaunchKernel: every slot kind lands in kernelParams with struct's bits, and everything it must leave to the
+launcher (values struct would refuse, grids, a replaced launch call, no torch, a device not loaded, a failed
+launch) answers 1 without calling the driver and without leaving an exception; torch's own errors propagate;
+nothing leaks a reference."""
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+import types
+
+import pytest
+
+pytest.importorskip("tritium_nvidia", reason="the NVIDIA backend is not installed")
+pytest.importorskip("llvmlite", reason="llvmlite is not installed")
+
+from tritium_nvidia import cuda, values_launch  # noqa: E402
+
+_received = (ctypes.c_uint64 * 11)()
+_slots = (ctypes.c_uint64 * 16)()   # the first 8 bytes behind each kernelParams pointer
+_kept = ctypes.c_int64(0)        # how many of them the stand-in reads (the test's kept slots)
+_calls = ctypes.c_int64(0)
+_result = ctypes.c_int32(0)
+_HANDLE, _STREAM = 0x7000_0000_1230, 0x7F00_AB00
+
+
+@pytest.fixture(scope="module")
+def address() -> int:
+    import llvmlite.binding as llvm
+    params = ", ".join(f"{'i64' if k == 'u64' else 'i32'} %a{i}" for i, k in enumerate(cuda.LAUNCH_KINDS))
+    body = []
+    for i, k in enumerate(cuda.LAUNCH_KINDS):
+        value = f"%a{i}"
+        if k == "u32":
+            body.append(f"  %z{i} = zext i32 %a{i} to i64")
+            value = f"%z{i}"
+        body += [f"  %q{i} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_received)} to ptr), i64 {i}",
+                 f"  store i64 {value}, ptr %q{i}"]
+    # the first _kept.value parameters: 8 bytes from behind each kernelParams pointer
+    body += ["  %tab = inttoptr i64 %a9 to ptr",
+             f"  %kept = load i64, ptr inttoptr (i64 {ctypes.addressof(_kept)} to ptr)",
+             "  br label %head",
+             "head:",
+             "  %j = phi i64 [0, %entry], [%j1, %copy]",
+             "  %more = icmp ult i64 %j, %kept",
+             "  br i1 %more, label %copy, label %done",
+             "copy:",
+             "  %s = getelementptr ptr, ptr %tab, i64 %j",
+             "  %p = load ptr, ptr %s",
+             "  %v = load i64, ptr %p, align 1",
+             f"  %t = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_slots)} to ptr), i64 %j",
+             "  store i64 %v, ptr %t",
+             "  %j1 = add i64 %j, 1",
+             "  br label %head",
+             "done:"]
+    counter = f"inttoptr (i64 {ctypes.addressof(_calls)} to ptr)"
+    body += [f"  %n = load i64, ptr {counter}", "  %n1 = add i64 %n, 1", f"  store i64 %n1, ptr {counter}",
+             f"  %r = load i32, ptr inttoptr (i64 {ctypes.addressof(_result)} to ptr)"]
+    text = f"define i32 @stand_in({params}) {{\nentry:\n" + "\n".join(body) + "\n  ret i32 %r\n}\n"
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text),
+                                        llvm.Target.from_default_triple().create_target_machine())
+    engine.finalize_object()
+    address.engine = engine  # type: ignore[attr-defined]  # the code lives as long as its engine
+    return engine.get_function_address("stand_in")
+
+
+class Setup:
+    """A built launch_values with its own launch_call/driver namespaces, which the tests change."""
+
+    def __init__(self, address: int) -> None:
+        self.packed, self.launch = ("packed", ), object()
+        self.lc = {"packed": self.packed, "launch": self.launch}
+        self.device = int("1234567")   # an int object of its own, to count its references
+        self.stream = int("98765432109876")
+        self.torch_c = types.SimpleNamespace(_cuda_getDevice=lambda: self.device,
+                                             _cuda_getCurrentRawStream=self.stream_of)
+        self.drv = {"_torch_c": self.torch_c}
+        self.names: list = []
+        self.go = values_launch.build(address, self.packed, self.launch, self.lc, self.drv, self.names.append)
+        self.handles = {self.device: _HANDLE}
+
+    def stream_of(self, device: int) -> int:
+        assert device is self.device
+        return self.stream
+
+    def c(self, layout: str, keep: list[int], block: int = 128, shared: int = 0, name: str = "k") -> tuple:
+        c = values_launch.constants(list(layout), keep, self.handles, block, shared, name)
+        assert c is not None
+        _kept.value = len(keep)
+        return c
+
+
+@pytest.fixture
+def setup(address) -> Setup:
+    _result.value = 0
+    return Setup(address)
+
+
+def _slot(j: int, code: str) -> object:
+    raw = struct.pack("<Q", _slots[j])
+    return struct.unpack("<" + code, raw[:struct.calcsize(code)])[0]
+
+
+def test_every_slot_kind_reaches_the_driver(setup):
+    layout = "Q?qihbBfd"
+    c = setup.c(layout, [0, 2, 3, 4, 5, 6, 7, 8], block=256, shared=4096, name="kern")
+    values = (0xDEAD_BEEF_CAFE, None, -(2**40), -5, -300, -7, True, 1.5, 2.25)
+    before = _calls.value
+    assert setup.go(c, (3, 2, 1), *values) == 0
+    assert _calls.value == before + 1
+    assert list(_received)[:9] + [_received[10]] == [_HANDLE, 3, 2, 1, 256, 1, 1, 4096, setup.stream, 0]
+    codes = [code for code in layout if code != "?"]
+    assert [_slot(j, code) for j, code in enumerate(codes)] == [0xDEAD_BEEF_CAFE, -(2**40), -5, -300, -7, 1, 1.5,
+                                                                 2.25]
+    assert setup.names == ["kern"]
+    # extremes of every integer slot, and False / a bool into a wide slot
+    c2 = setup.c("QqihbB", list(range(6)))
+    assert setup.go(c2, (1, 1, 1), 2**64 - 1, -(2**63), 2**31 - 1, -(2**15), 127, 255) == 0
+    assert [_slot(j, code) for j, code in enumerate("QqihbB")] == [2**64 - 1, -(2**63), 2**31 - 1, -(2**15), 127, 255]
+    assert setup.go(c2, (1, 1, 1), True, False, 0, 0, 0, False) == 0
+    assert [_slot(j, code) for j, code in enumerate("QqihbB")] == [1, 0, 0, 0, 0, 0]
+
+
+class Sub(int):
+    pass
+
+
+@pytest.mark.parametrize("layout, values", [
+    ("i", (2**31, )), ("i", (-(2**31) - 1, )), ("h", (2**15, )), ("b", (-129, )), ("B", (256, )), ("B", (-1, )),
+    ("Q", (-1, )), ("Q", (2**64, )), ("q", (2**63, )),
+    ("i", (Sub(3), )), ("i", (None, )), ("i", (2.0, )), ("f", (1, )), ("d", (3, )),
+    ("f", (1e300, )), ("f", (-3.5e38, )),
+])
+def test_values_struct_would_refuse_are_left_to_the_launcher(setup, layout, values):
+    c = setup.c(layout, [0])
+    before = _calls.value
+    assert setup.go(c, (1, 1, 1), *values) == 1
+    assert _calls.value == before and setup.names == []
+
+
+def test_float_slot_keeps_infinities_and_the_largest_float(setup):
+    c = setup.c("f", [0])
+    for v in (float("inf"), float("-inf"), 3.4028234663852886e38, 1e-50):
+        assert setup.go(c, (1, 1, 1), v) == 0
+        assert _slot(0, "f") == struct.unpack("f", struct.pack("f", v))[0]
+
+
+@pytest.mark.parametrize("grid", [(0, 1, 1), (1, 0, 1), (-1, 1, 1), (2**31, 1, 1), (1, 1), [1, 1, 1],
+                                  (1, 1, 1.0), (2**70, 1, 1)])
+def test_grids_it_does_not_launch(setup, grid):
+    before = _calls.value
+    assert setup.go(setup.c("i", [0]), grid, 5) == 1
+    assert _calls.value == before
+
+
+def test_everything_else_is_left_to_the_launcher(setup):
+    c = setup.c("i", [0])
+    before = _calls.value
+    assert setup.go(c, (1, 1, 1)) == 1                       # a value short
+    assert setup.go(c, (1, 1, 1), 1, 2) == 1                 # a value too many
+    assert setup.go(c) == 1
+    assert setup.go((c[0], c[1]), (1, 1, 1), 5) == 1         # not its constants
+    assert setup.go((b"\0" * 3, c[1], c[2]), (1, 1, 1), 5) == 1
+    setup.lc["packed"] = ("another", )                       # the launch call was replaced
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    setup.lc["packed"] = setup.packed
+    setup.lc["launch"] = object()
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    setup.lc["launch"] = setup.launch
+    setup.drv["_torch_c"] = None                             # no torch
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    setup.drv["_torch_c"] = setup.torch_c
+    setup.handles.clear()                                    # the device's function is not loaded
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    setup.handles[setup.device] = "not a handle"
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    setup.handles[setup.device] = _HANDLE
+    setup.stream = "not a stream"
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    assert _calls.value == before and setup.names == []
+    _result.value = 1                                        # the driver refuses: the launcher retries, reports
+    setup.stream = 7
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    assert _calls.value == before + 1 and setup.names == []
+    _result.value = 0
+    assert setup.go(c, (1, 1, 1), 5) == 0 and setup.names == ["k"]
+
+
+def test_torch_errors_propagate(setup):
+    c = setup.c("i", [0])
+
+    def no_device():
+        raise RuntimeError("no CUDA here")
+    setup.torch_c._cuda_getDevice = no_device
+    with pytest.raises(RuntimeError, match="no CUDA here"):
+        setup.go(c, (1, 1, 1), 5)
+    setup.torch_c._cuda_getDevice = lambda: setup.device
+    del setup.torch_c._cuda_getCurrentRawStream
+    with pytest.raises(AttributeError):
+        setup.go(c, (1, 1, 1), 5)
+
+
+def test_no_reference_leaks(setup):
+    c = setup.c("Qif", [0, 1, 2], name=sys.intern("leak_check"))
+    big, flt = 2**50, 1.25
+    counts = lambda: [sys.getrefcount(o) for o in (setup.device, setup.stream, big, flt, c, c[0], c[1], c[2])]
+    setup.go(c, (1, 1, 1), big, 3, flt)
+    setup.names.clear()
+    before = counts()
+    for _ in range(1000):
+        assert setup.go(c, (2, 1, 1), big, 3, flt) == 0
+        assert setup.go(c, (2, 1, 1), big, 2**40, flt) == 1
+    setup.names.clear()
+    assert counts() == before
+
+
+def test_constants_refuse_what_the_builtin_cannot_take():
+    assert values_launch.constants(["e"], [0], {}, 32, 0, "k") is None     # half: the launcher converts it
+    assert values_launch.constants(["Q"] * 600, list(range(600)), {}, 32, 0, "k") is None
