@@ -33,3 +33,55 @@ def test_warp_specialize_hint_is_bit_identical(cuda, cfg, name, shape, programs)
         (warps, warps, warps + 1)
     assert_same_and_close08(got, want, a, b)
     assert_same_and_close08(plain, want, a, b)
+
+
+def _two_loops():
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit
+    def two_k(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+              NUM_SMS: tl.constexpr, WS: tl.constexpr):
+        # two K loops in one tile loop: the first takes the producer warp, the second keeps its copies in the
+        # consumers (thread 0) and its barriers must be the consumers' named barriers
+        pid = tl.program_id(0)
+        npm = tl.cdiv(M, BM)
+        npn = tl.cdiv(N, BN)
+        for t in tl.range(pid, npm * npn, NUM_SMS, warp_specialize=WS):
+            om = (t % npm) * BM
+            on = (t // npm) * BN
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for ki in range(tl.cdiv(K, BK)):
+                acc = tl.dot(a_desc.load([om, ki * BK]), b_desc.load([on, ki * BK]).T, acc)
+            acc2 = tl.zeros((BM, BN), dtype=tl.float32)
+            for ki in range(tl.cdiv(K, BK)):
+                acc2 = tl.dot(b_desc.load([om, ki * BK]), a_desc.load([on, ki * BK]).T, acc2)
+            c_desc.store([om, on], (acc - acc2 * 0.5).to(tl.float16))
+    return two_k
+
+
+@pytest.mark.parametrize("M,N,K,programs", [(776, 776, 400, 5), (1024, 1024, 512, 132), (256, 256, 64, 9)])
+def test_two_k_loops_in_a_specialized_tile_loop(cuda, M, N, K, programs):
+    torch = pytest.importorskip("torch")
+    require_sm90("producer warps")
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    from tritium_nvidia.knobs import nvidia
+    kernel = _two_loops()
+    a = torch.randn(M, K, device="cuda").half()
+    b = torch.randn(N, K, device="cuda").half()
+    outs, warps = [], []
+    for ws, knob in ((True, 1), (False, 0)):
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+        d = [TensorDescriptor(x, list(x.shape), list(x.stride()), blk)
+             for x, blk in ((a, [128, 64]), (b, [128, 64]), (c, [128, 128]))]
+        with nvidia.scope():
+            nvidia.ws_producer_warps = knob
+            k = kernel[(programs, )](*d, M, N, K, BM=128, BN=128, BK=64, NUM_SMS=programs, WS=ws, num_warps=8,
+                                     num_stages=3)
+        torch.cuda.synchronize()
+        outs.append(c)
+        warps.append(k.metadata.num_warps)
+    assert warps == [9, 8]
+    assert not torch.isnan(outs[0]).any() and torch.equal(outs[0], outs[1])
+    ref = a.double() @ b.double().T - 0.5 * (b.double() @ a.double().T)
+    assert ((outs[0].double() - ref).norm() / ref.norm()).item() < 1e-2

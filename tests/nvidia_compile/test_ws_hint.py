@@ -53,3 +53,55 @@ def test_hint_takes_the_producer_warps(isolated_tritium, warps, dt, bn, bk):
     # the same kernel the forced knobs make of every such loop
     forced = compile08(dt, bn=bn, bk=bk, c_dt=c_dt, empty_barriers=True, producer_warps=warps).asm["ptx"]
     assert ptx == forced
+
+
+def _two_loops_ptx(ws: bool, knob: int) -> tuple:
+    import tritium
+    import tritium.language as tl
+    from tritium import plugins
+    from tritium.backends.compiler import GPUTarget
+    from tritium.compiler import ASTSource
+    from tritium_nvidia.knobs import nvidia
+
+    @tritium.jit
+    def two_k(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+              NUM_SMS: tl.constexpr, WS: tl.constexpr):
+        pid = tl.program_id(0)
+        npm = tl.cdiv(M, BM)
+        npn = tl.cdiv(N, BN)
+        for t in tl.range(pid, npm * npn, NUM_SMS, warp_specialize=WS):
+            om = (t % npm) * BM
+            on = (t // npm) * BN
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for ki in range(tl.cdiv(K, BK)):
+                acc = tl.dot(a_desc.load([om, ki * BK]), b_desc.load([on, ki * BK]).T, acc)
+            acc2 = tl.zeros((BM, BN), dtype=tl.float32)
+            for ki in range(tl.cdiv(K, BK)):
+                acc2 = tl.dot(b_desc.load([om, ki * BK]), a_desc.load([on, ki * BK]).T, acc2)
+            c_desc.store([om, on], (acc - acc2 * 0.5).to(tl.float16))
+
+    sig = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[128, 64]>",
+           "c_desc": "tensordesc<fp16[128, 128]>", "M": "i32", "N": "i32", "K": "i32", "BM": "constexpr",
+           "BN": "constexpr", "BK": "constexpr", "NUM_SMS": "constexpr", "WS": "constexpr"}
+    attrs = {(2, 2): [["tt.divisibility", 16]], (3, ): [["tt.divisibility", 16]],
+             (4, ): [["tt.divisibility", 16]], (5, ): [["tt.divisibility", 16]]}
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg), nvidia.scope():
+        nvidia.ws_producer_warps = knob
+        k = tritium.compile(ASTSource(two_k, sig, dict(BM=128, BN=128, BK=64, NUM_SMS=132, WS=ws), attrs),
+                            target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
+    return k.asm["ptx"], k.metadata.num_warps
+
+
+def test_two_k_loops_one_producer(isolated_tritium):
+    ptx, warps = _two_loops_ptx(True, 1)
+    assert warps == 9 and ".maxntid 288" in ptx
+    lines = [" ".join(ln.split()) for ln in ptx.splitlines()]
+    named = [i for i, ln in enumerate(lines) if ln == "bar.sync 1, 256;"]
+    whole = [i for i, ln in enumerate(lines) if ln == "bar.sync 0;"]
+    # one loop's stages with empty barriers (the producer's), the other's without; after the split, every CTA
+    # barrier is the consumers' (a bar.sync 0 there would wait for the producer warp, which has left)
+    assert sum(ln.startswith("mbarrier.init.shared::cta.b64") for ln in lines) == 9
+    assert named and whole and max(whole) < min(named)
+    # without the hint: no producer
+    assert _two_loops_ptx(False, 1)[1] == 8
