@@ -24,6 +24,7 @@ from .arguments import ArgumentBuffer
 from .arguments import _setter as setter
 from .faults import _FAULTS, KernelAssertionError, KernelFault, OutOfResources, _last_launched, fault_message
 from .faults import _recent  # noqa: F401 - read by the generated launch (hot_launch.py) from this namespace
+from . import launch_call
 from .hot_launch import blocking_check, inline_constants, inline_launch, launch_factory
 from .knobs import nvidia as nv_knobs
 
@@ -36,6 +37,7 @@ def _torch() -> Any:
 
 
 _torch_c: Any = None  # torch._C once torch's CUDA is initialized (it stays so): the launch path's device/stream
+launch_call.driver_globals = globals()  # where the cached launch's native step reads _torch_c
 
 
 def _find_torch_c() -> Any:

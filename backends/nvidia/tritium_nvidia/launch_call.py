@@ -87,10 +87,12 @@ def make_packed() -> Any:
 def make_values_launch(packed_now: tuple, call: Any) -> Callable[..., int]:
     """The cached launch's native last step (values_launch.py), built beside ``call`` and its packing variant;
     where it cannot be built, the stand-in that always leaves the launch to the launcher."""
-    from . import cuda, driver, faults, values_launch
+    from . import cuda, faults, values_launch
+    if not driver_globals:
+        return no_values_launch
     try:
         address, _ = cuda.launch_kernel_address()
-        return values_launch.build(address, packed_now, call, globals(), vars(driver), faults._recent)
+        return values_launch.build(address, packed_now, call, globals(), driver_globals, faults._recent)
     except Exception as exc:  # noqa: BLE001 - the launcher's own path still launches
         say(f"the cached launch's native last step cannot be built: {type(exc).__name__}: {exc}")
         return no_values_launch
@@ -147,3 +149,6 @@ packed: tuple = (None, None)
 #: ``launch_values(c, grid, *values) -> 0 | 1``: the cached launch's last step, written into core's frame
 #: (hot_launch.INLINE_BODY): 0 when it launched, 1 when the launcher must (see values_launch.py)
 launch_values: Callable[..., int] = no_values_launch
+#: the driver module's namespace, whose ``_torch_c`` the native step reads at every launch (tests replace it
+#: there); driver.py hands it over when it loads, so that this module need not import the driver
+driver_globals: dict = {}
