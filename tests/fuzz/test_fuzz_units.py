@@ -141,3 +141,30 @@ def test_shrink_candidates_keep_scales_and_their_meaning():
                     if s.scale:
                         assert f"out_{s.scale}" in names, (seed, make.__name__, s.out)
                         assert st[s.scale].tol == "aux" and "tl.abs(" in st[s.scale].tmpl, (seed, make.__name__)
+
+
+def test_generator_covers_the_session20_operations(tmp_path):
+    """Each operation ops_extra adds is generated, and the interpreter (the oracle) runs a kernel holding it: a
+    kernel it refused would be counted as rejected and never compared."""
+    _interpret.dir = str(tmp_path)
+    needles = {"tl.sort(": None, "tl.gather(": None, "tl.flip(": None, "can_reorder=True": None,
+               "tl.histogram(": None, "mask=rM < vM)": None, "[:, None], ": None, "tl.umulhi(": None,
+               "descending=True": None}
+    axis0_3d = None
+    for seed in range(600):
+        p = gen.generate(seed)
+        st = p.by_var()
+        for s in p.stmts:
+            for n in needles:
+                if needles[n] is None and n in s.tmpl and (n != "[:, None], " or s.op == "where_bcast"):
+                    needles[n] = seed
+            if axis0_3d is None and s.op in ("reduce", "scan", "sum", "cumsum", "cumprod") and "axis=0" in s.tmpl \
+                    and len(st[s.args[0]].shape) == 3:
+                axis0_3d = seed
+    missing = [n for n, s in needles.items() if s is None]
+    assert not missing, f"never generated in 600 seeds: {missing}"
+    assert axis0_3d is not None, "no reduction or scan over axis 0 of a 3-D tile in 600 seeds"
+    for seed in sorted(set(needles.values()) | {axis0_3d}):
+        p = shrink.freeze(gen.generate(seed))
+        out = _interpret(p)
+        assert out, f"seed {seed}: the interpreter produced nothing"

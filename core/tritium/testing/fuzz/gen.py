@@ -13,6 +13,7 @@ import random
 from typing import Callable, Optional
 
 from . import ops_elementwise as E
+from . import ops_extra as X
 from . import ops_tiles as O
 from . import types as T
 from .ops_elementwise import convert
@@ -187,6 +188,7 @@ def ops_table() -> dict:
         "binary": (E.g_binary, 10), "unary": (E.g_unary, 4), "where": (E.g_where, 3), "cast": (E.g_cast, 4),
         "bitcast": (E.g_bitcast, 1), "reduce": (O.g_reduce, 4), "scan": (O.g_scan, 2), "dot": (O.g_dot, 2),
         "shape": (O.g_shape, 3), "loop": (O.g_loop, 2), "call": (O.g_call, 2), "atomic": (O.g_atomic, 1),
+        "extra": (X.g_extra, 4),
     }
 
 

@@ -44,9 +44,9 @@ def _reduce_dtype(d: T.DType, fn: str) -> T.DType:
     return d
 
 
-def g_reduce(g: Gen, scan: bool = False) -> None:
+def g_reduce(g: Gen, scan: bool = False, shapes: list | None = None) -> None:
     rng = g.rng
-    shape = rng.choice([("M", "N"), ("M", "N"), ("M",), ("N", "M")])
+    shape = rng.choice(shapes or [("M", "N"), ("M", "N"), ("M",), ("N", "M")])
     a = g.operand(shape, lambda d: d.kind != "b" or not scan)
     d = T.get(a.dtype)
     axis = rng.randrange(len(shape))
