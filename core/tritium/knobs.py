@@ -144,6 +144,10 @@ class runtime_knobs(KnobGroup):
     jit_cache_hook = ObjectKnob(None, doc="Called before compiling; returning False skips the compile")
     jit_post_compile_hook = ObjectKnob(None, doc="Called after a kernel was compiled")
     num_threads = IntKnob("TRITIUM_NUM_THREADS", 0, doc="Host threads a CPU launch may use; 0: all cores")
+    native_dispatch = BoolKnob("TRITIUM_NATIVE_DISPATCH", True,
+                               doc="Let native code take cached launches the Python frame would launch the same "
+                               "way (runtime/native_front.py), where the driver offers a native launch step; read "
+                               "when a kernel's launch is remembered")
 
 
 class language_knobs(KnobGroup):

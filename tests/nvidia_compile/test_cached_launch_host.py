@@ -166,36 +166,43 @@ def ones_between(x_ptr, small, one, big, scale, nothing, flag, neg, C: tl.conste
     tl.store(x_ptr, v * scale)
 
 
-def test_cached_launch_runs_in_cores_frame_alone(host_driver):
+@pytest.mark.parametrize("native", [False, True], ids=["python-frame", "native-front"])
+def test_cached_launch_runs_in_cores_frame_alone(host_driver, native):
     """The driver's launch is written into core's frame (hot_launch.INLINE_BODY): a cached launch does not enter
     the launcher's function, and values compiled in between kept ones (1, None) are skipped in the packed
-    bytes."""
+    bytes. With the native front (runtime/native_front.py) no Python frame runs after __getitem__ at all."""
     import sys
+    from tritium import knobs
     x = torch.zeros(4)
-    ones_between.device_caches.clear()
-    ones_between.warmup(x, 5, 1, 2**40, 1.5, None, True, -3, C=7, grid=(1, ))
-    (state, ) = ones_between.device_caches.values()
-    (entry, ) = state.kernels.values()
-    launcher = entry.kernel._launcher
-    assert launcher.types == ["ptr addrspace(1)", "i32", "i64", "float", "i1", "i32"]
-    assert entry.inline is not None
-    launcher.functions[0] = _HANDLE
-    ones_between[(2, )](x, 5, 1, 2**40, 1.5, None, True, -3, C=7)  # loads the handle, chooses the native call
-    frames: list = []
-    before = _calls.value
-    sys.setprofile(lambda frame, event, arg: frames.append(frame.f_code.co_filename) if event == "call" else None)
-    try:
-        ones_between[(3, )](x, 6, 1, -(2**40), 0.25, None, False, -1, C=7)
-    finally:
-        sys.setprofile(None)
-    assert _calls.value == before + 1
-    # the generated frame launched (the launcher's function, "<tritium_nvidia launch>", was not entered) and it
-    # did not hand the launch to the full path (runtime/launch.py)
-    assert "<launch of ones_between>" in frames, frames
-    assert not [f for f in frames if f == "<tritium_nvidia launch>" or f.endswith("launch.py")], frames
-    assert _received[1] == 3 and _received[9] != launcher.params_addr
-    assert _params(launcher) == [x.data_ptr(), 6, -(2**40), 0.25, 0, -1]
-    ones_between.device_caches.clear()
+    with knobs.runtime.scope():
+        knobs.runtime.native_dispatch = native
+        ones_between.device_caches.clear()
+        ones_between.warmup(x, 5, 1, 2**40, 1.5, None, True, -3, C=7, grid=(1, ))
+        (state, ) = ones_between.device_caches.values()
+        (entry, ) = state.kernels.values()
+        launcher = entry.kernel._launcher
+        assert launcher.types == ["ptr addrspace(1)", "i32", "i64", "float", "i1", "i32"]
+        assert entry.inline is not None
+        launcher.functions[0] = _HANDLE
+        ones_between[(2, )](x, 5, 1, 2**40, 1.5, None, True, -3, C=7)  # loads the handle, chooses the native call
+        ones_between[(2, )](x, 5, 1, 2**40, 1.5, None, True, -3, C=7)  # remembered again with the native step
+        frames: list = []
+        before = _calls.value
+        sys.setprofile(lambda frame, event, arg: frames.append(frame.f_code.co_filename) if event == "call" else None)
+        try:
+            ones_between[(3, )](x, 6, 1, -(2**40), 0.25, None, False, -1, C=7)
+        finally:
+            sys.setprofile(None)
+        assert _calls.value == before + 1
+        # the launcher's function ("<tritium_nvidia launch>") was not entered and the launch was not handed to
+        # the full path (runtime/launch.py); the generated frame ran, or (native front) nothing but __getitem__
+        assert ("<launch of ones_between>" in frames) != native, frames
+        assert not [f for f in frames if f == "<tritium_nvidia launch>" or f.endswith("launch.py")], frames
+        if native:  # (this file's frames: the stand-in torch device and stream functions)
+            assert [f for f in frames if not f.endswith(("jit.py", "test_cached_launch_host.py"))] == [], frames
+        assert _received[1] == 3 and _received[9] != launcher.params_addr
+        assert _params(launcher) == [x.data_ptr(), 6, -(2**40), 0.25, 0, -1]
+        ones_between.device_caches.clear()
 
 
 def test_cached_launch_calls_the_launchers_function(host_driver):
@@ -294,3 +301,101 @@ def test_host_descriptor_maps_reach_the_driver(host_driver, monkeypatch):
     desc_copy[(1, )](TensorDescriptor(a, [64, 64], [64, 1], [16, 32]), out, 10, BM=16, BN=32)
     assert launched() == ((a.data_ptr(), 64, 64, 128), (a.data_ptr(), 64, 64, 64, out.data_ptr(), 10))
     assert len(encoded) == n + 1 and _calls.value == before + 6   # a's map came from the cache
+
+
+@tritium.jit
+def keyed(x_ptr, n, big, scale, flag, p5, p6, p7, C: tl.constexpr):
+    v = (n + C + p5 + p6 + p7).to(tl.float32) * scale + big.to(tl.float32) + flag.to(tl.float32)
+    tl.store(x_ptr, v)
+
+
+def test_native_front_launches_exactly_what_the_python_frame_launches(host_driver, monkeypatch):
+    """Random launches over every key class the native front checks (tensor dtype and alignment, int classes
+    1 / multiple of 16 / other / int64, float, bool, constexpr values, keywords or positions) and some it hands on
+    (a bool or a float where an int was, launch options, grids it leaves to the frame): with the front armed
+    each launch must return the kernel the Python binder's key names, reach the driver with the same grid and
+    parameters as with the Python frame alone, and raise the same errors; and the front must have taken most
+    of them itself."""
+    import random
+    from tritium import knobs
+    monkeypatch.setattr(driver.CudaLauncher, "load", lambda self, device: _HANDLE)
+    rng = random.Random(20031)
+    base = torch.zeros(64)
+    tensors = [base, base[1:], base.half(), base.half()[1:]]
+    ints = [1, 16, 17, -5, 32, 2**40, 2**40 + 16, -(2**40) - 3]
+    bigs = [5, 2**41 + 1, -(2**35)]
+
+    def draw():
+        args = [rng.choice(tensors), rng.choice(ints), rng.choice(bigs), rng.choice([0.5, -2.0, 1e300]),
+                rng.choice([True, False]), 7, 9, 11, rng.choice([3, 4])]
+        r = rng.random()
+        if r < 0.04:
+            args[1] = True                      # a bool where the plan has an int: another key
+        elif r < 0.08:
+            args[1] = 2.0
+        grid = rng.choice([(1, ), (3, 2), (2, 1, 4), (2**31, ), (0, ), (1, 70000)])
+        how = rng.choice(["positional", "keyword", "options"] if r > 0.9 else ["positional", "keyword"])
+        return args, grid, how
+
+    same_class = {1: [1], 16: [16, 32], 32: [16, 32], 17: [17, -5], -5: [17, -5], 2**40: [2**40, 2**40 + 16],
+                  2**40 + 16: [2**40, 2**40 + 16], -(2**40) - 3: [-(2**40) - 3]}
+    calls = [draw()]
+    while len(calls) < 300:   # mostly the previous key again with other values, as a launch loop does
+        (args, _, how), (fresh, grid, fresh_how) = calls[-1], draw()
+        if rng.random() < 0.3 or type(args[1]) is not int:
+            calls.append((fresh, grid, fresh_how))
+        else:
+            again = list(args)
+            again[1] = rng.choice(same_class[args[1]])
+            again[3] = fresh[3]
+            calls.append((again, grid, how))
+
+    def launch(args, grid, how):
+        x, n, big, scale, flag, p5, p6, p7, c = args
+        if how == "positional":
+            return keyed[grid](x, n, big, scale, flag, p5, p6, p7, c), {}
+        if how == "keyword":
+            return keyed[grid](x, n, big, scale, flag, p5, p6, p7=p7, C=c), {}
+        return keyed[grid](x, n, big, scale, flag, p5, p6, p7, C=c, num_warps=2), {"num_warps": 2}
+
+    def run(native: bool, handed: list) -> list:
+        out = []
+        with knobs.runtime.scope():
+            knobs.runtime.native_dispatch = native
+            keyed.device_caches.clear()
+            for args, grid, how in calls:
+                before, before_handed = _calls.value, len(handed)
+                try:
+                    kernel, options = launch(args, grid, how)
+                except Exception as exc:  # noqa: BLE001 - compared between the two runs
+                    out.append(("raised", type(exc).__name__, str(exc)[:60]))
+                    continue
+                (state, ) = keyed.device_caches.values()
+                key, _, _, _ = state.binder(*args)
+                full = (key, tuple(sorted(options.items())) if options else None, False, state.settings)
+                assert kernel is state.kernels[full].kernel, (args, grid, how)
+                launched = _calls.value - before
+                out.append((launched, list(_received)[:4] if launched else None, list(_seen) if launched else None,
+                            len(handed) == before_handed))
+                hp = keyed._hot_path
+                if native and hp.front_state is not None and not getattr(hp.front_state[0], "counted", False):
+                    frame = hp.front_state[0]
+
+                    def counting(*a, frame=frame, **k):
+                        handed.append(1)
+                        return frame(*a, **k)
+                    counting.counted = True
+                    hp.front_state[0] = counting
+        return out
+
+    with_python = run(False, [])
+    handed: list = []
+    with_front = run(True, handed)
+    hp = keyed._hot_path
+    assert hp.front_state is not None and hp.call is hp.front, "the front was never armed"
+    for i, (a, b) in enumerate(zip(with_python, with_front)):
+        assert a[:3] == b[:3], (i, calls[i], a, b)
+    # launches the front made itself: the driver was called and the Python frame was not entered
+    by_front = sum(1 for r in with_front if r[0] == 1 and r[3])
+    assert by_front >= 30, (by_front, len(calls))   # 49 of 300 here: the front plans the last compiled key
+    keyed.device_caches.clear()

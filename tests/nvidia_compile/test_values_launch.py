@@ -16,6 +16,7 @@ pytest.importorskip("tritium_nvidia", reason="the NVIDIA backend is not installe
 pytest.importorskip("llvmlite", reason="llvmlite is not installed")
 
 from tritium_nvidia import cuda, values_launch  # noqa: E402
+from tritium_nvidia.knobs import nvidia as nv_knobs  # noqa: E402
 
 _received = (ctypes.c_uint64 * 11)()
 _slots = (ctypes.c_uint64 * 16)()   # the first 8 bytes behind each kernelParams pointer
@@ -79,7 +80,8 @@ class Setup:
                                              _cuda_getCurrentRawStream=self.stream_of)
         self.drv = {"_torch_c": self.torch_c}
         self.names: list = []
-        self.go = values_launch.build(address, self.packed, self.launch, self.lc, self.drv, self.names.append)
+        self.go = values_launch.build(address, self.packed, self.launch, self.lc, self.drv, self.names.append,
+                                      values_launch.blocking_objects())
         self.handles = {self.device: _HANDLE}
 
     def stream_of(self, device: int) -> int:
@@ -148,8 +150,8 @@ def test_float_slot_keeps_infinities_and_the_largest_float(setup):
         assert _slot(0, "f") == struct.unpack("f", struct.pack("f", v))[0]
 
 
-@pytest.mark.parametrize("grid", [(0, 1, 1), (1, 0, 1), (-1, 1, 1), (2**31, 1, 1), (1, 1), [1, 1, 1],
-                                  (1, 1, 1.0), (2**70, 1, 1)])
+@pytest.mark.parametrize("grid", [(0, 1, 1), (1, 0, 1), (-1, 1, 1), (2**31, 1, 1), (), (1, 1, 1, 1), [1, 1, 1],
+                                  (1, 1, 1.0), (2**70, 1, 1), (0, ), (True, 1, 1)])
 def test_grids_it_does_not_launch(setup, grid):
     before = _calls.value
     assert setup.go(setup.c("i", [0]), grid, 5) == 1
@@ -187,6 +189,27 @@ def test_everything_else_is_left_to_the_launcher(setup):
     assert _calls.value == before + 1 and setup.names == []
     _result.value = 0
     assert setup.go(c, (1, 1, 1), 5) == 0 and setup.names == ["k"]
+
+
+def test_launch_blocking_leaves_the_launch_to_the_launcher(setup, monkeypatch):
+    """CUDA_LAUNCH_BLOCKING from the environment or set from Python: the launcher launches (and synchronizes)."""
+    c = setup.c("i", [0])
+    before = _calls.value
+    monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "0")   # set at all, whatever its value: the launcher reads it
+    assert setup.go(c, (1, 1, 1), 5) == 1
+    monkeypatch.delenv("CUDA_LAUNCH_BLOCKING")
+    with nv_knobs.scope():
+        nv_knobs.launch_blocking = False   # set from Python at all: the launcher reads it
+        assert setup.go(c, (1, 1, 1), 5) == 1
+    assert _calls.value == before
+    assert setup.go(c, (1, 1, 1), 5) == 0 and _calls.value == before + 1
+
+
+def test_grids_of_one_to_three_dimensions(setup):
+    c = setup.c("i", [0])
+    for grid, want in (((7, ), [7, 1, 1]), ((7, 5), [7, 5, 1]), ((7, 5, 3), [7, 5, 3])):
+        assert setup.go(c, grid, 5) == 0
+        assert list(_received)[1:4] == want
 
 
 def test_torch_errors_propagate(setup):

@@ -131,11 +131,11 @@ if not _nv_lc.launch_values($c, $grid, $args):
 
 
 def inline_launch(driver_module: Any) -> Any:
-    """The CudaDriver's ``inline_launch``: INLINE_BODY, run while CUDA_LAUNCH_BLOCKING is off."""
+    """The CudaDriver's ``inline_launch``: INLINE_BODY, whose step (launch_call.launch_values) checks that
+    CUDA_LAUNCH_BLOCKING is off itself."""
     from tritium.runtime.inline_launch import InlineLaunch
-    names: dict = {"_nv_lc": launch_call}
-    condition = _unset_blocking(names, prefix="_nv_blk", group="_nv_group")
-    return InlineLaunch(body=INLINE_BODY, condition=condition, names=names, prefix="_nv_")
+    return InlineLaunch(body=INLINE_BODY, names={"_nv_lc": launch_call}, prefix="_nv_",
+                        step=(vars(launch_call), "launch_values"))
 
 
 def inline_constants(launcher: Any, keep: Optional[tuple[int, ...]], n: int) -> Optional[tuple]:

@@ -92,10 +92,16 @@ def make_values_launch(packed_now: tuple, call: Any) -> Callable[..., int]:
         return no_values_launch
     try:
         address, _ = cuda.launch_kernel_address()
-        return values_launch.build(address, packed_now, call, globals(), driver_globals, faults._recent)
+        built = values_launch.build(address, packed_now, call, globals(), driver_globals, faults._recent,
+                                    values_launch.blocking_objects())
     except Exception as exc:  # noqa: BLE001 - the launcher's own path still launches
         say(f"the cached launch's native last step cannot be built: {type(exc).__name__}: {exc}")
         return no_values_launch
+    # core's generated launches snapshot what the driver offers when a kernel is remembered: make them remember
+    # again, now that the step is native (runtime/native_front.py)
+    from tritium import knobs
+    knobs.settings_changed()
+    return built
 
 
 def no_values_launch(*_: Any) -> int:

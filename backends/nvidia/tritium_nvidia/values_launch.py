@@ -54,24 +54,45 @@ def constants(layout: list[str], keep: list[int], handles: dict, block: int, sha
     return (head + slots + kept, handles, name)
 
 
+def blocking_objects() -> tuple:
+    """What the builtin reads to tell that CUDA_LAUNCH_BLOCKING is off: (os, os.environ, its backing dict, the
+    knob group's dict, the environment names...); no mapping where os.environ is not the usual one (the builtin
+    then never launches: the launcher reads the knob)."""
+    from tritium import knobs
+    from .knobs import nvidia as nv_knobs
+    ns: dict = {}
+    knobs.unset_check(type(nv_knobs).launch_blocking, ns=ns, prefix="_b")
+    if "_b_environ" not in ns:
+        return (None, None, None, nv_knobs.__dict__)
+    keys = []
+    while f"_b_k{len(keys)}" in ns:
+        keys.append(ns[f"_b_k{len(keys)}"])
+    return (ns["_b_os"], ns["_b_environ"], ns["_b_data"], nv_knobs.__dict__, *keys)
+
+
 def build(address: int, packed: tuple, launch: Any, launch_call_globals: dict, driver_globals: dict,
-          recent: Callable[[str], Any]) -> Callable[..., int]:
+          recent: Callable[[str], Any], blocking: tuple) -> Callable[..., int]:
     """The builtin, calling the cuLaunchKernel at ``address`` while ``launch_call.packed is packed`` and
-    ``launch_call.launch is launch``; torch's ``_C`` is read from ``driver_globals['_torch_c']`` at each call."""
+    ``launch_call.launch is launch``; torch's ``_C`` is read from ``driver_globals['_torch_c']`` at each call.
+    ``blocking``: (os, os.environ, its backing dict, the knob group's dict, names...): it launches only while
+    ``os.environ`` is that mapping, none of the names is in its dict and ``launch_blocking`` was not set from
+    Python (CUDA_LAUNCH_BLOCKING's default, off: the launcher synchronizes after each launch otherwise)."""
     from tritium.llvmir import native_call as nc
     # interned: the dict lookups compare by identity first and find the hash cached
     names = {k: sys.intern(k) for k in ("packed", "launch", "_torch_c", "_cuda_getDevice",
                                          "_cuda_getCurrentRawStream")}
-    keep = [packed, launch, launch_call_globals, driver_globals, recent, *names.values()]
+    names["launch_blocking"] = sys.intern("launch_blocking")
+    names["environ"] = sys.intern("environ")
+    keep = [packed, launch, launch_call_globals, driver_globals, recent, blocking, *names.values()]
     api = {k: f"inttoptr (i64 {nc.api_address(k)} to ptr)" for k in (
         "PyTuple_Size", "PyTuple_GetItem", "PyBytes_AsString", "PyBytes_Size", "PyLong_AsLong",
         "PyLong_AsUnsignedLong", "PyFloat_AsDouble", "PyErr_Occurred", "PyErr_Clear", "PyDict_GetItem",
         "PyObject_GetAttr", "PyObject_CallNoArgs", "PyObject_CallOneArg", "Py_DecRef", "Py_IncRef",
-        "PyEval_SaveThread", "PyEval_RestoreThread")}
+        "PyEval_SaveThread", "PyEval_RestoreThread", "PyDict_Contains")}
     obj = {k: f"inttoptr (i64 {id(v)} to ptr)" for k, v in {
         "int": int, "float": float, "tuple": tuple, "True": True, "False": False, "None": None, "zero": 0,
         "one": 1, "packed": packed, "launch": launch, "lc": launch_call_globals, "drv": driver_globals,
-        "recent": recent, **{f"s.{k}": v for k, v in names.items()}}.items()}
+        "recent": recent, "blocking": blocking, **{f"s.{k}": v for k, v in names.items()}}.items()}
     type_offset = nc.object_type_offset()
     return nc.builtin_from_ir(lambda symbol: _ir(symbol, address, api, obj, type_offset), "launch_values", keep)
 
@@ -134,23 +155,33 @@ def _ir(symbol: str, address: int, api: dict, obj: dict, type_offset: int) -> st
         "  br i1 %g.is, label %g1, label %fallback",
         "g1:",
         f"  %g.n = call i64 {api['PyTuple_Size']}(ptr %g)",
-        "  %g.n3 = icmp eq i64 %g.n, 3",
-        "  br i1 %g.n3, label %gx0, label %fallback",
+        "  %g.n1 = add i64 %g.n, -1",
+        "  %g.n.ok = icmp ult i64 %g.n1, 3",   # one to three dimensions, the missing ones 1
+        "  br i1 %g.n.ok, label %gx0, label %fallback",
     ]
     for d, nxt in (("x", "gy0"), ("y", "gz0"), ("z", "values")):
         idx = "xyz".index(d)
         lines += [f"g{d}0:",
+                  f"  %g{d}.here = icmp slt i64 {idx}, %g.n",
+                  f"  br i1 %g{d}.here, label %g{d}.item, label %g{d}.one",
+                  f"g{d}.one:",
+                  f"  br label %g{d}2",
+                  f"g{d}.item:",
                   f"  %g{d}.o = call ptr {api['PyTuple_GetItem']}(ptr %g, i64 {idx})",
                   *type_is(f"%g{d}.o", f"g{d}", "int"),
                   f"  br i1 %g{d}.is, label %g{d}1, label %fallback",
                   f"g{d}1:",
-                  f"  %g{d}.v = call i64 {api['PyLong_AsLong']}(ptr %g{d}.o)",
+                  f"  %g{d}.got = call i64 {api['PyLong_AsLong']}(ptr %g{d}.o)",
+                  f"  br label %g{d}2",
+                  f"g{d}2:",
+                  f"  %g{d}.v = phi i64 [1, %g{d}.one], [%g{d}.got, %g{d}1]",
                   f"  %g{d}.m = add i64 %g{d}.v, -1",   # 1..2**31-1 (0, negatives and -1 on error fail it)
                   f"  %g{d}.in = icmp ult i64 %g{d}.m, 2147483647",
                   f"  %g{d} = trunc i64 %g{d}.v to i32",
                   f"  br i1 %g{d}.in, label %{nxt}, label %fallback_clear"]
     lines += [
-        "values:",
+        "values:",   # padding between parameters as struct leaves it: zero bytes
+        "  call void @llvm.memset.p0.i64(ptr align 16 %buf, i8 0, i64 %h.size, i1 false)",
         "  br label %loop",
         "loop:",
         "  %i = phi i64 [0, %values], [%i.next, %next]",
@@ -283,7 +314,36 @@ def _ir(symbol: str, address: int, api: dict, obj: dict, type_offset: int) -> st
         "  %tc.yes = xor i1 %tc.no, true",
         "  %same = and i1 %pk.same, %la.same",
         "  %go = and i1 %same, %tc.yes",
-        "  br i1 %go, label %device, label %fallback",
+        "  br i1 %go, label %blocking, label %fallback",
+        # CUDA_LAUNCH_BLOCKING at its default: not in the environment, not set from Python
+        "blocking:",
+        f"  %b.os = call ptr {api['PyTuple_GetItem']}(ptr {obj['blocking']}, i64 0)",
+        f"  %b.then = call ptr {api['PyTuple_GetItem']}(ptr {obj['blocking']}, i64 1)",
+        f"  %b.data = call ptr {api['PyTuple_GetItem']}(ptr {obj['blocking']}, i64 2)",
+        f"  %b.group = call ptr {api['PyTuple_GetItem']}(ptr {obj['blocking']}, i64 3)",
+        f"  %b.n = call i64 {api['PyTuple_Size']}(ptr {obj['blocking']})",
+        f"  %b.now = call ptr {api['PyObject_GetAttr']}(ptr %b.os, ptr {obj['s.environ']})",
+        "  %b.now.null = icmp eq ptr %b.now, null",
+        "  br i1 %b.now.null, label %fallback_clear, label %blocking1",
+        "blocking1:",
+        f"  call void {api['Py_DecRef']}(ptr %b.now)",
+        "  %b.same = icmp eq ptr %b.now, %b.then",
+        f"  %b.knob = call i32 {api['PyDict_Contains']}(ptr %b.group, ptr {obj['s.launch_blocking']})",
+        "  %b.unset = icmp eq i32 %b.knob, 0",
+        "  %b.ok = and i1 %b.same, %b.unset",
+        "  br i1 %b.ok, label %b.loop, label %fallback_clear",
+        "b.loop:",
+        "  %bk = phi i64 [4, %blocking1], [%bk.next, %b.body]",
+        "  %bk.more = icmp slt i64 %bk, %b.n",
+        "  br i1 %bk.more, label %b.check, label %device",
+        "b.check:",
+        f"  %bk.key = call ptr {api['PyTuple_GetItem']}(ptr {obj['blocking']}, i64 %bk)",
+        f"  %bk.in = call i32 {api['PyDict_Contains']}(ptr %b.data, ptr %bk.key)",
+        "  %bk.unset = icmp eq i32 %bk.in, 0",
+        "  br i1 %bk.unset, label %b.body, label %fallback_clear",
+        "b.body:",
+        "  %bk.next = add i64 %bk, 1",
+        "  br label %b.loop",
         "device:",
         f"  %gd = call ptr {api['PyObject_GetAttr']}(ptr %tc, ptr {obj['s._cuda_getDevice']})",
         "  %gd.null = icmp eq ptr %gd, null",
@@ -366,6 +426,7 @@ def _ir(symbol: str, address: int, api: dict, obj: dict, type_offset: int) -> st
         f"  ret ptr {obj['one']}",
         "}",
         "declare float @llvm.fabs.f32(float)",
+        "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)",
         "declare double @llvm.fabs.f64(double)",
     ]
     return "\n".join(lines) + "\n"

@@ -34,6 +34,7 @@ ARG_KINDS = {"u64": (64, False), "i64": (64, True), "u32": (32, False), "i32": (
 RESULT_KINDS = ("u64", "i64", "u32", "i32", "void")
 
 _METH_FASTCALL = 0x0080
+_METH_KEYWORDS = 0x0002
 
 
 class NativeCallUnavailable(RuntimeError):
@@ -50,6 +51,8 @@ _engine: Any = None
 _built: dict[tuple, Callable[..., Any]] = {}
 #: what the builtins point at must live as long as the process: method definitions, names, messages, modules
 _keep: list[Any] = []
+#: each builtin made from IR (kept alive in _keep) to its method definition, for bind_builtin
+_defs: dict[int, Any] = {}
 
 
 def _renew_lock() -> None:
@@ -343,19 +346,30 @@ def object_type_offset() -> int:
     return offset
 
 
-def builtin_from_ir(ir_for: Callable[[str], str], name: str, keep: Sequence[Any] = ()) -> Callable[..., Any]:
+def builtin_from_ir(ir_for: Callable[[str], str], name: str, keep: Sequence[Any] = (), *,
+                    keywords: bool = False) -> Callable[..., Any]:
     """A builtin named ``name`` from LLVM IR: ``ir_for(symbol)`` is the text defining ``symbol`` with CPython's
-    METH_FASTCALL signature, JIT-compiled in this process. ``keep``: objects whose addresses the code holds,
-    kept alive with it. Raises NativeCallUnavailable where builtins cannot be hosted."""
+    METH_FASTCALL signature (``keywords``: METH_FASTCALL | METH_KEYWORDS, the function then also takes the
+    keyword names), JIT-compiled in this process. ``keep``: objects whose addresses the code holds, kept alive
+    with it. Raises NativeCallUnavailable where builtins cannot be hosted."""
     check_available()
     with _lock:
         symbol = f"{name}_{len(_keep)}"
-        fn = _builtin_from_ir(ir_for(symbol), symbol, name)
+        fn = _builtin_from_ir(ir_for(symbol), symbol, name, _METH_KEYWORDS if keywords else 0)
         _keep.extend(keep)
     return fn
 
 
-def _builtin_from_ir(text: str, symbol: str, name: str) -> Callable[..., Any]:
+def bind_builtin(builtin: Callable[..., Any], self_object: Any) -> Callable[..., Any]:
+    """Another builtin running ``builtin``'s code with ``self_object`` as its first C argument (``self``)."""
+    method = _defs[id(builtin)]
+    new = ctypes.pythonapi.PyCFunction_NewEx
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+    return new(ctypes.addressof(method), self_object, None)
+
+
+def _builtin_from_ir(text: str, symbol: str, name: str, extra_flags: int = 0) -> Callable[..., Any]:
     import llvmlite.binding as llvm
     engine = _engine_for_host()
     module = llvm.parse_assembly(text)
@@ -365,9 +379,12 @@ def _builtin_from_ir(text: str, symbol: str, name: str) -> Callable[..., Any]:
     code = engine.get_function_address(symbol)
     if not code:
         raise NativeCallUnavailable(f"the JIT did not produce {symbol}")
-    method = _MethodDef(name.encode(), code, _METH_FASTCALL, None)
+    method = _MethodDef(name.encode(), code, _METH_FASTCALL | extra_flags, None)
     _keep.extend((module, method))
     new = ctypes.pythonapi.PyCFunction_NewEx
     new.restype = ctypes.py_object
     new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    return new(ctypes.addressof(method), None, None)
+    fn = new(ctypes.addressof(method), None, None)
+    _keep.append(fn)
+    _defs[id(fn)] = method
+    return fn

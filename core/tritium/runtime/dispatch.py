@@ -63,7 +63,7 @@ _DEAD = Hot(-1, None)  # trusted by nothing: generation never goes negative
 class HotPath:
     """The generated launch of one kernel (``call(grid, *args, **kwargs)``) and the namespace holding its
     snapshot."""
-    __slots__ = ("fn", "call", "ns", "device_type", "bound", "attrs", "inline")
+    __slots__ = ("fn", "call", "ns", "device_type", "bound", "attrs", "inline", "front", "front_state")
 
     def __init__(self, fn: Any, call: Callable, ns: dict, device_type: Optional[str],
                  inline: Optional[InlineLaunch] = None) -> None:
@@ -78,6 +78,10 @@ class HotPath:
         self.attrs: dict = vars(fn)
         #: (grid, call bound to it) of the last kernel[grid]: the same grid object again reuses the bound call
         self.bound: tuple = (object(), None)
+        #: the native front bound to ``front_state`` ([this frame, plan]), once armed (native_front.py); ``call``
+        #: is then the front
+        self.front: Any = None
+        self.front_state: Optional[list] = None
 
 
 def _slow(fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
@@ -196,3 +200,6 @@ def remember(fn: Any, state: Any, gen: int, key: tuple, options: dict, entry: An
         hot = Hot(gen, state)
         hp.ns["_hot"] = hot
     hot.fast[key if not options else (key, tuple(options.items()))] = entry
+    if inline is not None and inline.step is not None:
+        from .native_front import arm
+        arm(fn, hp, hot, key, options, entry)

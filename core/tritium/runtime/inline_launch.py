@@ -21,6 +21,11 @@ they cannot meet core's (core's locals start with ``__``; a global that collides
 generated). The statements run only while no launch enter/exit hook is set and only for entries without a
 bounds guard or an argument selection; ``condition``, evaluated first, may refuse more (a debug knob that wants
 the launcher's own checks, say).
+
+``step``, optional: ``(namespace, name)`` of a builtin ``step(constants, grid, *args) -> 0 | 1`` (looked up at
+every launch, so the driver may replace it) that does all the statements do, ``condition`` included, for a grid
+tuple of one to three ints: 0 when it launched, 1 when it queued nothing and raised nothing (the launcher must
+launch). Core's native front (runtime/native_front.py) then calls it without running the Python frame at all.
 """
 from __future__ import annotations
 
@@ -39,6 +44,8 @@ class InlineLaunch:
     names: Mapping[str, Any] = field(default_factory=dict)
     #: what every local and global of the statements starts with
     prefix: str = "_il_"
+    #: (namespace, name) of the native step doing what the statements do (see the module docstring), or None
+    step: Any = None
 
     def lines(self, grid: str, args: str, constants: str, result: str) -> list[str]:
         """The statements with the placeholders filled, one line each."""
