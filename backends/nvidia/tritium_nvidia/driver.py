@@ -241,6 +241,10 @@ CUDA_MAX_GRID = (2**31 - 1, 65535, 65535)
 
 class CudaDriver(DriverBase):
     _active: Optional[bool] = None
+    #: torch's name for the memory these kernels use: warmup's typed stand-ins key as CUDA tensors, and the
+    #: cached launch tests ``x.is_cuda`` first instead of building ``x.device`` (it was "cpu", DriverBase's,
+    #: until the twentieth session: warmup then compiled a 'cpu'-keyed kernel no real launch used)
+    device_type = "cuda"
     #: what CudaLauncher expects of a cubin and its metadata (tritium.load_compiled refuses other versions): the
     #: kernel's entry named as the kernel, parameters by ``arg_types``, ``num_warps * 32`` threads, ``shared``
     #: dynamic bytes, the ``<name>_assert_state`` global. Bump when any of these changes. 2: after the parameters
