@@ -9,6 +9,7 @@ import ctypes
 import os
 import shutil
 import struct
+import sys
 import types
 
 import pytest
@@ -398,4 +399,26 @@ def test_native_front_launches_exactly_what_the_python_frame_launches(host_drive
     # launches the front made itself: the driver was called and the Python frame was not entered
     by_front = sum(1 for r in with_front if r[0] == 1 and r[3])
     assert by_front >= 30, (by_front, len(calls))   # 49 of 300 here: the front plans the last compiled key
+    keyed.device_caches.clear()
+
+
+def test_native_front_keeps_no_references(host_driver, monkeypatch):
+    """A thousand launches through the front (and a thousand it hands to the Python frame) leave every object's
+    reference count as it was: the tensor, the kernel it returns, its plan, the values."""
+    monkeypatch.setattr(driver.CudaLauncher, "load", lambda self, device: _HANDLE)
+    x = torch.zeros(16)
+    big = 2**40 + 3
+    keyed.device_caches.clear()
+    for _ in range(3):
+        kernel = keyed[(2, )](x, 17, big, 0.5, True, 7, 9, 11, C=3)
+    hp = keyed._hot_path
+    assert hp.call is hp.front
+    plan = hp.front_state[1]
+    counts = lambda: [sys.getrefcount(o) for o in (x, kernel, plan, big)]  # noqa: E731
+    before, calls = counts(), _calls.value
+    for _ in range(1000):
+        assert keyed[(2, )](x, 17, big, 0.5, True, 7, 9, 11, C=3) is kernel
+        keyed[(2, )](x, 17, big, 0.5, True, 7, 9, 11, C=3, num_warps=2)   # launch options: the Python frame
+    assert _calls.value == calls + 2000
+    assert counts() == before
     keyed.device_caches.clear()

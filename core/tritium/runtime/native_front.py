@@ -70,7 +70,9 @@ def arm(fn: Any, hp: Any, hot: Any, key: tuple, options: dict, entry: Any) -> No
     plan = _plan(fn, hp, hot, key, options, entry)
     state = getattr(hp, "front_state", None)
     if plan is None:
-        if state is not None:
+        # a key the front does not take (launch options, say) leaves the plan it has: that one still checks
+        # everything at every launch. Turned off, the front takes nothing.
+        if state is not None and not knobs.runtime.native_dispatch:
             state[1] = None
         return
     if state is None:
