@@ -422,3 +422,31 @@ def test_native_front_keeps_no_references(host_driver, monkeypatch):
     assert _calls.value == calls + 2000
     assert counts() == before
     keyed.device_caches.clear()
+
+
+@tritium.jit
+def kw_only(x_ptr, n, a, b, c, d, *, C: tl.constexpr):   # six run-time values: what the stand-in reads
+    tl.store(x_ptr, (n + a + b + c + d + C).to(tl.float32))
+
+
+def test_native_front_keeps_pythons_binding_errors(host_driver, monkeypatch):
+    """What Python refuses to bind (a keyword-only parameter given by position, an unknown keyword, a missing
+    argument) raises the same TypeError with the front armed as without it."""
+    monkeypatch.setattr(driver.CudaLauncher, "load", lambda self, device: _HANDLE)
+    x = torch.zeros(4)
+    kw_only.device_caches.clear()
+    for _ in range(3):
+        kw_only[(1, )](x, 5, 3, 3, 3, 3, C=2)
+    hp = kw_only._hot_path
+    assert hp.call is hp.front
+    before = _calls.value
+    with pytest.raises(TypeError, match="keyword-only argument: 'C'"):   # C given by position
+        kw_only[(1, )](x, 5, 3, 3, 3, 3, 2)
+    with pytest.raises(TypeError):
+        kw_only[(1, )](x, 5, 3, 3, 3, d=3, C=2, D=3)
+    with pytest.raises(TypeError):
+        kw_only[(1, )](x, 5, 3, 3, 3, C=2)
+    assert _calls.value == before
+    kw_only[(1, )](x, 6, 3, 3, 3, 3, C=2)
+    assert _calls.value == before + 1
+    kw_only.device_caches.clear()

@@ -8,8 +8,8 @@ the step did not launch, it hands the very same call to ``dispatch`` (the Python
 again and gives every error message.
 
 Plan (a tuple, built by native_front.plan_for):
-  0 header (bytes): u32 params, u32 run-time values, then per parameter u8 kind, u8 mode, u16 name index,
-    u32 object index
+  0 header (bytes): u32 params, u32 run-time values, u32 how many may be positional, then per parameter u8
+    kind, u8 mode, u16 name index, u32 object index
   1 objects (tuple) the header's indices point into          8 the environment: (os, os.environ, its
   2 the dispatch frame's globals     3 its Hot snapshot        backing dict, names that must be unset...)
   4 the JITFunction                  5 the snapshot's driver   9 the step's namespace  10 the step's name
@@ -30,7 +30,7 @@ ALIGN_ANY, ALIGN_YES, ALIGN_NO = range(3)
 #: the most run-time values a plan may have (the step's argument array lives on the stack)
 MAX_VALUES = 64
 PARAM_RECORD = 8
-HEADER = 8
+HEADER = 12
 
 
 def ir(symbol: str, api: Callable[[str], str], obj: Callable[[str], str], type_offset: int) -> str:
@@ -160,6 +160,9 @@ def ir(symbol: str, api: Callable[[str], str], obj: Callable[[str], str], type_o
         "  %hdr.nr.p = getelementptr i8, ptr %hdr, i64 4",
         "  %hdr.nr.32 = load i32, ptr %hdr.nr.p, align 1",
         "  %hdr.nr = zext i32 %hdr.nr.32 to i64",
+        "  %hdr.mp.p = getelementptr i8, ptr %hdr, i64 8",
+        "  %hdr.mp.32 = load i32, ptr %hdr.mp.p, align 1",
+        "  %hdr.mp = zext i32 %hdr.mp.32 to i64",
         "  %kw.none = icmp eq ptr %kwnames, null",
         "  br i1 %kw.none, label %count, label %kw.size",
         "kw.size:",
@@ -172,8 +175,10 @@ def ir(symbol: str, api: Callable[[str], str], obj: Callable[[str], str], type_o
         "  %ncall = add i64 %npos, %kw.n",
         "  %count.same = icmp eq i64 %ncall, %hdr.np",
         f"  %nr.fits = icmp ule i64 %hdr.nr, {MAX_VALUES}",
+        "  %pos.ok = icmp ule i64 %npos, %hdr.mp",
         "  %count.ok.1 = and i1 %has.grid, %count.same",
-        "  %count.ok = and i1 %count.ok.1, %nr.fits",
+        "  %count.ok.2 = and i1 %count.ok.1, %nr.fits",
+        "  %count.ok = and i1 %count.ok.2, %pos.ok",
         "  br i1 %count.ok, label %loop, label %forward",
         "loop:",
         "  %i = phi i64 [0, %count], [%i.next, %next]",

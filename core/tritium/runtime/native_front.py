@@ -20,6 +20,7 @@ launch in the Python frame.
 """
 from __future__ import annotations
 
+import inspect
 import struct
 import sys
 import threading
@@ -126,9 +127,13 @@ def _params(fn: Any, key: tuple, device_type: Optional[str]) -> Optional[tuple[b
     if len(key) != len(fn.params):
         return None
     records, objects, n_runtime = [], [], 0
+    kinds = [p._param.kind for p in fn.params]
+    # how many may come by position (Python refuses more: keyword-only parameters), and a name no keyword
+    # matches for positional-only ones (Python refuses them by keyword)
+    max_positional = next((i for i, kind in enumerate(kinds) if kind == inspect.Parameter.KEYWORD_ONLY), len(kinds))
     for p, k in zip(fn.params, key):
         name_index = len(objects)
-        objects.append(sys.intern(p.name))
+        objects.append(object() if p._param.kind == inspect.Parameter.POSITIONAL_ONLY else sys.intern(p.name))
         record = _record(p, k, device_type, objects)
         if record is None:
             return None
@@ -137,7 +142,8 @@ def _params(fn: Any, key: tuple, device_type: Optional[str]) -> Optional[tuple[b
         records.append(struct.pack("<BBHI", kind, mode, name_index, obj_index))
     if len(objects) >= 1 << 16:
         return None
-    return struct.pack("<2I", len(fn.params), n_runtime) + b"".join(records), tuple(objects), n_runtime
+    header = struct.pack("<3I", len(fn.params), n_runtime, max_positional)
+    return header + b"".join(records), tuple(objects), n_runtime
 
 
 def _record(p: Any, k: Any, device_type: Optional[str], objects: list) -> Optional[tuple[int, int, int]]:
