@@ -28,7 +28,7 @@ import types
 from typing import Any, Optional
 
 from .. import knobs
-from ..llvmir import front_ir as F
+from ..llvmir import front_args_ir as F
 
 _build_lock = threading.Lock()
 _front: Any = None
@@ -54,14 +54,14 @@ def front() -> Any:
 
 
 def _build() -> Any:
-    from ..llvmir import native_call as nc
+    from ..llvmir import front_ir, native_call as nc
     strings = {f"s.{n}": sys.intern(n) for n in _NAMES}
     objects = {"None": None, "True": True, "False": False, "int": int, "float": float, "bool": bool,
                "list": list, "tuple": tuple, "zero": 0, "knobs": vars(knobs), **strings}
     api = lambda name: f"inttoptr (i64 {nc.api_address(name)} to ptr)"  # noqa: E731
     obj = lambda name: f"inttoptr (i64 {id(objects[name])} to ptr)"  # noqa: E731
     offset = nc.object_type_offset()
-    return nc.builtin_from_ir(lambda symbol: F.ir(symbol, api, obj, offset), "cached_launch",
+    return nc.builtin_from_ir(lambda symbol: front_ir.ir(symbol, api, obj, offset), "cached_launch",
                               list(objects.values()), keywords=True)
 
 
