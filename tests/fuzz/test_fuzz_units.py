@@ -168,3 +168,20 @@ def test_generator_covers_the_session20_operations(tmp_path):
         p = shrink.freeze(gen.generate(seed))
         out = _interpret(p)
         assert out, f"seed {seed}: the interpreter produced nothing"
+
+
+def test_a_load_without_a_tail_takes_no_other(tmp_path):
+    """A tile of only "2" dimensions (a reduction of a 3-D tile leaves one) has no masked tail: its load must not
+    pass other= (Triton refuses other without a mask; two kernels of seeds 20033011 and 20033016 were refused)."""
+    from tritium.testing.fuzz.program import Program, Sink, Stmt
+    _interpret.dir = str(tmp_path)
+    for extra_mask in (False, True):
+        stmts = [Stmt("v1", "float32", ("2",), "load", "-0.0"),
+                 Stmt("v2", "int1", ("2",), "cmp", "{out} = {0} == {0}", ["v1"]),
+                 Stmt("v3", "float32", ("2",), "load", "1.5", ["v2"] if extra_mask else []),
+                 Stmt("v4", "float32", ("2",), "arith", "{out} = {0} + {1}", ["v1", "v3"])]
+        p = Program(1, stmts, [Sink("v4")], {}, {"M": 4, "N": 4, "K": 4}, {"M": 3, "N": 4, "K": 4})
+        src = p.source()
+        line = next(x for x in src.splitlines() if "v3 = tl.load" in x)
+        assert ("other=1.5" in line) == extra_mask and "None" not in line, line
+        assert _interpret(shrink.freeze(p)), src

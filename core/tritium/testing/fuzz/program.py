@@ -130,8 +130,11 @@ class Program:
             if s.op == "load":
                 m = mask(s.shape)
                 if s.args:   # an extra boolean tile masks some valid lanes too
-                    m = f"({m}) & {s.args[0]}"
-                body.append(f"{s.out} = tl.load(in_{s.out} + {offsets(s.shape)}, mask={m}, other={s.tmpl})")
+                    m = f"({m}) & {s.args[0]}" if m != "None" else s.args[0]
+                # a tile with no masked tail (only "2" dimensions, as a reduction of a 3-D tile leaves) takes no
+                # other=: Triton refuses other without a mask
+                tail = "" if m == "None" else f", mask={m}, other={s.tmpl}"
+                body.append(f"{s.out} = tl.load(in_{s.out} + {offsets(s.shape)}{tail})")
             else:
                 body += s.render()
         st = self.by_var()
