@@ -24,6 +24,9 @@ import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium_nvidia import cuda, driver, launch_call  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder's helpers
+import launch_stand_in  # noqa: E402
+
 _received = (ctypes.c_uint64 * 11)()
 _seen = (ctypes.c_uint64 * 6)()   # many_kinds' parameters as the driver would read them through kernelParams
 _SEEN_TYPES = ("i64", "i32", "i64", "i32", "i8", "i32")   # ptr, i32, i64, float (its bits), i1, i32
@@ -40,34 +43,9 @@ def many_kinds(x_ptr, small, big, scale, flag, neg, one, nothing, C: tl.constexp
 
 @pytest.fixture(scope="module")
 def stand_in() -> int:
-    """cuLaunchKernel's stand-in: stores its 11 arguments in _received, counts its calls, returns CUDA_SUCCESS."""
-    import llvmlite.binding as llvm
-    params = ", ".join(f"{'i64' if k == 'u64' else 'i32'} %a{i}" for i, k in enumerate(cuda.LAUNCH_KINDS))
-    body = []
-    for i, k in enumerate(cuda.LAUNCH_KINDS):
-        value = f"%a{i}"
-        if k == "u32":
-            body.append(f"  %z{i} = zext i32 %a{i} to i64")
-            value = f"%z{i}"
-        body += [f"  %q{i} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_received)} to ptr), i64 {i}",
-                 f"  store i64 {value}, ptr %q{i}"]
-    body.append("  %tab = inttoptr i64 %a9 to ptr")
-    for j, ty in enumerate(_SEEN_TYPES):
-        body += [f"  %s{j} = getelementptr ptr, ptr %tab, i64 {j}", f"  %p{j} = load ptr, ptr %s{j}",
-                 f"  %v{j} = load {ty}, ptr %p{j}, align 1"]
-        body.append(f"  %w{j} = zext {ty} %v{j} to i64" if ty != "i64" else f"  %w{j} = add i64 %v{j}, 0")
-        body += [f"  %t{j} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_seen)} to ptr), i64 {j}",
-                 f"  store i64 %w{j}, ptr %t{j}"]
-    counter = f"inttoptr (i64 {ctypes.addressof(_calls)} to ptr)"
-    body += [f"  %n = load i64, ptr {counter}", "  %n1 = add i64 %n, 1", f"  store i64 %n1, ptr {counter}"]
-    text = f"define i32 @stand_in({params}) {{\n" + "\n".join(body) + "\n  ret i32 0\n}\n"
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text),
-                                        llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
-    stand_in.engine = engine  # type: ignore[attr-defined]  # the code lives as long as its engine
-    return engine.get_function_address("stand_in")
+    """cuLaunchKernel's stand-in: stores its 11 arguments in _received and many_kinds' parameters in _seen, counts
+    its calls, returns CUDA_SUCCESS."""
+    return launch_stand_in.build(_received, calls=_calls, slots=_seen, slot_types=_SEEN_TYPES)
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ JIT-compiled here, that records what it receives and returns a chosen CUresult."
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 import types
 
 import pytest
@@ -14,31 +16,16 @@ pytest.importorskip("cuda.bindings", reason="cuda-bindings is not installed")
 from tritium_nvidia import cuda, driver, launch_call  # noqa: E402
 from tritium_nvidia.knobs import nvidia as nv_knobs  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder's helpers
+import launch_stand_in  # noqa: E402
+
 _received = (ctypes.c_uint64 * 11)()
 _result = ctypes.c_int32(0)
 
 
 @pytest.fixture(scope="module")
 def stand_in() -> int:
-    import llvmlite.binding as llvm
-    params = ", ".join(f"{'i64' if k == 'u64' else 'i32'} %a{i}" for i, k in enumerate(cuda.LAUNCH_KINDS))
-    body = []
-    for i, k in enumerate(cuda.LAUNCH_KINDS):
-        value = f"%a{i}"
-        if k == "u32":
-            body.append(f"  %z{i} = zext i32 %a{i} to i64")
-            value = f"%z{i}"
-        body += [f"  %q{i} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_received)} to ptr), i64 {i}",
-                 f"  store i64 {value}, ptr %q{i}"]
-    body.append(f"  %r = load i32, ptr inttoptr (i64 {ctypes.addressof(_result)} to ptr)")
-    text = f"define i32 @stand_in({params}) {{\n" + "\n".join(body) + "\n  ret i32 %r\n}\n"
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text),
-                                        llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
-    stand_in.engine = engine  # type: ignore[attr-defined]  # the code lives as long as its engine
-    return engine.get_function_address("stand_in")
+    return launch_stand_in.build(_received, result=_result)
 
 
 @pytest.fixture

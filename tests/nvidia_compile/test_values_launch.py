@@ -6,6 +6,7 @@ nothing leaks a reference."""
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 import sys
 import types
@@ -15,8 +16,11 @@ import pytest
 pytest.importorskip("tritium_nvidia", reason="the NVIDIA backend is not installed")
 pytest.importorskip("llvmlite", reason="llvmlite is not installed")
 
-from tritium_nvidia import cuda, values_launch  # noqa: E402
+from tritium_nvidia import values_launch  # noqa: E402
 from tritium_nvidia.knobs import nvidia as nv_knobs  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder's helpers
+import launch_stand_in  # noqa: E402
 
 _received = (ctypes.c_uint64 * 11)()
 _slots = (ctypes.c_uint64 * 16)()   # the first 8 bytes behind each kernelParams pointer
@@ -28,44 +32,8 @@ _HANDLE, _STREAM = 0x7000_0000_1230, 0x7F00_AB00
 
 @pytest.fixture(scope="module")
 def address() -> int:
-    import llvmlite.binding as llvm
-    params = ", ".join(f"{'i64' if k == 'u64' else 'i32'} %a{i}" for i, k in enumerate(cuda.LAUNCH_KINDS))
-    body = []
-    for i, k in enumerate(cuda.LAUNCH_KINDS):
-        value = f"%a{i}"
-        if k == "u32":
-            body.append(f"  %z{i} = zext i32 %a{i} to i64")
-            value = f"%z{i}"
-        body += [f"  %q{i} = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_received)} to ptr), i64 {i}",
-                 f"  store i64 {value}, ptr %q{i}"]
-    # the first _kept.value parameters: 8 bytes from behind each kernelParams pointer
-    body += ["  %tab = inttoptr i64 %a9 to ptr",
-             f"  %kept = load i64, ptr inttoptr (i64 {ctypes.addressof(_kept)} to ptr)",
-             "  br label %head",
-             "head:",
-             "  %j = phi i64 [0, %entry], [%j1, %copy]",
-             "  %more = icmp ult i64 %j, %kept",
-             "  br i1 %more, label %copy, label %done",
-             "copy:",
-             "  %s = getelementptr ptr, ptr %tab, i64 %j",
-             "  %p = load ptr, ptr %s",
-             "  %v = load i64, ptr %p, align 1",
-             f"  %t = getelementptr i64, ptr inttoptr (i64 {ctypes.addressof(_slots)} to ptr), i64 %j",
-             "  store i64 %v, ptr %t",
-             "  %j1 = add i64 %j, 1",
-             "  br label %head",
-             "done:"]
-    counter = f"inttoptr (i64 {ctypes.addressof(_calls)} to ptr)"
-    body += [f"  %n = load i64, ptr {counter}", "  %n1 = add i64 %n, 1", f"  store i64 %n1, ptr {counter}",
-             f"  %r = load i32, ptr inttoptr (i64 {ctypes.addressof(_result)} to ptr)"]
-    text = f"define i32 @stand_in({params}) {{\nentry:\n" + "\n".join(body) + "\n  ret i32 %r\n}\n"
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text),
-                                        llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
-    address.engine = engine  # type: ignore[attr-defined]  # the code lives as long as its engine
-    return engine.get_function_address("stand_in")
+    return launch_stand_in.build(_received, result=_result, calls=_calls, slots=_slots, slot_types=["i64"] * len(_slots),
+                 kept=_kept)
 
 
 class Setup:
