@@ -96,3 +96,32 @@ def assert_same_and_close08(got, want, a, b) -> None:
     ref = a.double() @ b.double().T
     tol = 2e-3 if a.dtype.itemsize != 2 else 1e-2
     assert ((got.double() - ref).norm() / ref.norm()).item() < tol
+
+
+def two_k_loops():
+    """A persistent tile loop (``warp_specialize=WS``) holding two K loops over tensor descriptors: with the
+    producer-warp knob, the first takes the producer warp and the second keeps its copies in the consumers
+    (tests/gpu/test_ws_hint.py runs it, tests/nvidia_compile/test_ws_hint.py reads its PTX)."""
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit
+    def two_k(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+              NUM_SMS: tl.constexpr, WS: tl.constexpr):
+        # two K loops in one tile loop: the first takes the producer warp, the second keeps its copies in the
+        # consumers (thread 0) and its barriers must be the consumers' named barriers
+        pid = tl.program_id(0)
+        npm = tl.cdiv(M, BM)
+        npn = tl.cdiv(N, BN)
+        for t in tl.range(pid, npm * npn, NUM_SMS, warp_specialize=WS):
+            om = (t % npm) * BM
+            on = (t // npm) * BN
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for ki in range(tl.cdiv(K, BK)):
+                acc = tl.dot(a_desc.load([om, ki * BK]), b_desc.load([on, ki * BK]).T, acc)
+            acc2 = tl.zeros((BM, BN), dtype=tl.float32)
+            for ki in range(tl.cdiv(K, BK)):
+                acc2 = tl.dot(b_desc.load([om, ki * BK]), a_desc.load([on, ki * BK]).T, acc2)
+            c_desc.store([om, on], (acc - acc2 * 0.5).to(tl.float16))
+    return two_k
+

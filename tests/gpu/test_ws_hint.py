@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hopper import (CONFIGS08, SHAPE08_IDS, SHAPES08, assert_same_and_close08, operands08,  # noqa: E402
-                    require_sm90, run08)
+                    require_sm90, run08, two_k_loops)
 
 pytestmark = pytest.mark.gpu
 
@@ -35,38 +35,13 @@ def test_warp_specialize_hint_is_bit_identical(cuda, cfg, name, shape, programs)
     assert_same_and_close08(plain, want, a, b)
 
 
-def _two_loops():
-    import tritium
-    import tritium.language as tl
-
-    @tritium.jit
-    def two_k(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-              NUM_SMS: tl.constexpr, WS: tl.constexpr):
-        # two K loops in one tile loop: the first takes the producer warp, the second keeps its copies in the
-        # consumers (thread 0) and its barriers must be the consumers' named barriers
-        pid = tl.program_id(0)
-        npm = tl.cdiv(M, BM)
-        npn = tl.cdiv(N, BN)
-        for t in tl.range(pid, npm * npn, NUM_SMS, warp_specialize=WS):
-            om = (t % npm) * BM
-            on = (t // npm) * BN
-            acc = tl.zeros((BM, BN), dtype=tl.float32)
-            for ki in range(tl.cdiv(K, BK)):
-                acc = tl.dot(a_desc.load([om, ki * BK]), b_desc.load([on, ki * BK]).T, acc)
-            acc2 = tl.zeros((BM, BN), dtype=tl.float32)
-            for ki in range(tl.cdiv(K, BK)):
-                acc2 = tl.dot(b_desc.load([om, ki * BK]), a_desc.load([on, ki * BK]).T, acc2)
-            c_desc.store([om, on], (acc - acc2 * 0.5).to(tl.float16))
-    return two_k
-
-
 @pytest.mark.parametrize("M,N,K,programs", [(776, 776, 400, 5), (1024, 1024, 512, 132), (256, 256, 64, 9)])
 def test_two_k_loops_in_a_specialized_tile_loop(cuda, M, N, K, programs):
     torch = pytest.importorskip("torch")
     require_sm90("producer warps")
     from tritium.tools.tensor_descriptor import TensorDescriptor
     from tritium_nvidia.knobs import nvidia
-    kernel = _two_loops()
+    kernel = two_k_loops()
     a = torch.randn(M, K, device="cuda").half()
     b = torch.randn(N, K, device="cuda").half()
     outs, warps = [], []

@@ -15,6 +15,8 @@ pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
+from hopper import two_k_loops  # noqa: E402
 from persistent08 import compile08, k_loop  # noqa: E402
 
 LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
@@ -57,29 +59,12 @@ def test_hint_takes_the_producer_warps(isolated_tritium, warps, dt, bn, bk):
 
 def _two_loops_ptx(ws: bool, knob: int) -> tuple:
     import tritium
-    import tritium.language as tl
     from tritium import plugins
     from tritium.backends.compiler import GPUTarget
     from tritium.compiler import ASTSource
     from tritium_nvidia.knobs import nvidia
 
-    @tritium.jit
-    def two_k(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-              NUM_SMS: tl.constexpr, WS: tl.constexpr):
-        pid = tl.program_id(0)
-        npm = tl.cdiv(M, BM)
-        npn = tl.cdiv(N, BN)
-        for t in tl.range(pid, npm * npn, NUM_SMS, warp_specialize=WS):
-            om = (t % npm) * BM
-            on = (t // npm) * BN
-            acc = tl.zeros((BM, BN), dtype=tl.float32)
-            for ki in range(tl.cdiv(K, BK)):
-                acc = tl.dot(a_desc.load([om, ki * BK]), b_desc.load([on, ki * BK]).T, acc)
-            acc2 = tl.zeros((BM, BN), dtype=tl.float32)
-            for ki in range(tl.cdiv(K, BK)):
-                acc2 = tl.dot(b_desc.load([om, ki * BK]), a_desc.load([on, ki * BK]).T, acc2)
-            c_desc.store([om, on], (acc - acc2 * 0.5).to(tl.float16))
-
+    two_k = two_k_loops()
     sig = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[128, 64]>",
            "c_desc": "tensordesc<fp16[128, 128]>", "M": "i32", "N": "i32", "K": "i32", "BM": "constexpr",
            "BN": "constexpr", "BK": "constexpr", "NUM_SMS": "constexpr", "WS": "constexpr"}
