@@ -304,6 +304,20 @@ def test_native_front_launches_exactly_what_the_python_frame_launches(host_drive
     ints = [1, 16, 17, -5, 32, 2**40, 2**40 + 16, -(2**40) - 3]
     bigs = [5, 2**41 + 1, -(2**35)]
 
+    grid_calls: list = []
+
+    def by_meta(meta):   # a grid function: called once per launch with every parameter by name
+        grid_calls.append(sorted(meta))
+        return (meta["p5"] + (meta["C"] == 4), )
+
+    def as_list(meta):
+        grid_calls.append(None)
+        return [2, 1]
+
+    def empty(meta):
+        grid_calls.append(None)
+        return (0, )
+
     def draw():
         args = [rng.choice(tensors), rng.choice(ints), rng.choice(bigs), rng.choice([0.5, -2.0, 1e300]),
                 rng.choice([True, False]), 7, 9, 11, rng.choice([3, 4])]
@@ -312,7 +326,7 @@ def test_native_front_launches_exactly_what_the_python_frame_launches(host_drive
             args[1] = True                      # a bool where the plan has an int: another key
         elif r < 0.08:
             args[1] = 2.0
-        grid = rng.choice([(1, ), (3, 2), (2, 1, 4), (2**31, ), (0, ), (1, 70000)])
+        grid = rng.choice([(1, ), (3, 2), (2, 1, 4), (2**31, ), (0, ), (1, 70000), by_meta, as_list, empty])
         how = rng.choice(["positional", "keyword", "options"] if r > 0.9 else ["positional", "keyword"])
         return args, grid, how
 
@@ -344,10 +358,11 @@ def test_native_front_launches_exactly_what_the_python_frame_launches(host_drive
             keyed.device_caches.clear()
             for args, grid, how in calls:
                 before, before_handed = _calls.value, len(handed)
+                grid_calls.clear()
                 try:
                     kernel, options = launch(args, grid, how)
                 except Exception as exc:  # noqa: BLE001 - compared between the two runs
-                    out.append(("raised", type(exc).__name__, str(exc)[:60]))
+                    out.append(("raised", type(exc).__name__, str(exc)[:60], list(grid_calls)))
                     continue
                 (state, ) = keyed.device_caches.values()
                 key, _, _, _ = state.binder(*args)
@@ -355,7 +370,7 @@ def test_native_front_launches_exactly_what_the_python_frame_launches(host_drive
                 assert kernel is state.kernels[full].kernel, (args, grid, how)
                 launched = _calls.value - before
                 out.append((launched, list(_received)[:4] if launched else None, list(_seen) if launched else None,
-                            len(handed) == before_handed))
+                            list(grid_calls), len(handed) == before_handed))
                 hp = keyed._hot_path
                 if native and hp.front_state is not None and not getattr(hp.front_state[0], "counted", False):
                     frame = hp.front_state[0]
@@ -373,10 +388,12 @@ def test_native_front_launches_exactly_what_the_python_frame_launches(host_drive
     hp = keyed._hot_path
     assert hp.front_state is not None and hp.call is hp.front, "the front was never armed"
     for i, (a, b) in enumerate(zip(with_python, with_front)):
-        assert a[:3] == b[:3], (i, calls[i], a, b)
+        assert a[:4] == b[:4], (i, calls[i], a, b)
     # launches the front made itself: the driver was called and the Python frame was not entered
-    by_front = sum(1 for r in with_front if r[0] == 1 and r[3])
-    assert by_front >= 30, (by_front, len(calls))   # 49 of 300 here: the front plans the last compiled key
+    by_front = sum(1 for r in with_front if r[0] == 1 and r[4])
+    by_front_with_grid_function = sum(1 for r in with_front if r[0] == 1 and r[4] and r[3])
+    assert by_front >= 30, (by_front, len(calls))   # the front plans the last compiled key
+    assert by_front_with_grid_function >= 3, by_front_with_grid_function
     keyed.device_caches.clear()
 
 

@@ -114,10 +114,12 @@ def main() -> None:
     from tritium_nvidia import launch_call
     assert launch_call.is_native, "the native launch call was not chosen"
     launcher = next(iter(next(iter(store_one.device_caches.values())).kernels.values())).kernel._launcher
+    grid_fn = lambda meta: (1, )  # noqa: E731 - the tutorials' grid, a function of the meta-parameters
     cases = [("store_one[(1,)](x, 3)", lambda: store_one[(1, )](x, 3)),
              ("eight_args[(1,)](x, y, x, 5, 6, 7, 1.5, 1, BLOCK=16)",
               lambda: eight_args[(1, )](x, y, x, 5, 6, 7, 1.5, 1, BLOCK=16)),
              ("CudaLauncher alone (hot_call), store_one", lambda: launcher.hot_call((1, 1, 1), (x.data_ptr(), 3))),
+             ("store_one[grid function](x, 3)", lambda: store_one[grid_fn](x, 3)),
              ("core alone: store_one[(1,)](x, 3), no-op launcher", lambda: store_one[(1, )](x, 3))]
     for i, (name, call) in enumerate(cases):
         if opts.case is not None and i != opts.case:

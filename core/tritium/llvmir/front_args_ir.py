@@ -15,8 +15,9 @@ TENSOR, INT32, FLOAT, BOOL, NONE, CONST, INT64 = range(7)
 INT_ANY, INT_NOT_1_UNALIGNED, INT_NOT_1, INT_DIV16, INT_ONE = range(5)
 #: TENSOR modes: the address' alignment to 16 bytes
 ALIGN_ANY, ALIGN_YES, ALIGN_NO = range(3)
-#: the most run-time values a plan may have (the step's argument array lives on the stack)
+#: the most run-time values and parameters a plan may have (the arrays live on the stack)
 MAX_VALUES = 64
+MAX_PARAMS = 128
 #: the header: u32 parameters, u32 run-time values, u32 how many may be positional; then one record per parameter
 PARAM_RECORD = 8
 HEADER = 12
@@ -51,7 +52,9 @@ def argument_checks(api: Callable[[str], str], obj: Callable[[str], str], type_o
         f"  %nr.fits = icmp ule i64 %hdr.nr, {MAX_VALUES}",
         "  %pos.ok = icmp ule i64 %npos, %hdr.mp",
         "  %count.ok.1 = and i1 %has.grid, %count.same",
-        "  %count.ok.2 = and i1 %count.ok.1, %nr.fits",
+        f"  %np.fits = icmp ule i64 %hdr.np, {MAX_PARAMS}",
+        "  %nr.np.fit = and i1 %nr.fits, %np.fits",
+        "  %count.ok.2 = and i1 %count.ok.1, %nr.np.fit",
         "  %count.ok = and i1 %count.ok.2, %pos.ok",
         "  br i1 %count.ok, label %loop, label %forward",
         "loop:",
@@ -102,6 +105,8 @@ def argument_checks(api: Callable[[str], str], obj: Callable[[str], str], type_o
         "  br label %check",
         "check:",
         "  %v = phi ptr [%ap, %arg.pos], [%ak, %kw.found]",
+        "  %pv.at = getelementptr ptr, ptr %pv, i64 %i",
+        "  store ptr %v, ptr %pv.at",
         *type_of("%v", "v"),
         "  %slot.i = add i64 %r, 2",
         "  %slot = getelementptr ptr, ptr %vals, i64 %slot.i",

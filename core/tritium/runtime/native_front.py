@@ -112,13 +112,13 @@ def _plan(fn: Any, hp: Any, hot: Any, key: tuple, options: dict, entry: Any) -> 
     if params is None:
         return None
     header, objects, n_runtime = params
-    if n_runtime > F.MAX_VALUES:
+    if n_runtime > F.MAX_VALUES or len(fn.params) > F.MAX_PARAMS:
         return None
     torch = sys.modules.get("torch")
     tensor = getattr(torch, "Tensor", None) if torch is not None else None
     limits = struct.pack("<3Q", *(max(0, min(int(m), 2**63 - 1)) for m in hot.max_grid))
     return (header, objects, ns, hot, fn, hot.driver, hot.state, gen, env, step_ns, sys.intern(step_name),
-            entry.inline, entry, entry.kernel, tensor, limits)
+            entry.inline, entry, entry.kernel, tensor, limits, tuple(sys.intern(p.name) for p in fn.params))
 
 
 def _params(fn: Any, key: tuple, device_type: Optional[str]) -> Optional[tuple[bytes, tuple, int]]:
