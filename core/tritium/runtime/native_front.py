@@ -7,9 +7,10 @@ launch statements come as a native *step* (``InlineLaunch.step``: ``step(constan
 launched), the same checks can run in native code against a *plan*: the one specialization the kernel last
 compiled or found, written down per parameter (a tensor of this dtype, on this device, aligned or not; an int of
 this class; a float; a constexpr equal to this value...). A launch whose arguments match the plan, under the
-same snapshot, goes straight to the step; anything else -- another specialization, launch options, defaults left
-out, a grid function, hooks, debug, the interpreter, a changed knob or environment variable, a step that did not
-launch -- is handed, as the same call, to the Python frame, which decides everything again. So the native code
+same snapshot, goes straight to the step (a grid function is called once, with the parameters by name, as the
+frame calls it); anything else -- another specialization, launch options, defaults left out, hooks, debug, the
+interpreter, a changed knob or environment variable, a step that did not launch -- is handed, as the same call
+(with a grid function's result in its place), to the Python frame, which decides everything again. So the native code
 only ever takes launches the frame would have launched the same way, and never raises an error of its own.
 
 The front is one JIT-compiled function per process; each kernel gets a builtin bound to its own ``[dispatch,
@@ -33,6 +34,8 @@ from ..llvmir import front_args_ir as F
 _build_lock = threading.Lock()
 _front: Any = None
 _failed = False
+#: why the front could not be built in this process (the Python frame then launches everything)
+failure: Optional[str] = None
 #: the constexpr types whose key holds the value itself (binder.py's ``_simple``)
 _SIMPLE = (int, float, bool, str, type(None))
 _NAMES = ("_hot", "generation", "pre_run_hooks", "interpret", "debug", "used_globals", "device_caches", "inline",
@@ -41,15 +44,15 @@ _NAMES = ("_hot", "generation", "pre_run_hooks", "interpret", "debug", "used_glo
 
 def front() -> Any:
     """The process's native front (built once), or None where it cannot be built."""
-    global _front, _failed
+    global _front, _failed, failure
     if _front is not None or _failed:
         return _front
     with _build_lock:
         if _front is None and not _failed:
             try:
                 _front = _build()
-            except Exception:  # noqa: BLE001 - the Python frame launches everything without it
-                _failed = True
+            except Exception as exc:  # noqa: BLE001 - the Python frame launches everything without it
+                _failed, failure = True, f"{type(exc).__name__}: {exc}"
     return _front
 
 
