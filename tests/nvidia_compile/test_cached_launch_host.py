@@ -445,3 +445,42 @@ def test_native_front_keeps_pythons_binding_errors(host_driver, monkeypatch):
     kw_only[(1, )](x, 6, 3, 3, 3, 3, C=2)
     assert _calls.value == before + 1
     kw_only.device_caches.clear()
+
+
+def test_native_front_under_threads(host_driver, monkeypatch):
+    """Four threads launching through the front (the step releases the GIL around the driver call) while a fifth
+    keeps compiling other specializations, which replaces the kernel's plan under them: every launch reaches the
+    driver once, each thread gets the kernel of its own key back."""
+    import threading
+    monkeypatch.setattr(driver.CudaLauncher, "load", lambda self, device: _HANDLE)
+    x = torch.zeros(16)
+    keyed.device_caches.clear()
+    for _ in range(3):
+        want = keyed[(2, )](x, 17, 5, 0.5, True, 7, 9, 11, C=3)
+    hp = keyed._hot_path
+    assert hp.call is hp.front
+    before, errors, got = _calls.value, [], []
+
+    def launcher_thread():
+        try:
+            for _ in range(500):
+                got.append(keyed[(2, )](x, 17, 5, 0.5, True, 7, 9, 11, C=3) is want)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def compiling_thread():
+        try:
+            for c in range(10, 16):
+                keyed[(1, )](x, 32, 5, 0.5, False, 7, 9, 11, C=c)   # new keys: compiled, then planned
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=launcher_thread) for _ in range(4)] + [threading.Thread(target=compiling_thread)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(got) == 2000 and all(got)
+    assert _calls.value == before + 2000 + 6
+    keyed.device_caches.clear()
