@@ -179,16 +179,19 @@ def unset_check(*knobs: Knob, ns: dict, prefix: str = "_env") -> str:
     environment variables is set, so that each knob holds its value set from Python or its default: a few
     dict lookups and no call, where reading the knobs costs a few hundred nanoseconds each. The names it reads
     go into ``ns``. It is false once ``os.environ`` was replaced by another mapping (the caller then reads the
-    knobs)."""
+    knobs). ``ns[prefix + "_objects"]`` holds the same objects for native code: ``(os, os.environ, its backing
+    dict, the encoded names...)``; it is absent with "False"."""
     env = os.environ
     if type(env) is not _ENVIRON_TYPE:
         return "False"
     # os.environ keeps its backing dict (encoded names) up to date in place: setenv, del, monkeypatch
     ns[f"{prefix}_os"], ns[f"{prefix}_environ"], ns[f"{prefix}_data"] = os, env, env._data  # type: ignore
     parts = [f"{prefix}_os.environ is {prefix}_environ"]
-    for i, key in enumerate(key for k in knobs for _, key in k._env_pairs):
+    keys = [key for k in knobs for _, key in k._env_pairs]
+    for i, key in enumerate(keys):
         ns[f"{prefix}_k{i}"] = key
         parts.append(f"{prefix}_k{i} not in {prefix}_data")
+    ns[f"{prefix}_objects"] = (os, env, env._data, *keys)  # type: ignore
     return "(" + " and ".join(parts) + ")"
 
 

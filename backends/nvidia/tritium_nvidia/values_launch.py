@@ -54,12 +54,8 @@ def blocking_objects() -> tuple:
     from .knobs import nvidia as nv_knobs
     ns: dict = {}
     knobs.unset_check(type(nv_knobs).launch_blocking, ns=ns, prefix="_b")
-    if "_b_environ" not in ns:
-        return (None, None, None, nv_knobs.__dict__)
-    keys = []
-    while f"_b_k{len(keys)}" in ns:
-        keys.append(ns[f"_b_k{len(keys)}"])
-    return (ns["_b_os"], ns["_b_environ"], ns["_b_data"], nv_knobs.__dict__, *keys)
+    env_os, environ, data, *keys = ns.get("_b_objects", (None, None, None))
+    return (env_os, environ, data, nv_knobs.__dict__, *keys)
 
 
 def build(address: int, packed: tuple, launch: Any, launch_call_globals: dict, driver_globals: dict,
@@ -72,9 +68,7 @@ def build(address: int, packed: tuple, launch: Any, launch_call_globals: dict, d
     from tritium.llvmir import native_call as nc
     # interned: the dict lookups compare by identity first and find the hash cached
     names = {k: sys.intern(k) for k in ("packed", "launch", "_torch_c", "_cuda_getDevice",
-                                         "_cuda_getCurrentRawStream")}
-    names["launch_blocking"] = sys.intern("launch_blocking")
-    names["environ"] = sys.intern("environ")
+                                         "_cuda_getCurrentRawStream", "launch_blocking", "environ")}
     keep = [packed, launch, launch_call_globals, driver_globals, recent, blocking, *names.values()]
     api = {k: f"inttoptr (i64 {nc.api_address(k)} to ptr)" for k in (
         "PyTuple_Size", "PyTuple_GetItem", "PyBytes_AsString", "PyBytes_Size", "PyLong_AsLong",

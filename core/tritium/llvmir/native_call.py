@@ -333,11 +333,6 @@ def api_address(name: str) -> int:
     return _api(name)
 
 
-def c_string(text: str) -> int:
-    """The address of a NUL-terminated copy of ``text`` that lives as long as the process."""
-    return _c_string(text)
-
-
 def object_type_offset() -> int:
     """Where an object's type pointer lies in its header; NativeCallUnavailable where it cannot be found."""
     offset = _ob_type_offset()

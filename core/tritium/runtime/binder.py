@@ -31,6 +31,17 @@ class BinderCode:
             ns, sig, body, keys, runtime, names, pre
 
 
+#: the constexpr types whose key holds the value itself, ``('C', type, value)``; others go through ``_const``
+CONSTEXPR_VALUE_TYPES = frozenset((int, float, bool, str, type(None)))
+
+
+def own_type_test(tensor: Any, device_type: Optional[str]) -> bool:
+    """Whether the binder tests a torch tensor's location with ``x.is_<device_type>`` first (exactly when
+    ``device.type`` is that type) instead of building ``x.device``."""
+    return bool(device_type and device_type != "cpu" and device_type.isidentifier() and
+                isinstance(getattr(tensor, f"is_{device_type}", None), types.GetSetDescriptorType))
+
+
 def binder_code(fn: Any, helpers: dict, device_type: Optional[str] = None) -> BinderCode:
     """The binding statements of ``fn``'s parameters. ``helpers``: :func:`.specialize.binder_helpers` (passed
     in: specialize builds binders, and must not be imported from here). ``device_type``: the active driver's,
@@ -42,8 +53,7 @@ def binder_code(fn: Any, helpers: dict, device_type: Optional[str] = None) -> Bi
     location = "'cpu' if {n}.is_cpu else {n}.device.type"
     if torch is not None and getattr(torch, "Tensor", None) is not None:
         ns["_Tensor"] = torch.Tensor
-        if device_type and device_type != "cpu" and device_type.isidentifier() and \
-                isinstance(getattr(torch.Tensor, f"is_{device_type}", None), types.GetSetDescriptorType):
+        if own_type_test(torch.Tensor, device_type):
             # torch's is_<type> is true exactly when device.type is <type>; the driver's own type first, as
             # its tensors are the ones launches take
             location = f"{device_type!r} if {{n}}.is_{device_type} else 'cpu' if {{n}}.is_cpu else {{n}}.device.type"
@@ -61,7 +71,7 @@ def binder_code(fn: Any, helpers: dict, device_type: Optional[str] = None) -> Bi
     pre = "__"
     while any(p.name.startswith(pre) for p in fn.params):
         pre += "_"
-    ns["_simple"] = frozenset((int, float, bool, str, type(None)))
+    ns["_simple"] = CONSTEXPR_VALUE_TYPES
     for p in fn.params:
         n = f"a{p.num}"
         kind = p._param.kind

@@ -30,14 +30,13 @@ from typing import Any, Optional
 
 from .. import knobs
 from ..llvmir import front_args_ir as F
+from .binder import CONSTEXPR_VALUE_TYPES, own_type_test
 
 _build_lock = threading.Lock()
 _front: Any = None
 _failed = False
 #: why the front could not be built in this process (the Python frame then launches everything)
 failure: Optional[str] = None
-#: the constexpr types whose key holds the value itself (binder.py's ``_simple``)
-_SIMPLE = (int, float, bool, str, type(None))
 _NAMES = ("_hot", "generation", "pre_run_hooks", "interpret", "debug", "used_globals", "device_caches", "inline",
           "environ", "dtype", "data_ptr")
 
@@ -105,26 +104,22 @@ def _plan(fn: Any, hp: Any, hot: Any, key: tuple, options: dict, entry: Any) -> 
     if gen != hot.gen:
         return None
     ns = hp.ns
-    env_keys = []
-    while f"_env_k{len(env_keys)}" in ns:
-        env_keys.append(ns[f"_env_k{len(env_keys)}"])
-    if "_env_environ" not in ns:
+    env = ns.get("_env_objects")   # what the frame's environment check reads (knob_types.unset_check)
+    tensor = ns.get("_Tensor")     # the frame's tensor class: without it, no tensor has a branch of its own
+    if env is None:
         return None
-    env = (ns["_env_os"], ns["_env_environ"], ns["_env_data"], *env_keys)
-    params = _params(fn, key, hp.device_type)
+    params = _params(fn, key, hp.device_type, tensor)
     if params is None:
         return None
     header, objects, n_runtime = params
     if n_runtime > F.MAX_VALUES or len(fn.params) > F.MAX_PARAMS:
         return None
-    torch = sys.modules.get("torch")
-    tensor = getattr(torch, "Tensor", None) if torch is not None else None
     limits = struct.pack("<3Q", *(max(0, min(int(m), 2**63 - 1)) for m in hot.max_grid))
     return (header, objects, ns, hot, fn, hot.driver, hot.state, gen, env, step_ns, sys.intern(step_name),
             entry.inline, entry, entry.kernel, tensor, limits, tuple(sys.intern(p.name) for p in fn.params))
 
 
-def _params(fn: Any, key: tuple, device_type: Optional[str]) -> Optional[tuple[bytes, tuple, int]]:
+def _params(fn: Any, key: tuple, device_type: Optional[str], tensor: Any) -> Optional[tuple[bytes, tuple, int]]:
     """The header's parameter records and the objects they point at, or None where a parameter's key is one the
     front does not check (the Python frame then launches)."""
     if len(key) != len(fn.params):
@@ -137,7 +132,7 @@ def _params(fn: Any, key: tuple, device_type: Optional[str]) -> Optional[tuple[b
     for p, k in zip(fn.params, key):
         name_index = len(objects)
         objects.append(object() if p._param.kind == inspect.Parameter.POSITIONAL_ONLY else sys.intern(p.name))
-        record = _record(p, k, device_type, objects)
+        record = _record(p, k, device_type, tensor, objects)
         if record is None:
             return None
         kind, mode, obj_index = record
@@ -149,9 +144,10 @@ def _params(fn: Any, key: tuple, device_type: Optional[str]) -> Optional[tuple[b
     return header + b"".join(records), tuple(objects), n_runtime
 
 
-def _record(p: Any, k: Any, device_type: Optional[str], objects: list) -> Optional[tuple[int, int, int]]:
+def _record(p: Any, k: Any, device_type: Optional[str], tensor: Any,
+            objects: list) -> Optional[tuple[int, int, int]]:
     if p.is_constexpr:
-        if type(k) is tuple and len(k) == 3 and k[0] == "C" and k[1] in _SIMPLE:
+        if type(k) is tuple and len(k) == 3 and k[0] == "C" and k[1] in CONSTEXPR_VALUE_TYPES:
             objects += [k[1], k[2]]
             return F.CONST, 0, len(objects) - 2
         return None
@@ -173,7 +169,7 @@ def _record(p: Any, k: Any, device_type: Optional[str], objects: list) -> Option
     if k == ("C", type(None), None):
         return F.NONE, 0, 0
     if type(k) is tuple and len(k) == 4 and k[0] == "*":
-        where = _location(k[2], device_type)
+        where = _location(k[2], device_type, tensor)
         if where is None or type(k[3]) is not bool or (not align and k[3]):
             return None
         objects += [k[1], *where]
@@ -182,15 +178,12 @@ def _record(p: Any, k: Any, device_type: Optional[str], objects: list) -> Option
     return None
 
 
-def _location(loc: Any, device_type: Optional[str]) -> Optional[tuple]:
+def _location(loc: Any, device_type: Optional[str], tensor: Any) -> Optional[tuple]:
     """(attribute that must be True, attribute that must be False or None): how binder.py's location test
     arrives at ``loc`` for a torch tensor."""
-    torch = sys.modules.get("torch")
-    tensor = getattr(torch, "Tensor", None) if torch is not None else None
     if tensor is None:
         return None
-    own_first = bool(device_type and device_type != "cpu" and device_type.isidentifier() and
-                     isinstance(getattr(tensor, f"is_{device_type}", None), types.GetSetDescriptorType))
+    own_first = own_type_test(tensor, device_type)
     if own_first and loc == device_type:
         return sys.intern(f"is_{device_type}"), None
     if loc == "cpu":
