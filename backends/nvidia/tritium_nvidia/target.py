@@ -18,6 +18,7 @@ from tritium.llvmir.types import const
 
 # the word packing of inline-asm loads and stores, and the TMA hooks, live in their own modules; their names
 # stay importable from here
+from . import atomics
 from .ptx_words import _evict, _from_words, _to_words, _words  # noqa: F401
 from .target_stages import StageBarrierHooks
 from .target_tma import TmaHooks
@@ -146,6 +147,15 @@ class NvidiaTarget(TmaHooks, StageBarrierHooks):
 
     def syncscope(self, scope: str) -> str:
         return {"gpu": 'syncscope("device") ', "cta": 'syncscope("block") '}.get(scope, "")
+
+    def atomic_rmw(self, fn: Function, module: Module, kind: str, ptr: str, elem: str, value: str,
+                   pred: Optional[str], sem: str, scope: str) -> str:
+        return atomics.atomic_rmw(fn, self.global_ptr, self.capability, kind, ptr, elem, value, pred, sem, scope)
+
+    def atomic_cas(self, fn: Function, module: Module, ptr: str, elem: str, cmp: str, value: str,
+                   pred: Optional[str], sem: str, scope: str) -> str:
+        old = atomics.atomic_cas(fn, self.global_ptr, self.capability, ptr, elem, cmp, value, pred, sem, scope)
+        return old if old is not None else super().atomic_cas(fn, module, ptr, elem, cmp, value, pred, sem, scope)
 
     # -- global memory ---------------------------------------------------------------------------------------
     def load(self, fn: Function, module: Module, ptr: str, elem: str, vec: int, align: int, pred: Optional[str],

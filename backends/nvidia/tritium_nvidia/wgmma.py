@@ -129,6 +129,9 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     M, N = acc_lay.shape
     K = lo.values[op.operands[0]].shape[1] if hasattr(lo.values[op.operands[0]], "shape") else a_lay.shape[1]
     wg, wg_n, n_inst = wgmma_split(M, N, lo.num_warps)
+    # the accumulator first: converting it may go through scratch memory, which must not be the scratch the
+    # operands below are written to (it stays theirs until the instructions have read it)
+    c = lo.tensor_in(op.operands[2], acc_lay)
     scratch_used = 0        # bytes of scratch the operands written to shared memory take
     a_regs = _register_a(lo, op.operands[0], M, K)
     a = None
@@ -140,7 +143,6 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
         # registers written to shared memory by ordinary stores, read next by the tensor cores' async proxy
         fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
         lo.target.barrier(fn)
-    c = lo.tensor_in(op.operands[2], acc_lay)
     a_ty = lo.tensor(op.operands[0]).ty if a is None else a.ty
     dty = "s32" if acc_ty == "i32" else "f32"
     rc = "r" if acc_ty == "i32" else "f"

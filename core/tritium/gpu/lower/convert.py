@@ -151,7 +151,7 @@ def convert_through_shared(ctx: Context, t: Tensor, dst: L.Layout) -> Tensor:
     st = storage_type(ctx, t.ty)
     eb = BYTES[st]
     strides, nbytes, vs, vd = smem_plan(ctx, t.layout, dst, eb)
-    base = ctx.scratch(nbytes)
+    base = ctx.scratch_alone(nbytes)
     write_shared(ctx, t, base, strides, vs, st)
     ctx.target.barrier(ctx.fn)
     regs = read_shared(ctx, dst, base, strides, vd, st, t.ty)

@@ -52,7 +52,10 @@ def fma_dot_in(ctx: Context, op: Any, acc_lay: L.Layout, K: int) -> Tensor:
     a = ctx.tensor_in(op.operands[0], a_lay)
     b = ctx.tensor_in(op.operands[1], b_lay)
     c = ctx.tensor_in(op.operands[2], acc_lay)
-    cty = c.ty
+    out_ty = c.ty
+    # a half accumulator is carried in f32 and rounded once at the end, as the tensor-core instructions round
+    # (per instruction, not per product): 64 roundings of an fp16 running sum lose about 3 bits of a K=64 dot
+    cty = "float" if out_ty == "half" else out_ty
     rank = acc_lay.rank
     amap = {a_lay.reg_coords(r): r for r in range(a_lay.num_regs)}
     bmap = {b_lay.reg_coords(r): r for r in range(b_lay.num_regs)}
@@ -89,7 +92,7 @@ def fma_dot_in(ctx: Context, op: Any, acc_lay: L.Layout, K: int) -> Tensor:
             regs.append(done[coords])
             continue
         batch, m, n = coords[:rank - 2], coords[rank - 2], coords[rank - 1]
-        acc = c.regs[r]
+        acc = c.regs[r] if out_ty == cty else fn.inst(f"fpext {out_ty} {c.regs[r]} to {cty}")
         for k in range(K):
             av = widen(a.regs[amap[batch + (m, k)]], a.ty, unsigned, a_elem)
             bv = widen(b.regs[bmap[batch + (k, n)]], b.ty, unsigned, b_elem)
@@ -98,6 +101,8 @@ def fma_dot_in(ctx: Context, op: Any, acc_lay: L.Layout, K: int) -> Tensor:
             else:
                 p = fn.inst(f"mul {cty} {av}, {bv}")
                 acc = fn.inst(f"add {cty} {acc}, {p}")
+        if out_ty != cty:
+            acc = fn.inst(f"fptrunc {cty} {acc} to {out_ty}")
         done[coords] = acc
         regs.append(acc)
-    return Tensor(acc_lay, regs, cty)
+    return Tensor(acc_lay, regs, out_ty)

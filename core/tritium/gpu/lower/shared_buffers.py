@@ -16,6 +16,7 @@ from typing import Any, Optional
 from ...llvmir.text import Function
 from .loops import LoopFrame, defined_inside
 from .smem_alloc import SharedAllocator, token
+from .values import LoweringError
 
 
 class SharedBuffers:
@@ -24,6 +25,7 @@ class SharedBuffers:
 
     fn: Function
     target: Any
+    name: str
     smem: SharedAllocator
     smem_base: str
     scratch_dirty: bool
@@ -42,6 +44,15 @@ class SharedBuffers:
         else:
             self.smem.grow(self._scratch[0], nbytes, align)
         return self._scratch[1]
+
+    def scratch_alone(self, nbytes: int, align: int = 128) -> str:
+        """:meth:`scratch` for a lowering that writes and reads the buffer by itself (a layout conversion). Called
+        while another lowering holds the scratch buffer (a dot's operands written there, not yet read), it would
+        write over that lowering's bytes: an internal error rather than a wrong result."""
+        if self._scratch is not None:
+            raise LoweringError(f"kernel `{self.name}`: internal error: a layout conversion through shared memory "
+                                "was emitted while the scratch buffer holds another operation's data")
+        return self.scratch(nbytes, align)
 
     def scratch_read_done(self) -> None:
         """The scratch buffer's last read is emitted (it is dead once every thread is past it)."""
