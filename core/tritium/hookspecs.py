@@ -28,7 +28,8 @@ Hook wrappers (``hookwrapper``/``wrapper``) are refused: every hook here is a pl
 When each hook runs:
 
 - building the registry (discovery, or :class:`tritium.plugins.PluginRegistry`): ``tritium_backends``,
-  ``tritium_passes`` and ``tritium_knobs``, once each, so that a name registered twice fails at once;
+  ``tritium_passes``, ``tritium_knobs`` and ``tritium_language_extras``, once each, so that a name registered
+  twice fails at once;
 - ``tritium.compile``: ``tritium_cache_key`` (part of the cache key); on a cache miss the backend fills
   its stages, then every plugin's ``tritium_add_stages`` runs, then the seed's
   ``knobs.runtime.add_stages_inspection_hook`` (last); while the stages run, a stage that runs passes
@@ -144,6 +145,32 @@ class PassSpec:
         return isinstance(self.run, str)
 
 
+_EXTRA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class LanguageExtra:
+    """A module that kernels reach as ``tl.extra.<name>``, as Triton's backends add ``triton.language.extra.<name>``:
+    a target's own functions, which portable code does not call (special registers, the launch's warps). ``module``
+    is its import path (``"package.module"``), imported on the first ``tl.extra.<name>``, so listing plugins imports
+    nothing.
+
+    Its functions are ``@builtin``/``@extern`` functions as ``tl``'s own are; one that means nothing on the target a
+    kernel is compiled for (or in the interpreter) raises :class:`tritium.language.core.CompileTimeError` saying so.
+    Core's own modules there (``libdevice``, ``cpu``) are found first: an extra of one of those names is never
+    reached."""
+    name: str
+    module: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _EXTRA_NAME.fullmatch(self.name):
+            raise ValueError(f"language extra name {self.name!r} must be a Python identifier (tl.extra.<name>)")
+        if not isinstance(self.module, str) or not self.module or ":" in self.module:
+            raise ValueError(f"language extra {self.name!r}: module must be an import path such as "
+                             f"'my_backend.language', got {self.module!r}")
+
+
 @dataclass
 class PluginInfo:
     """What a loaded plugin is, for listings, errors and the cache key."""
@@ -183,6 +210,13 @@ class TritiumHookSpecs:
         error naming both. Every knob value of a plugin's groups is part of the cache key, except the knobs
         a group names in its class attribute ``not_in_cache_key`` (settings that never change generated
         code, such as printing a report)."""
+
+    @hookspec
+    def tritium_language_extras(self) -> Optional[Sequence[LanguageExtra]]:
+        """Return the modules this plugin provides under ``tl.extra`` (:class:`LanguageExtra`), e.g. a GPU
+        backend's special registers. Called once when the registry is built; nothing is imported until a kernel
+        (or host code) first reads ``tl.extra.<name>``. A name offered by two plugins is an error naming both
+        distributions."""
 
     @hookspec
     def tritium_pipeline(self, stage: str, pipeline: "Pipeline", options: Any, backend: "BaseBackend") -> None:

@@ -41,10 +41,10 @@ _knob_owners: dict[str, hs.PluginInfo] = {}
 
 
 class PluginRegistry:
-    """A set of active plugins and what they registered: backends, passes, knob groups.
+    """A set of active plugins and what they registered: backends, passes, knob groups, ``tl.extra`` modules.
 
-    Building one calls ``tritium_backends``, ``tritium_passes`` and ``tritium_knobs`` of every plugin, so a
-    name registered twice is an error here, not at the first compilation."""
+    Building one calls ``tritium_backends``, ``tritium_passes``, ``tritium_knobs`` and ``tritium_language_extras``
+    of every plugin, so a name registered twice is an error here, not at the first compilation."""
 
     def __init__(self, plugins: Sequence[tuple[hs.PluginInfo, Any]] = ()) -> None:
         self.serial = next(_serial)   # unique for the process's lifetime, unlike id()
@@ -59,6 +59,7 @@ class PluginRegistry:
             self._register(info, obj)
         self.backends = self._collect("tritium_backends", "backend", hs.BackendSpec)
         self.passes = self._collect("tritium_passes", "pass", hs.PassSpec)
+        self.language_extras = self._collect("tritium_language_extras", "language extra", hs.LanguageExtra)
         self.knob_groups: dict[str, tuple[Any, hs.PluginInfo]] = {}
         self._load_knobs()
 

@@ -74,9 +74,26 @@ def test_every_table_entry_resolves_to_its_module():
     _ok('''
         import importlib
         import triton
-        from triton._alias import TABLE
+        from triton._alias import TABLE, extra_target
         for alias, real in TABLE.items():
+            real = extra_target(alias) or real      # a backend's own tl.extra.<name> comes first
             assert importlib.import_module(alias) is importlib.import_module(real), alias
+    ''')
+
+
+def test_backend_extra_is_triton_language_extra_name():
+    # tritium-nvidia provides tl.extra.cuda (hookspecs' tritium_language_extras): Triton's module path is it, and
+    # its libdevice is the portable one; hip has no provider here and stays the portable libdevice's package
+    pytest.importorskip("tritium_nvidia")
+    _ok('''
+        import triton
+        import triton.language as tl
+        import triton.language.extra.cuda as cuda
+        from triton.language.extra.cuda import libdevice
+        import triton.language.extra.hip as hip
+        assert cuda.__name__ == "tritium_nvidia.language_extra" and tl.extra.cuda is cuda, cuda
+        assert callable(cuda.globaltimer) and callable(cuda.smid) and callable(cuda.num_threads)
+        assert libdevice is tl.extra.libdevice and hip is tl.extra
     ''')
 
 

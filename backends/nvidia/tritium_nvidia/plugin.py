@@ -2,7 +2,7 @@
 imports nothing from CUDA: the compiler and driver classes load on first use."""
 from __future__ import annotations
 
-from tritium.hookspecs import PLUGIN_API, BackendSpec, hookimpl
+from tritium.hookspecs import PLUGIN_API, BackendSpec, LanguageExtra, hookimpl
 
 TRITIUM_PLUGIN_API = PLUGIN_API
 
@@ -26,3 +26,9 @@ def tritium_backends():
 def tritium_knobs():
     from .knobs import nvidia
     return [nvidia]
+
+
+@hookimpl
+def tritium_language_extras():
+    return [LanguageExtra("cuda", "tritium_nvidia.language_extra",
+                          "NVIDIA's own: globaltimer, smid, num_warps, num_threads, gdc_*, libdevice")]

@@ -16,7 +16,8 @@ TABLE = {
     "triton.runtime.interpreter": "triton._interpreter",
     "triton.runtime._allocation": "tritium.runtime._allocation",
     "triton.tools.mxfp": "triton._mxfp",
-    # vendor spellings of libdevice: tritium's libdevice serves every target
+    # vendor spellings of libdevice: tritium's libdevice serves every target. A backend's own tl.extra.<name>
+    # (hookspecs' tritium_language_extras: tritium-nvidia's cuda) is found first (extra_target)
     "triton.language.extra.cuda": "tritium.language.extra",
     "triton.language.extra.cuda.libdevice": "tritium.language.extra.libdevice",
     "triton.language.extra.hip": "tritium.language.extra",
@@ -27,7 +28,22 @@ OWN = {"triton._alias", "triton._guard", "triton._internal_testing", "triton._ru
        "triton._utils", "triton._interpreter", "triton._C", "triton._C.libtriton", "triton._C.libtriton.ir"}
 
 
+_EXTRA = "triton.language.extra."
+
+
+def extra_target(fullname: str) -> Optional[str]:
+    """The module an active plugin provides as ``triton.language.extra.<name>`` (as ``tl.extra.<name>``), or None."""
+    name = fullname[len(_EXTRA):] if fullname.startswith(_EXTRA) else ""
+    if not name or "." in name:
+        return None
+    from tritium.language.extra import OWN_MODULES, provider
+    return None if name in OWN_MODULES else provider(name)
+
+
 def target_of(fullname: str) -> Optional[str]:
+    provided = extra_target(fullname)
+    if provided is not None:
+        return provided
     if fullname in TABLE:
         return TABLE[fullname]
     if fullname in OWN or not fullname.startswith("triton."):
