@@ -82,6 +82,11 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
         doc="an elementwise library function; for libname \"libdevice\" (tl.extra.libdevice) symbol is "
             "<function>_<argument types>, e.g. mulhi_u32_u32 or float2int_rd_f32 (types i32 u32 i64 u64 f32 f64), "
             "and every backend provides the whole set; other libnames are backend-specific"),
+    _op("elementwise_inline_asm", ("srcs*16", ), ("results*8", ), pure=False,
+        attrs={"asm_string": "str", "constraints": "str", "pure": "bool", "packed_element": "i32"},
+        doc="target assembly applied to each group of `packed_element` elements of the same-shaped srcs "
+            "(tl.inline_asm_elementwise); elements narrower than 32 bits share 32-bit registers within a group. "
+            "Kept even when pure is true (the tile passes do not read assembly); GPU backends only"),
     # matrix and reductions
     _op("dot", ("a", "b", "c"), attrs={"input_precision": "ieee|tf32|tf32x3|bf16x3|bf16x6",
                                         "max_num_imprecise_acc": "i32"}),

@@ -21,6 +21,8 @@ BARRIER_BYTES = 64                                            # >= sizeof(pthrea
 class EmulatorTarget(TargetHooks):
     safe_int_div = True
     max_shared_bytes = 1 << 20
+    #: tl.inline_asm_elementwise is GPU assembly; the emulator's code runs on the host CPU
+    runs_inline_asm = False
     # x86 lowers maxnum/minnum to maxss/minss, which return the second operand when the inputs compare equal:
     # max(-0.0, +0.0) took its sign from the operand order
     minmax_zero_sign_open = True

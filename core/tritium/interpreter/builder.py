@@ -42,6 +42,9 @@ INTERPRETER_OPS.family("control flow and calls (scf.*, func.*): the kernel runs 
                        "rewrite.py (rt.cond, rt.iterate)", lambda name: name.startswith(("scf.", "func.")))
 INTERPRETER_OPS.refuse("tt.get_cluster_cta_rank", "made only by the GPU stages' cluster split (num_ctas > 1); "
                                                   "the frontend never emits it")
+INTERPRETER_OPS.refuse("tt.elementwise_inline_asm", "tl.inline_asm_elementwise runs GPU assembly, which the "
+                                                     "interpreter cannot execute (nor can Triton's); run the kernel on "
+                                                     "a GPU backend, or write the computation with tl operations")
 INTERPRETER_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) "
                                         "and never emits tt.dot_scaled; add a tt_dot_scaled method in tiles.py to "
                                         "run it")

@@ -365,5 +365,29 @@ def max_constancy(input, values, _semantic=None):
 
 @builtin
 def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _semantic=None):
-    raise CompileTimeError("inline_asm_elementwise is target assembly and is not supported by tritium's "
-                           "backends; express the computation in tl operations")
+    """Run target assembly ``asm`` (PTX on NVIDIA GPUs, AMDGCN on AMD ones) on every group of ``pack`` elements of
+    the broadcast ``args``. ``constraints`` are LLVM inline-asm constraints, outputs first (``"=r,r,r"``); operand
+    ``$i`` is a register: an element of 32 bits or more each, narrower elements of one group packed into 32-bit
+    registers (``pack=4`` on int8: one register holds four). ``dtype``: the result's dtype, or a sequence of them
+    for several results (a tuple is returned then). ``is_pure=False`` keeps it however its results are used. GPU
+    backends only: the CPU backend and the interpreter refuse it."""
+    several = _sequence(_unwrap(dtype))
+    dtypes = [_unwrap(d) for d in several] if several is not None else [_unwrap(dtype)]
+    for d in dtypes:
+        if not isinstance(d, core.dtype):
+            raise CompileTimeError(f"inline_asm_elementwise: dtype must be a tl dtype or a sequence of them, got {d!r}")
+    listed = _sequence(_unwrap(args))
+    args = listed if listed is not None else [args]
+    out = _semantic.inline_asm_elementwise(str(_unwrap(asm)), str(_unwrap(constraints)),
+                                           [_unwrap(a) for a in args], dtypes, bool(_unwrap(is_pure)),
+                                           int(_unwrap(pack)))
+    return tuple(out) if several is not None else out[0]
+
+
+def _sequence(x: Any) -> Any:
+    """A Python sequence or an in-kernel tuple as a list; None for anything else."""
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    if isinstance(x, core.tuple_value):
+        return list(x.values)
+    return None

@@ -33,6 +33,9 @@ CPU_OPS.family("elementwise ops (arith, math and the tt casts and math of scalar
                "element: basic.elementwise", is_elementwise)
 CPU_OPS.refuse("tt.get_cluster_cta_rank", "made only by the GPU stages' cluster split (num_ctas > 1), after the "
                                           "ttir stage the CPU compiles")
+CPU_OPS.refuse("tt.elementwise_inline_asm", "tl.inline_asm_elementwise runs GPU assembly (PTX, AMDGCN); the CPU "
+                                             "backend cannot run it: write the computation with tl operations (or "
+                                             "tl.map_elementwise for a per-element function)")
 CPU_OPS.refuse("tt.dot_scaled", "the frontend emulates tl.dot_scaled with ordinary ops (language/scaled.py) and "
                                 "never emits tt.dot_scaled; lower the emulated form or add a handler in reduce.py")
 

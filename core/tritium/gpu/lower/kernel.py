@@ -22,7 +22,7 @@ from .. import layout as L
 from ..assign import tensor_shape
 # the handler modules: importing them registers their functions in GPU_OPS
 from . import basic, blockptr, control, debug, dot, memory, reduce, shape  # noqa: F401
-from . import clusters, hazards
+from . import clusters, hazards, inline_asm
 from .context import Context
 from .convert import convert as convert_layout
 from .optable import GPU_OPS

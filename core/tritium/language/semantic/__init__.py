@@ -273,6 +273,10 @@ class Semantic:
     def libdevice_op(self, name: str, args: Sequence[T], ret: tl.dtype, rounded_alone: bool = False) -> T:
         return self.misc.libdevice_op(name, args, ret, rounded_alone)
 
+    def inline_asm_elementwise(self, asm: str, constraints: str, args: Sequence[Any], dtypes: Sequence[tl.dtype],
+                               is_pure: bool, pack: int) -> tuple[T, ...]:
+        return self.misc.inline_asm_elementwise(asm, constraints, args, dtypes, is_pure, pack)
+
     def extern_elementwise(self, lib_name: str, lib_path: str, args: Sequence[Any], symbol: str, ret_dtype: tl.dtype,
                            is_pure: bool = True) -> T:
         return self.misc.extern_elementwise(lib_name, lib_path, args, symbol, ret_dtype, is_pure)

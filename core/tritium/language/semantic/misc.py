@@ -68,6 +68,29 @@ class Misc(Part):
                   [self.sem.ir_type(ret_ty)], attrs)
         return T(op.result, ret_ty)
 
+    def inline_asm_elementwise(self, asm: str, constraints: str, args: Sequence[Any], dtypes: Sequence[tl.dtype],
+                               is_pure: bool, pack: int) -> tuple[T, ...]:
+        if not args:
+            raise CompileTimeError("inline_asm_elementwise needs at least one argument (its results take the "
+                                   "arguments' broadcast shape)")
+        if len(args) > 16 or len(dtypes) > 8:
+            raise CompileTimeError(f"inline_asm_elementwise takes up to 16 arguments and 8 results, got "
+                                   f"{len(args)} and {len(dtypes)}")
+        vals = [self.sem.to_tensor(a) for a in args]
+        vals = list(self.sem.broadcast_tensors(*vals)) if len(vals) > 1 else vals
+        block = vals[0].type.is_block()
+        numel = vals[0].type.numel if block else 1
+        if pack < 1 or numel % pack:
+            raise CompileTimeError(f"inline_asm_elementwise: pack={pack} must be a positive divisor of the "
+                                   f"{numel} elements of the arguments")
+        out_tys = [vals[0].type.with_element_ty(d) if block else d for d in dtypes]
+        b = self.builder
+        attrs = {"asm_string": b.str_attr(asm), "constraints": b.str_attr(constraints), "pure": b.bool_attr(is_pure),
+                 "packed_element": b.i32_attr(pack)}
+        op = b.tt("elementwise_inline_asm", {"srcs": [v.handle for v in vals]},
+                  [self.sem.ir_type(t) for t in out_tys], attrs)
+        return tuple(T(op.results[i], t) for i, t in enumerate(out_tys))
+
     # -- dot --------------------------------------------------------------------------------------
     def dot(self, a: T, b: T, acc: Optional[T], input_precision: Optional[str], max_num_imprecise_acc: Optional[int],
             out_dtype: tl.dtype) -> T:
