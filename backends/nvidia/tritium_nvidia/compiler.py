@@ -151,7 +151,7 @@ class CUDABackend(BaseBackend):
 
     def pipeline(self, stage: str, options: Any) -> Any:
         from tritium.gpu import stages as gs
-        return gs.pipeline(stage)
+        return gs.pipeline(stage, split_dots=True)
 
     # -- stages ------------------------------------------------------------------------------------------
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
@@ -159,7 +159,7 @@ class CUDABackend(BaseBackend):
         isa = options.ptx_version or toolchain.ptx_isa(self.capability)
         tm = target_machine(self.capability, isa)
         target = NvidiaTarget(self.capability, options, str(tm.target_data))
-        stages["ttir"] = lambda src, md: gs.make_ttir(src, md, options, self)
+        stages["ttir"] = lambda src, md: gs.make_ttir(src, md, options, self, self.pipeline("ttir", options))
         stages["ttgir"] = lambda src, md: gs.make_ttgir(src, md, options, self, target)
         stages["llir"] = lambda src, md: self.make_llir(src, md, options, target, tm)
         stages["ptx"] = lambda src, md: self.make_ptx(src, md, options, tm, isa)

@@ -55,8 +55,8 @@ TF32 = MmaKind("tf32", 16, 8, 8, "m16n8k8.row.col.f32.tf32.tf32.f32",
                b_reg=((4, 0), ), b_lane=((1, 0), (2, 0)) + COLS, elem_bits=32)
 _K32_A = (((0, 1), (0, 2), (8, 0), (0, 16)), ((0, 4), (0, 8)) + ROWS)
 _K32_B = (((1, 0), (2, 0), (16, 0)), ((4, 0), (8, 0)) + COLS)
-I8 = MmaKind("i8", 16, 8, 32, "m16n8k32.row.col.s32.s8.s8.s32", *_K32_A, *_K32_B, elem_bits=8, acc="i32")
-U8 = MmaKind("u8", 16, 8, 32, "m16n8k32.row.col.s32.u8.u8.s32", *_K32_A, *_K32_B, elem_bits=8, acc="i32")
+I8 = MmaKind("i8", 16, 8, 32, "m16n8k32.row.col.satfinite.s32.s8.s8.s32", *_K32_A, *_K32_B, elem_bits=8, acc="i32")
+U8 = MmaKind("u8", 16, 8, 32, "m16n8k32.row.col.satfinite.s32.u8.u8.s32", *_K32_A, *_K32_B, elem_bits=8, acc="i32")
 E4M3 = MmaKind("e4m3", 16, 8, 32, "m16n8k32.row.col.f32.e4m3.e4m3.f32", *_K32_A, *_K32_B, elem_bits=8)
 E5M2 = MmaKind("e5m2", 16, 8, 32, "m16n8k32.row.col.f32.e5m2.e5m2.f32", *_K32_A, *_K32_B, elem_bits=8)
 KINDS = {k.name: k for k in (F16, BF16, TF32, I8, U8, E4M3, E5M2)}

@@ -17,8 +17,14 @@ _TUPLE_OPTIONS = ("allowed_dot_input_precisions", "supported_fp8_dtypes", "depre
                   "min_dot_size")
 
 
-def pipeline(stage: str) -> tuple[str, ...]:
-    """The pass pipeline of a shared GPU stage (``BaseBackend.pipeline``)."""
+def pipeline(stage: str, split_dots: bool = False) -> tuple[str, ...]:
+    """The pass pipeline of a shared GPU stage (``BaseBackend.pipeline``). ``split_dots``: the backend runs tf32 and
+    bf16 tensor-core dots, so fp32 dots asked for as tf32x3/bf16x3/bf16x6 become several of them (tt-split-dot:
+    after tt-combine has folded additions into the dots' accumulators, before CSE and LICM, which share and
+    hoist the operand splits)."""
+    if stage == "ttir" and split_dots:
+        at = TTIR_PASSES.index("tt-combine") + 1
+        return TTIR_PASSES[:at] + ("tt-split-dot", ) + TTIR_PASSES[at:]
     return {"ttir": TTIR_PASSES, "ttgir": TTGIR_PASSES}[stage]
 
 

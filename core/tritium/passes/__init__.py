@@ -25,6 +25,9 @@ PYTHON = {
     "tt-combine": ("tritium.passes.tt_combine:tt_combine",
                    "algebraic rewrites of tile ops (splat/broadcast folding, addptr chains, dot accumulation)"),
     "tt-licm": ("tritium.passes.tt_licm:tt_licm", "hoist loop-invariant side-effect-free tile ops out of scf.for"),
+    "tt-split-dot": ("tritium.passes.tt_split_dot:tt_split_dot",
+                     "fp32 dots with input_precision tf32x3/bf16x3/bf16x6 as 3 or 6 tensor-core dots of split operands "
+                     "(GPU backends with such dots put it in their ttir pipeline)"),
     "tt-inline": ("tritium.passes.tt_inline:tt_inline",
                   "inline @jit device functions whose tile ops upstream `inline` refuses (except noinline calls)"),
 }

@@ -303,12 +303,13 @@ TTIR_PASSES = ("inline", "tt-inline", "symbol-dce", "tt-combine", "canonicalize"
                "loop-invariant-code-motion", "tt-dce", "canonicalize")
 
 
-def make_ttir(module: Any, metadata: dict, options: Any, backend: Any) -> Any:
-    """The ``ttir`` stage: :data:`TTIR_PASSES` (as plugins edited them) with every device function inlined. A
-    GPU program's tiles live in registers, which calls cannot pass; on the CPU, noinline would only matter to
-    register allocation."""
+def make_ttir(module: Any, metadata: dict, options: Any, backend: Any,
+              passes: Iterable[str] = TTIR_PASSES) -> Any:
+    """The ``ttir`` stage: ``passes`` (:data:`TTIR_PASSES` unless the backend adds its own; as plugins edited them)
+    with every device function inlined. A GPU program's tiles live in registers, which calls cannot pass; on the
+    CPU, noinline would only matter to register allocation."""
     from ._util import all_ops
     for op in all_ops(module):
         if op.name == "func.call" and "no_inline" in op.attributes:
             del op.attributes["no_inline"]
-    return run_stage_passes(module, "ttir", TTIR_PASSES, options, backend, metadata)
+    return run_stage_passes(module, "ttir", passes, options, backend, metadata)
