@@ -14,7 +14,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from tritium.backends.compiler import GPUTarget
-from tritium.backends.driver import DeviceUtils, DriverBase
+from tritium.backends.driver import PINNED_HOST, DeviceUtils, DriverBase
 
 from .knobs import amd as amd_knobs
 
@@ -259,7 +259,7 @@ class HipDriver(DriverBase):
         return torch.device("cuda", self.get_current_device())
 
     def accepts_device(self, device: str) -> bool:
-        return device in ("cuda", "mock") or (amd_knobs.compile_only and device == "cpu")
+        return device in ("cuda", "mock") or (amd_knobs.compile_only and device in ("cpu", PINNED_HOST))
 
     def make_launcher(self, kernel: Any) -> Any:
         if amd_knobs.compile_only:

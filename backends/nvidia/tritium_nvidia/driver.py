@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from tritium.backends.compiler import GPUTarget
-from tritium.backends.driver import DEFAULT_MAX_GRID, DriverBase
+from tritium.backends.driver import DEFAULT_MAX_GRID, PINNED_HOST, DriverBase
 
 from .arguments import ArgumentBuffer
 from .arguments import _setter as setter
@@ -314,7 +314,9 @@ class CudaDriver(DriverBase):
         return torch.cuda
 
     def accepts_device(self, device: str) -> bool:
-        return device in ("cuda", "mock")
+        # page-locked host memory (torch's pin_memory) is addressable from kernels at its host address: every
+        # 64-bit CUDA platform tritium runs on has unified addressing, as Triton's launcher assumes too
+        return device in ("cuda", "mock", PINNED_HOST)
 
     def make_launcher(self, kernel: Any) -> CudaLauncher:
         return CudaLauncher(kernel, self)

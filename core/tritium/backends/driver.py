@@ -27,6 +27,17 @@ class DeviceUtils:
                                   "(driver.active.utils.get_device_properties): size the launch grid by hand")
 
 
+#: the location of a torch CPU tensor in page-locked memory, for drivers whose memory is not the host's
+PINNED_HOST = "cpu_pinned"
+
+
+def tells_pinned_apart(drv: Any) -> bool:
+    """Whether launches on ``drv`` key a pinned CPU tensor (``PINNED_HOST``) apart from a pageable one ("cpu"):
+    where its kernels reach pinned host memory and not the rest. Nowhere else does a launch pay for the test."""
+    accepts = getattr(drv, "accepts_device", None)
+    return accepts is not None and bool(accepts(PINNED_HOST)) and not accepts("cpu")
+
+
 class DriverBase(metaclass=ABCMeta):
     """A runtime for one kind of device. Instances are created lazily, once per process."""
 
@@ -68,7 +79,9 @@ class DriverBase(metaclass=ABCMeta):
 
     def accepts_device(self, device: str) -> bool:
         """Whether kernels of this driver can use memory of ``device`` (a torch device type, "cpu" for numpy
-        arrays). Asked once per specialization."""
+        arrays). Asked once per specialization. A driver whose kernels address page-locked host memory directly
+        (unified addressing) and not the rest accepts ``PINNED_HOST`` and refuses "cpu": a torch CPU tensor
+        (``pin_memory()``) is then asked about as one or the other (tells_pinned_apart)."""
         return device == self.device_type
 
     def max_grid(self) -> tuple[int, int, int]:

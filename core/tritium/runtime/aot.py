@@ -24,6 +24,7 @@ from collections import namedtuple
 from typing import Any, Callable, Optional
 
 from ..backends.compiler import GPUTarget
+from ..errors import ArgumentDeviceError
 from ..plugins import registry
 from . import aot_format, aot_grid
 from .aot_format import ArtifactError
@@ -189,8 +190,8 @@ def _pointer_check(art: CompiledArtifact, name: str, ty: str, hint: Any, written
                             f"got one of {got} (convert it, e.g. x.to(...)/x.astype(...), or compile an artifact "
                             f"for {got})")
         if not drv.accepts_device(key[2]):
-            raise TypeError(f"argument `{name}` of kernel `{kernel}` lives on device '{key[2]}', which this kernel's "
-                            f"device ({art.target.backend}) cannot reach: move it there first")
+            raise ArgumentDeviceError(f"argument `{name}` of kernel `{kernel}` lives on device '{key[2]}', which this "
+                                      f"kernel's device ({art.target.backend}) cannot reach: move it there first")
         if hint == 16 and addr % 16:
             raise ValueError(f"argument `{name}` of kernel `{kernel}` was compiled assuming a 16-byte aligned "
                              f"address ({ty}:16), got one at {addr:#x}: pass an aligned array (a fresh allocation, not "

@@ -17,6 +17,7 @@ import sys
 import types
 from typing import Any, Callable, Optional
 
+from ..backends.driver import PINNED_HOST
 from .annotations import annotated_binder
 
 
@@ -42,21 +43,24 @@ def own_type_test(tensor: Any, device_type: Optional[str]) -> bool:
                 isinstance(getattr(tensor, f"is_{device_type}", None), types.GetSetDescriptorType))
 
 
-def binder_code(fn: Any, helpers: dict, device_type: Optional[str] = None) -> BinderCode:
+def binder_code(fn: Any, helpers: dict, device_type: Optional[str] = None, pinned_apart: bool = False) -> BinderCode:
     """The binding statements of ``fn``'s parameters. ``helpers``: :func:`.specialize.binder_helpers` (passed
     in: specialize builds binders, and must not be imported from here). ``device_type``: the active driver's,
     whose torch tensors get a cheap location test (``x.is_<type>``) instead of ``x.device.type`` (which
-    builds a device object)."""
+    builds a device object). ``pinned_apart``: a pinned CPU tensor's location is ``PINNED_HOST``
+    (backends.driver.tells_pinned_apart: the driver reaches pinned host memory only)."""
     ns = dict(helpers)
     numpy_address, numpy_words = ns.pop("_numpy_address"), ns.pop("_numpy_words")
     torch, np = sys.modules.get("torch"), sys.modules.get("numpy")
-    location = "'cpu' if {n}.is_cpu else {n}.device.type"
+    # pinned or not (is_pinned is a call, paid only by CPU tensors on a driver that tells them apart)
+    host = f"({PINNED_HOST!r} if {{n}}.is_pinned() else 'cpu')" if pinned_apart else "'cpu'"
+    location = f"{host} if {{n}}.is_cpu else {{n}}.device.type"
     if torch is not None and getattr(torch, "Tensor", None) is not None:
         ns["_Tensor"] = torch.Tensor
         if own_type_test(torch.Tensor, device_type):
             # torch's is_<type> is true exactly when device.type is <type>; the driver's own type first, as
             # its tensors are the ones launches take
-            location = f"{device_type!r} if {{n}}.is_{device_type} else 'cpu' if {{n}}.is_cpu else {{n}}.device.type"
+            location = f"{device_type!r} if {{n}}.is_{device_type} else {location}"
     np_address = "_np_addr({n})"
     if np is not None and getattr(np, "ndarray", None) is not None:
         ns["_ndarray"], ns["_np_addr"] = np.ndarray, numpy_address()
@@ -130,7 +134,8 @@ def tuple_expr(items: list[str]) -> str:
     return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
 
-def make_binder(fn: Any, helpers: dict, device_type: Optional[str] = None) -> Callable[..., tuple]:
+def make_binder(fn: Any, helpers: dict, device_type: Optional[str] = None,
+                pinned_apart: bool = False) -> Callable[..., tuple]:
     """``binder(*args, **kwargs) -> (key, runtime, bound, options)`` for one JITFunction (called as
     :func:`.specialize.make_binder`).
 
@@ -138,7 +143,7 @@ def make_binder(fn: Any, helpers: dict, device_type: Optional[str] = None) -> Ca
     parameter's value, ``options`` the keyword arguments that are not parameters (``num_warps``...).
     Python's own argument binding gives the TypeErrors for missing or repeated arguments.
     """
-    code = binder_code(fn, helpers, device_type)
+    code = binder_code(fn, helpers, device_type, pinned_apart)
     pre = code.pre
     src = "\n".join([
         f"def binder({', '.join(code.sig + [f'**{pre}options'])}):",

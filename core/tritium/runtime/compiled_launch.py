@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ArgumentDeviceError
 from .driver import driver
 from .grid import grid3
 from .safety import check_array
@@ -36,8 +37,8 @@ def run_compiled(kernel: Any, grid: Any, args: tuple) -> None:
         k, v = specialize_arg(a)
         if k[0] == "*":
             if not driver.active.accepts_device(k[2]):
-                raise TypeError(f"argument `{arg_name}` of kernel `{name}` lives on device '{k[2]}', which the "
-                                "active driver cannot reach")
+                raise ArgumentDeviceError(f"argument `{arg_name}` of kernel `{name}` lives on device '{k[2]}', which "
+                                          "the active driver cannot reach")
             at = kernel.metadata_dict.get("written_at") or {}
             check_array(name, arg_name, a, recorded is None or len(values) in recorded, at.get(str(len(values))))
         if k[0] in ("()", "TD"):

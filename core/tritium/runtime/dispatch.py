@@ -30,6 +30,7 @@ import inspect
 from typing import Any, Callable, Optional
 
 from .. import knobs
+from ..backends.driver import tells_pinned_apart
 from .binder import binder_code, rename, tuple_expr
 from .grid import grid3
 from .inline_launch import InlineLaunch
@@ -63,12 +64,15 @@ _DEAD = Hot(-1, None)  # trusted by nothing: generation never goes negative
 class HotPath:
     """The generated launch of one kernel (``call(grid, *args, **kwargs)``) and the namespace holding its
     snapshot."""
-    __slots__ = ("fn", "call", "ns", "device_type", "bound", "attrs", "inline", "front", "front_state")
+    __slots__ = ("fn", "call", "ns", "device_type", "pinned_apart", "bound", "attrs", "inline", "front",
+                 "front_state")
 
     def __init__(self, fn: Any, call: Callable, ns: dict, device_type: Optional[str],
-                 inline: Optional[InlineLaunch] = None) -> None:
+                 inline: Optional[InlineLaunch] = None, pinned_apart: bool = False) -> None:
         # fn: whose frame this is (a copy of the JITFunction object carries the attribute, not the frame)
         self.fn, self.call, self.ns, self.device_type = fn, call, ns, device_type
+        #: the frame keys pinned CPU tensors apart (binder.binder_code), which the native front does not test
+        self.pinned_apart = pinned_apart
         #: the driver's launch written into the frame (None: every launch calls the launcher)
         self.inline = inline
         #: fn's instance dict, where a ``run`` set on the instance lands (``fn.run = f``, setattr, monkeypatch,
@@ -101,8 +105,9 @@ def launch_metadata(fn: Any, kernel: Any, g: tuple, bound: tuple) -> dict:
     return md
 
 
-def make_hot_path(fn: Any, device_type: Optional[str], inline: Optional[InlineLaunch] = None) -> HotPath:
-    code = binder_code(fn, binder_helpers(), device_type)
+def make_hot_path(fn: Any, device_type: Optional[str], inline: Optional[InlineLaunch] = None,
+                  pinned_apart: bool = False) -> HotPath:
+    code = binder_code(fn, binder_helpers(), device_type, pinned_apart)
     P = code.pre
     ns = code.ns
     ns.update(_fn=fn, _knobs=knobs, _slow=_slow, _grid3=grid3, _md=launch_metadata, _hot=_DEAD,
@@ -178,7 +183,7 @@ def make_hot_path(fn: Any, device_type: Optional[str], inline: Optional[InlineLa
         f"    return {e}.kernel",
     ])
     exec(compile(src, f"<launch of {fn.__name__}>", "exec"), ns)
-    return HotPath(fn, rename(ns["dispatch"], fn, lead=1), ns, device_type, inline)
+    return HotPath(fn, rename(ns["dispatch"], fn, lead=1), ns, device_type, inline, pinned_apart)
 
 
 def remember(fn: Any, state: Any, gen: int, key: tuple, options: dict, entry: Any) -> None:
@@ -187,10 +192,12 @@ def remember(fn: Any, state: Any, gen: int, key: tuple, options: dict, entry: An
     hp = getattr(fn, "_hot_path", None)  # (an instance made without __init__ has none)
     device_type = getattr(state.driver, "device_type", None)
     inline = getattr(state.driver, "inline_launch", None)
-    if hp is None or hp.fn is not fn or hp.device_type != device_type or hp.inline is not inline:
+    pinned_apart = tells_pinned_apart(state.driver)
+    if (hp is None or hp.fn is not fn or hp.device_type != device_type or hp.inline is not inline
+            or hp.pinned_apart != pinned_apart):
         if not fn._hot_eligible():
             return
-        hp = make_hot_path(fn, device_type, inline)
+        hp = make_hot_path(fn, device_type, inline, pinned_apart)
         fn._hot_path = hp
     hot = hp.ns["_hot"]
     if hot.gen != gen or hot.state is not state:

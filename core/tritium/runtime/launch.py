@@ -17,6 +17,8 @@ from .. import knobs, plugins
 from ..compiler import ASTSource, compile
 from ..compiler.compiler import make_backend
 from ..compiler.stages import inspection_hook_key
+from ..errors import ArgumentDeviceError
+from ..backends.driver import PINNED_HOST, tells_pinned_apart
 from .dispatch import launch_metadata as _launch_metadata
 from .dispatch import remember
 from .driver import driver as _driver
@@ -36,7 +38,7 @@ class KernelState:
     def __init__(self, fn: Any, drv: Any) -> None:
         self.driver = drv
         self.target = drv.get_current_target()
-        self.binder = make_binder(fn, getattr(drv, "device_type", None))
+        self.binder = make_binder(fn, getattr(drv, "device_type", None), tells_pinned_apart(drv))
         self.kernels: dict[Any, Entry] = {}
         self.backend: Any = None
         self.generation = -1
@@ -193,9 +195,10 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
     drv = state.driver
     for name, location in array_locations(fn, key, bound):
         if not drv.accepts_device(location):
-            raise TypeError(f"argument `{name}` of kernel `{fn.__name__}` lives on device '{location}', which the "
-                            f"active driver ({type(drv).__name__}) cannot reach: move it (e.g. x.to(device)) or "
-                            "select a backend for that device")
+            raise ArgumentDeviceError(
+                f"argument `{name}` of kernel `{fn.__name__}` lives on device '{location}', which the active driver "
+                f"({type(drv).__name__}) cannot reach: move it (e.g. x.to(device)){_pinned_hint(drv, location)} or "
+                "select a backend for that device")
     signature, constexprs, attrs, keep = compile_inputs(fn, key, bound)
     opts = dict(options)
     if debug:
@@ -227,6 +230,10 @@ def _compile(fn: Any, state: KernelState, key: tuple, bound: tuple, options: dic
         post(**call)
     n_runtime = sum(1 for p in fn.params if not p.is_constexpr)
     return Entry(kernel, launcher, _selector(keep, n_runtime), make_guard(fn, key, kernel), keep, n_runtime)
+
+
+def _pinned_hint(drv: Any, location: str) -> str:
+    return ", pin it (x.pin_memory())" if location == "cpu" and drv.accepts_device(PINNED_HOST) else ""
 
 
 def _option_error(fn: Any, backend: Any, options: dict, exc: Exception) -> TypeError:

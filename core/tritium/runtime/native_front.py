@@ -108,7 +108,7 @@ def _plan(fn: Any, hp: Any, hot: Any, key: tuple, options: dict, entry: Any) -> 
     tensor = ns.get("_Tensor")     # the frame's tensor class: without it, no tensor has a branch of its own
     if env is None:
         return None
-    params = _params(fn, key, hp.device_type, tensor)
+    params = _params(fn, key, hp.device_type, tensor, hp.pinned_apart)
     if params is None:
         return None
     header, objects, n_runtime = params
@@ -119,7 +119,8 @@ def _plan(fn: Any, hp: Any, hot: Any, key: tuple, options: dict, entry: Any) -> 
             entry.inline, entry, entry.kernel, tensor, limits, tuple(sys.intern(p.name) for p in fn.params))
 
 
-def _params(fn: Any, key: tuple, device_type: Optional[str], tensor: Any) -> Optional[tuple[bytes, tuple, int]]:
+def _params(fn: Any, key: tuple, device_type: Optional[str], tensor: Any,
+            pinned_apart: bool = False) -> Optional[tuple[bytes, tuple, int]]:
     """The header's parameter records and the objects they point at, or None where a parameter's key is one the
     front does not check (the Python frame then launches)."""
     if len(key) != len(fn.params):
@@ -132,7 +133,7 @@ def _params(fn: Any, key: tuple, device_type: Optional[str], tensor: Any) -> Opt
     for p, k in zip(fn.params, key):
         name_index = len(objects)
         objects.append(object() if p._param.kind == inspect.Parameter.POSITIONAL_ONLY else sys.intern(p.name))
-        record = _record(p, k, device_type, tensor, objects)
+        record = _record(p, k, device_type, tensor, objects, pinned_apart)
         if record is None:
             return None
         kind, mode, obj_index = record
@@ -145,7 +146,7 @@ def _params(fn: Any, key: tuple, device_type: Optional[str], tensor: Any) -> Opt
 
 
 def _record(p: Any, k: Any, device_type: Optional[str], tensor: Any,
-            objects: list) -> Optional[tuple[int, int, int]]:
+            objects: list, pinned_apart: bool = False) -> Optional[tuple[int, int, int]]:
     if p.is_constexpr:
         if type(k) is tuple and len(k) == 3 and k[0] == "C" and k[1] in CONSTEXPR_VALUE_TYPES:
             objects += [k[1], k[2]]
@@ -169,7 +170,7 @@ def _record(p: Any, k: Any, device_type: Optional[str], tensor: Any,
     if k == ("C", type(None), None):
         return F.NONE, 0, 0
     if type(k) is tuple and len(k) == 4 and k[0] == "*":
-        where = _location(k[2], device_type, tensor)
+        where = _location(k[2], device_type, tensor, pinned_apart)
         if where is None or type(k[3]) is not bool or (not align and k[3]):
             return None
         objects += [k[1], *where]
@@ -178,7 +179,7 @@ def _record(p: Any, k: Any, device_type: Optional[str], tensor: Any,
     return None
 
 
-def _location(loc: Any, device_type: Optional[str], tensor: Any) -> Optional[tuple]:
+def _location(loc: Any, device_type: Optional[str], tensor: Any, pinned_apart: bool = False) -> Optional[tuple]:
     """(attribute that must be True, attribute that must be False or None): how binder.py's location test
     arrives at ``loc`` for a torch tensor."""
     if tensor is None:
@@ -186,6 +187,6 @@ def _location(loc: Any, device_type: Optional[str], tensor: Any) -> Optional[tup
     own_first = own_type_test(tensor, device_type)
     if own_first and loc == device_type:
         return sys.intern(f"is_{device_type}"), None
-    if loc == "cpu":
+    if loc == "cpu" and not pinned_apart:
         return sys.intern("is_cpu"), (sys.intern(f"is_{device_type}") if own_first else None)
-    return None
+    return None     # a CPU tensor that binder.py tests for pinned memory (a call the front does not make)
