@@ -2,8 +2,10 @@
 
 Operands in e2m1 (fp4, two per byte), e4m3, e5m2, bf16 or fp16 are decoded to float32 exactly, multiplied
 by their per-group scales (e8m0 bytes, 2**(s - 127), over groups of 32 along K; or e4m3 scales over groups
-of 16), and multiplied with ``tl.dot`` in IEEE float32. Every product of decoded values is exact in float32,
-so this differs from hardware MX units only in the order of the final sums.
+of 16), and multiplied with ``tl.dot`` accumulating in float32: in bf16 where every scaled element fits in bf16
+(the fp8 and fp4 formats, bf16 with e8m0 scales), so that GPUs use their bf16 tensor cores, else in IEEE
+float32. Every product of decoded values is exact in float32, so this differs from hardware MX units only in
+the order of the final sums.
 """
 from __future__ import annotations
 
@@ -117,4 +119,20 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
     ls, rs = _unwrap(lhs_scale), _unwrap(rhs_scale)
     a = _apply_scale(s, a, ls, M, K, True, "lhs_scale")
     b = _apply_scale(s, b, rs, N, K, False, "rhs_scale")
+    if _fits_bf16(lf, ls) and _fits_bf16(rf, rs):
+        # every scaled element has at most 8 significant bits: bf16 holds it exactly (bar bf16's coarser
+        # subnormals, below 2**-126), its products are exact in f32 as before, and a GPU runs the dot on its
+        # bf16 tensor cores rather than as fp32 FMAs, as Triton's Hopper lowering does
+        a, b = s.cast(a, core.bfloat16), s.cast(b, core.bfloat16)
     return s.dot(a, b, _unwrap(acc), "ieee", None, core.float32)
+
+
+#: significant bits of an element of each format (the implicit bit included)
+_BITS = {"e2m1": 2, "e4m3": 4, "e5m2": 3, "bf16": 8, "fp16": 11}
+
+
+def _fits_bf16(fmt: str, scale: Optional[Any]) -> bool:
+    """Whether the scaled elements of an operand have at most bf16's 8 significant bits: an e8m0 scale (a power of
+    two) adds none, an e4m3 scale up to 4."""
+    extra = 4 if scale is not None and scale.dtype == core.float8e4nv else 0
+    return _BITS[fmt] + extra <= 8
