@@ -41,3 +41,21 @@ def test_pack_must_divide_the_elements(isolated_tritium):
 
     with pytest.raises(Exception, match="pack=3 must be a positive divisor of the 64 elements"):
         _bad[(1,)](np.zeros(64, np.int8), BLOCK=64)
+
+
+@pytest.mark.parametrize("constraints, pack, dtype, said", [
+    ("=r,r,r", 1, tl.int32, "name 1 output(s) and 2 input(s), but with pack=1 the results take 1 register(s) and "
+                            "the arguments 1"),
+    ("=r,=r,=r,=r,r", 4, tl.int8, "name 4 output(s) and 1 input(s), but with pack=4 the results take 1"),
+])
+def test_constraints_must_name_every_register(isolated_tritium, constraints, pack, dtype, said):
+    """Checked before anything reaches LLVM, whose own message would name neither the kernel nor the line."""
+    @tritium.jit
+    def _k(X, C: tl.constexpr, P: tl.constexpr, D: tl.constexpr, BLOCK: tl.constexpr):
+        x = tl.load(X + tl.arange(0, BLOCK))
+        tl.inline_asm_elementwise("mov.b32 $0, $1;", C, [x], dtype=D, is_pure=False, pack=P)
+
+    with pytest.raises(Exception) as info:
+        _k[(1,)](np.zeros(64, np.int8), C=constraints, P=pack, D=dtype, BLOCK=64)
+    assert said in str(info.value) and "one constraint per register" in str(info.value)
+    assert "tl.inline_asm_elementwise(" in str(info.value)

@@ -84,6 +84,7 @@ class Misc(Part):
             raise CompileTimeError(f"inline_asm_elementwise: pack={pack} must be a positive divisor of the "
                                    f"{numel} elements of the arguments")
         out_tys = [vals[0].type.with_element_ty(d) if block else d for d in dtypes]
+        _check_asm_constraints(constraints, [v.type.scalar for v in vals], list(dtypes), pack)
         b = self.builder
         attrs = {"asm_string": b.str_attr(asm), "constraints": b.str_attr(constraints), "pure": b.bool_attr(is_pure),
                  "packed_element": b.i32_attr(pack)}
@@ -338,3 +339,24 @@ class Misc(Part):
 
     def max_constancy(self, x: T, values: Sequence[int]) -> T:
         return self._hint(x, values, "tt.constancy", "max_constancy")
+
+
+def _asm_registers(ty: tl.dtype, pack: int) -> int:
+    """Registers one group of ``pack`` elements of ``ty`` takes in an inline-asm statement (gpu/lower/inline_asm.py
+    forms them): elements under 32 bits share 32-bit registers, wider ones and pointers take one each."""
+    bits = 64 if ty.is_ptr() else 32 if ty.primitive_bitwidth == 1 else ty.primitive_bitwidth
+    per = min(32 // bits, pack) if bits < 32 else 1
+    return pack // per
+
+
+def _check_asm_constraints(constraints: str, args: list, results: list, pack: int) -> None:
+    entries = [c.strip() for c in constraints.split(",") if c.strip() and not c.strip().startswith("~")]
+    outs = sum(1 for c in entries if c.startswith("="))
+    want_out = sum(_asm_registers(t, pack) for t in results)
+    want_in = sum(_asm_registers(t, pack) for t in args)
+    if outs != want_out or len(entries) - outs != want_in:
+        raise CompileTimeError(
+            f"inline_asm_elementwise: the constraints {constraints!r} name {outs} output(s) and {len(entries) - outs} "
+            f"input(s), but with pack={pack} the results take {want_out} register(s) and the arguments {want_in}",
+            "give one constraint per register, outputs first (\"=r\"), then inputs: an element of 32 bits or more "
+            "(or a pointer) is a register of its own, narrower elements of one group share 32-bit registers")
