@@ -136,6 +136,9 @@ class runtime_knobs(KnobGroup):
     interpret = BoolKnob("TRITON_INTERPRET", doc="Run kernels in the Python interpreter instead of compiling")
     debug = BoolKnob("TRITON_DEBUG", doc="Keep device_assert checks in compiled code")
     default_backend = StrKnob("TRITON_DEFAULT_BACKEND", doc="Backend to use when several drivers are active")
+    override_arch = StrKnob("TRITON_OVERRIDE_ARCH", doc="Compile for this architecture instead of the current "
+                            "device's, spelled as the active backend spells it (sm80, sm90...); a launch's `arch` "
+                            "option wins over it")
     add_stages_inspection_hook = ObjectKnob(
         None, doc="fn(self, stages, options, language, capability): inspect or change the stage pipeline; "
         "called with no arguments it returns a (key, hash) pair for the cache")

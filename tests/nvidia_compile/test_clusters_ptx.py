@@ -156,8 +156,9 @@ def test_one_cta_per_program_is_unchanged(isolated_tritium):
     assert "%ctaid.x" in ptx and "%nctaid.x" in ptx
 
 
-@pytest.mark.parametrize("ctas,arch,expect", [(2, 80, "need sm_90 or newer, and the target is sm_80"),
-                                              (4, 89, "need sm_90 or newer"),
+@pytest.mark.parametrize("ctas,arch,expect", [(2, 80, "requires NVIDIA SM90+ (Hopper): num_ctas=2 runs each program "
+                                                         "on a thread-block cluster, and the target is sm_80"),
+                                              (4, 89, "requires NVIDIA SM90+ (Hopper)"),
                                               (3, 90, "1, 2, 4 or 8 CTAs"), (16, 90, "1, 2, 4 or 8 CTAs"),
                                               (0, 90, "1, 2, 4 or 8 CTAs")])
 def test_unsupported_cluster_sizes_are_refused(isolated_tritium, ctas, arch, expect):

@@ -32,6 +32,11 @@ class UnsupportedTarget(ValueError):
     pass
 
 
+class NumWarpsError(ValueError, AssertionError):
+    """num_warps is not a power of 2 from 1 to 32: a ValueError, and an AssertionError as Triton's CUDAOptions
+    raises for it (code written for Triton catches that)."""
+
+
 @dataclass(frozen=True)
 class CUDAOptions:
     num_warps: int = 4
@@ -41,6 +46,9 @@ class CUDAOptions:
     maxnreg: Optional[int] = None
     ptx_version: Optional[int] = None
     enable_fp_fusion: bool = True
+    #: Triton's: fp32 tl.math.exp2 flushes subnormal results to zero (ex2.approx.ftz.f32); False keeps them. (Triton
+    #: also sets libdevice's __CUDA_FTZ by it; tritium's libdevice keeps subnormals either way)
+    enable_reflect_ftz: bool = True
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     supported_fp8_dtypes: tuple = ("fp8e4b15", "fp8e5")
@@ -113,7 +121,7 @@ class CUDABackend(BaseBackend):
 
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
-        override = nv_knobs.override_arch
+        override = knobs.runtime.override_arch
         self.capability = parse_arch(override) if override else parse_arch(target.arch)
         if self.capability < MIN_CAPABILITY:
             raise UnsupportedTarget(
@@ -138,16 +146,29 @@ class CUDABackend(BaseBackend):
             raise TypeError(f"unknown launch option(s) {', '.join(unknown)}; the NVIDIA backend accepts "
                             f"{', '.join(sorted(known))}")
         opts = {k: v for k, v in options.items() if v is not None}
-        opts.setdefault("arch", f"sm{self.capability}")
+        # read at each compilation, as Triton reads it (the backend object outlives a change of the knob)
+        opts.setdefault("arch", knobs.runtime.override_arch or f"sm{parse_arch(self.target.arch)}")
+        # the `arch` option compiles for another architecture than the target's, as in Triton (warmup(...,
+        # arch="sm80")): every stage reads it (capability_of)
+        capability = parse_arch(opts["arch"])
+        if capability < MIN_CAPABILITY:
+            raise UnsupportedTarget(f"arch={opts['arch']!r}: tritium-nvidia compiles for sm_80 and newer GPUs (Ampere, "
+                                    "Ada, Hopper, Blackwell); use arch='sm80' or newer")
         warps = opts.get("num_warps", 4)
         if not isinstance(warps, int) or warps < 1 or warps & (warps - 1) or warps > 32:
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {warps!r}")
-        _check_num_ctas(opts.get("num_ctas", 1), self.capability)
+            raise NumWarpsError(f"num_warps must be a power of 2 between 1 and 32, got {warps!r}")
+        _check_num_ctas(opts.get("num_ctas", 1), capability)
         if "supported_fp8_dtypes" not in opts:
-            fp8 = {"fp8e4b15", "fp8e5"} | ({"fp8e4nv"} if self.capability >= 89 else set())
+            fp8 = {"fp8e4b15", "fp8e5"} | ({"fp8e4nv"} if capability >= 89 else set())
             opts["supported_fp8_dtypes"] = tuple(sorted(fp8))
         from tritium.gpu import stages as gs   # with the pass library: loaded to compile, not to launch
         return CUDAOptions(**gs.finish_options(opts))
+
+    def capability_of(self, options: Any) -> int:
+        """The architecture ``options`` compile for: their ``arch`` (parse_options sets it, the target's by
+        default)."""
+        arch = getattr(options, "arch", None)
+        return parse_arch(arch) if arch else self.capability
 
     def pipeline(self, stage: str, options: Any) -> Any:
         from tritium.gpu import stages as gs
@@ -156,9 +177,10 @@ class CUDABackend(BaseBackend):
     # -- stages ------------------------------------------------------------------------------------------
     def add_stages(self, stages: dict, options: Any, language: Language = Language.TRITON) -> None:
         from tritium.gpu import stages as gs
-        isa = options.ptx_version or toolchain.ptx_isa(self.capability)
-        tm = target_machine(self.capability, isa)
-        target = NvidiaTarget(self.capability, options, str(tm.target_data))
+        capability = self.capability_of(options)
+        isa = options.ptx_version or toolchain.ptx_isa(capability)
+        tm = target_machine(capability, isa)
+        target = NvidiaTarget(capability, options, str(tm.target_data))
         stages["ttir"] = lambda src, md: gs.make_ttir(src, md, options, self, self.pipeline("ttir", options))
         stages["ttgir"] = lambda src, md: gs.make_ttgir(src, md, options, self, target)
         stages["llir"] = lambda src, md: self.make_llir(src, md, options, target, tm)
@@ -200,13 +222,13 @@ class CUDABackend(BaseBackend):
         return str(mod)
 
     def _assemble(self, ptx: str, kernel: str, options: CUDAOptions) -> tuple[bytes, toolchain.PtxasReport]:
-        return _assemble(ptx, self.capability, kernel, _ptxas_extra(options), toolchain.find_ptxas(),
+        return _assemble(ptx, self.capability_of(options), kernel, _ptxas_extra(options), toolchain.find_ptxas(),
                          nv_knobs.ptxas_options)
 
     def make_ptx(self, src: str, metadata: dict, options: CUDAOptions, tm: Any, isa: int) -> str:
         ptx = _emit_ptx(tm, src, metadata["name"], lsr.keeps_lsr(src, options.num_stages))
         metadata["ptx_version"] = isa
-        metadata["arch"] = toolchain.arch_name(self.capability)
+        metadata["arch"] = toolchain.arch_name(self.capability_of(options))
         if nv_knobs.dump_nvptx:
             print(f"// -----// NVPTX of {metadata['name']} //----- //\n{ptx}", file=sys.stderr)
         return ptx
@@ -230,8 +252,9 @@ def _check_num_ctas(n: Any, capability: int) -> None:
         raise ValueError(f"num_ctas={n!r}: a program spans 1, 2, 4 or 8 CTAs (a thread-block cluster of at most 8, "
                          "the portable size); use num_ctas=1, 2, 4 or 8")
     if capability < 90:
-        raise ValueError(f"num_ctas={n}: thread-block clusters (several CTAs per program) need sm_90 or newer, and "
-                         f"the target is sm_{capability}; use num_ctas=1 (one CTA per program; results are the same)")
+        raise ValueError(f"num_ctas > 1 requires NVIDIA SM90+ (Hopper): num_ctas={n} runs each program on a thread-block "
+                         f"cluster, and the target is sm_{capability}; use num_ctas=1 (one CTA per program; results "
+                         "are the same)")
 
 
 def _link_libdevice(mod: Any, kernel: str, datalayout: str) -> None:

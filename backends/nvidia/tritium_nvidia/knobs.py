@@ -17,8 +17,6 @@ class nvidia_knobs(KnobGroup):
     dump_nvptx = BoolKnob("NVPTX_ENABLE_DUMP", doc="Print the PTX of every compiled kernel to stderr")
     dump_ptxas = BoolKnob("TRITIUM_NVIDIA_PTXAS_VERBOSE", doc="Print ptxas's resource report (registers, "
                           "spills, shared memory) of every kernel")
-    override_arch = StrKnob("TRITON_OVERRIDE_ARCH", doc="Compile for this architecture (sm90, sm80...) instead "
-                            "of the current device's")
     regroup = StrKnob("TRITIUM_NVIDIA_REGROUP", default="auto", choices=("auto", "1", "0"), doc="Order of the "
                       "PTX: 1 reorders the optimized LLVM IR element by element (SLP under a 128-bit cost model; "
                       "PERF.md), 0 keeps the lowering's op-major order, auto (default) assembles both for kernels "
