@@ -252,9 +252,9 @@ def _check_num_ctas(n: Any, capability: int) -> None:
         raise ValueError(f"num_ctas={n!r}: a program spans 1, 2, 4 or 8 CTAs (a thread-block cluster of at most 8, "
                          "the portable size); use num_ctas=1, 2, 4 or 8")
     if capability < 90:
-        raise ValueError(f"num_ctas > 1 requires NVIDIA SM90+ (Hopper): num_ctas={n} runs each program on a thread-block "
-                         f"cluster, and the target is sm_{capability}; use num_ctas=1 (one CTA per program; results "
-                         "are the same)")
+        raise ValueError(f"num_ctas > 1 requires NVIDIA SM90+ (Hopper): num_ctas={n} runs each program on a "
+                         f"thread-block cluster, and the target is sm_{capability}; use num_ctas=1 (one CTA per "
+                         "program; results are the same)")
 
 
 def _link_libdevice(mod: Any, kernel: str, datalayout: str) -> None:
