@@ -7,7 +7,6 @@ import importlib
 from types import ModuleType
 from typing import Optional
 
-from ... import plugins
 from . import libdevice  # noqa: F401
 
 #: core's own subpackages here, imported on first access like the plugins' modules
@@ -18,6 +17,7 @@ OWN_MODULES = ("libdevice", *_OWN)
 
 def provider(name: str) -> Optional[str]:
     """The import path of the module the active plugins provide as ``tl.extra.<name>``, or None."""
+    from ... import plugins    # here: `import tritium` must not load the plugin machinery (pluggy)
     found = plugins.registry().language_extras.get(name)
     return found[0].module if found is not None else None
 
@@ -30,6 +30,7 @@ def __getattr__(name: str) -> ModuleType:
         raise AttributeError(name)
     path = provider(name)
     if path is None:
+        from ... import plugins
         offered = sorted(set(plugins.registry().language_extras) | set(OWN_MODULES))
         raise AttributeError(f"tl.extra has no module {name!r}: no active plugin provides it (tl.extra offers "
                              f"{', '.join(offered)}). A target's own module comes with its backend's distribution "
