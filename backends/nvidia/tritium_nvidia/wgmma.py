@@ -35,6 +35,7 @@ from .knobs import nvidia
 # from here
 from .wgmma_operands import (_SWIZZLE_MODE, _compatible, _desc_for, _descriptor, _last_later_loop,  # noqa: F401
                              _loop_invariant_tile, _operand_tile, _pinned)
+from .wgmma_promote import promoted, promotion_chunk
 from .wgmma_wait import _CONSTRAINT, wait_group, wait_lines  # noqa: F401
 #: dot kind (mma.py's names) -> (PTX operand types, bytes per element, accumulator LLVM type)
 KINDS = {"f16": ("f16.f16", 2, "float"), "bf16": ("bf16.bf16", 2, "float"), "tf32": ("tf32.tf32", 4, "float"),
@@ -173,51 +174,62 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
         for k0 in range(0, K, kstep):
             if a is None:
                 packed_a[(m0, k0)] = _pack_a(lo, a_regs, m0, k0, a_ty)
-    fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')
     nregs = n_inst // 2
     # a zero accumulator is not read (scale-d false): no registers to set up between the instructions, where
     # ptxas would insert a warpgroup.arrive for their moves
     zero = all(x in ("0", "0x0000000000000000", "0.0") for x in cregs)
-    for m0 in range(0, M, 64 * wg):
-        for n0 in range(0, N // wg_n, n_inst):
-            idx = [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)]
-            cur = [out[i] for i in idx]
-            for k0 in range(0, K, kstep):
-                db = _desc_for(lo, b, b_addr0, n0, col0, k0, 0, descs)
-                trans_b = 0 if b.smem.fast == 0 else 1
-                fresh = zero and k0 == 0
-                outs = ", ".join(f"${i}" for i in range(nregs))
-                st = "{ " + ", ".join([acc_ty] * nregs) + " }"
-                inst = f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{kstep}.{dty}.{ptx_types}"
-                # scale-d is a predicate (1: accumulate into d), set from an immediate: a register for it is written
-                # between the instructions, which ptxas counts as setting up their operands (it serializes them)
-                scale_d = 0 if fresh else 1
-                if a is None:
-                    packed = packed_a[(m0, k0)]
-                    a_live += packed
-                    ins = ", ".join(f"${nregs + i}" for i in range(4))
-                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
-                           f"{inst} {{{outs}}}, {{{ins}}}, ${nregs + 4}, p, 1, 1, {trans_b}; }}")
-                    tied = [] if fresh else [str(i) for i in range(nregs)]
-                    cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l"] + tied)
-                    args = [f"i32 {x}" for x in packed] + [f"i64 {db}"] + \
-                        ([] if fresh else [f"float {x}" for x in cur])
-                else:
-                    da = _desc_for(lo, a, a_addr0, m0, None if row0 == "0" else row0, k0, 1, descs)
-                    trans_a = 0 if a.smem.fast == 1 else 1
-                    # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
-                    tail = "" if acc_ty == "i32" else ", 1, 1"
-                    if KINDS[kind][1] == 2:
-                        tail += f", {trans_a}, {trans_b}"
-                    asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
-                           f"{inst} {{{outs}}}, ${nregs}, ${nregs + 1}, p{tail}; }}")
-                    tied = [] if fresh else [str(i) for i in range(nregs)]
-                    cons = ",".join([f"={rc}"] * nregs + ["l", "l"] + tied)
-                    args = [f"i64 {da}", f"i64 {db}"] + ([] if fresh else [f"{acc_ty} {x}" for x in cur])
-                res = fn.inst(f'call {st} asm sideeffect "{asm}", "{cons}"({", ".join(args)})')
-                cur = [fn.inst(f"extractvalue {st} {res}, {i}") for i in range(nregs)]
-            for i, x in zip(idx, cur):
-                out[i] = x
+
+    def issue(m0: int, n0: int, k0: int, cur: list[str], fresh: bool) -> list[str]:
+        """One instruction: the 64 x n_inst tile at (m0, n0) of this warpgroup, K step k0, into ``cur``."""
+        db = _desc_for(lo, b, b_addr0, n0, col0, k0, 0, descs)
+        trans_b = 0 if b.smem.fast == 0 else 1
+        outs = ", ".join(f"${i}" for i in range(nregs))
+        st = "{ " + ", ".join([acc_ty] * nregs) + " }"
+        inst = f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{kstep}.{dty}.{ptx_types}"
+        # scale-d is a predicate (1: accumulate into d), set from an immediate: a register for it is written
+        # between the instructions, which ptxas counts as setting up their operands (it serializes them)
+        scale_d = 0 if fresh else 1
+        if a is None:
+            packed = packed_a[(m0, k0)]
+            a_live.extend(packed)
+            ins = ", ".join(f"${nregs + i}" for i in range(4))
+            asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
+                   f"{inst} {{{outs}}}, {{{ins}}}, ${nregs + 4}, p, 1, 1, {trans_b}; }}")
+            tied = [] if fresh else [str(i) for i in range(nregs)]
+            cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l"] + tied)
+            args = [f"i32 {x}" for x in packed] + [f"i64 {db}"] + ([] if fresh else [f"float {x}" for x in cur])
+        else:
+            da = _desc_for(lo, a, a_addr0, m0, None if row0 == "0" else row0, k0, 1, descs)
+            trans_a = 0 if a.smem.fast == 1 else 1
+            # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
+            tail = "" if acc_ty == "i32" else ", 1, 1"
+            if KINDS[kind][1] == 2:
+                tail += f", {trans_a}, {trans_b}"
+            asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
+                   f"{inst} {{{outs}}}, ${nregs}, ${nregs + 1}, p{tail}; }}")
+            tied = [] if fresh else [str(i) for i in range(nregs)]
+            cons = ",".join([f"={rc}"] * nregs + ["l", "l"] + tied)
+            args = [f"i64 {da}", f"i64 {db}"] + ([] if fresh else [f"{acc_ty} {x}" for x in cur])
+        res = fn.inst(f'call {st} asm sideeffect "{asm}", "{cons}"({", ".join(args)})')
+        return [fn.inst(f"extractvalue {st} {res}, {i}") for i in range(nregs)]
+
+    tiles = [(m0, n0, [ci[(m0 + o[0], n0 + o[1])] for o in _inst_offsets(n_inst)])
+             for m0 in range(0, M, 64 * wg) for n0 in range(0, N // wg_n, n_inst)]
+    chunk = promotion_chunk(op, kind, K, kstep)
+    if chunk is not None:
+        out = promoted(lo, op, issue, tiles, out, zero, K, kstep, chunk, a_live, acc_ty)
+        if scratch_used:
+            lo.scratch_read_done()
+        if c.ty != acc_ty:
+            out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
+        return Tensor(acc_lay, out, c.ty)
+    fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')
+    for m0, n0, idx in tiles:
+        cur = [out[i] for i in idx]
+        for k0 in range(0, K, kstep):
+            cur = issue(m0, n0, k0, cur, zero and k0 == 0)
+        for i, x in zip(idx, cur):
+            out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
     pending = lo.__dict__.setdefault("_wgmma_pending", [])
     rec = getattr(lo, "carried_dot", None)      # gpu/lower/carry_dot.py: a dot of the last iteration still runs

@@ -64,6 +64,8 @@ def _carried_kind(ctx: Context, o: Any, register_a: bool, acc_regs: int) -> bool
     kind = ir.StringAttr(o.attributes["ttg.dot"]).value if "ttg.dot" in o.attributes else None
     if kind is None:
         return False
+    if "max_num_imprecise_acc" in o.attributes and ir.IntegerAttr(o.attributes["max_num_imprecise_acc"]).value > 0:
+        return False    # its accumulator is added to in registers, chunk by chunk: the dot waits for itself
     return ctx.target.carries_dot(kind, register_a, acc_regs) if register_a else ctx.target.carries_dot(kind)
 
 

@@ -1,0 +1,59 @@
+"""``tl.dot(..., max_num_imprecise_acc=n)`` on fp8 wgmma dots (sm_90a PTX, no GPU): the accumulator is promoted
+every n products along K, as in Triton: each chunk runs into a fresh accumulator (scale-d 0), is waited for and
+added to the fp32 accumulator in registers (one add per accumulator element and chunk: Triton's test_core.py
+test_dot_max_num_imprecise_acc counts BLOCK_M * BLOCK_N / threads * BLOCK_K / n). Without it (n = 0, the default)
+the tensor cores accumulate the whole K. tests/gpu/test_wgmma_promotion.py checks the values on an H200."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium.backends.compiler import GPUTarget
+from tritium.compiler import ASTSource
+
+pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
+                                reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
+
+
+@tritium.jit
+def _matmul(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, LOW: tl.constexpr):
+    m, n, k = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    a_ptrs = A + m[:, None] * K + k[None, :]
+    b_ptrs = B + k[:, None] * BN + n[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K // BK):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc=acc, max_num_imprecise_acc=LOW)
+        a_ptrs += BK
+        b_ptrs += BK * BN
+    tl.store(C + m[:, None] * BN + n[None, :], acc)
+
+
+def _ptx(low, dtype="fp8e4nv", BM=128, BN=256, BK=128, warps=8):
+    from tritium import plugins
+    reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
+    with plugins.use(reg):
+        k = tritium.compile(ASTSource(_matmul, {"A": f"*{dtype}", "B": f"*{dtype}", "C": "*fp32", "K": "i32"},
+                                      {"BM": BM, "BN": BN, "BK": BK, "LOW": low}, {}),
+                            target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": 3})
+    return k.asm["ptx"]
+
+
+@pytest.mark.parametrize("low", [32, 64, 128])
+@pytest.mark.parametrize("dtype", ["fp8e4nv", "fp8e5"])
+def test_one_promotion_per_chunk(isolated_tritium, low, dtype):
+    ptx = _ptx(low, dtype)
+    adds = len(re.findall(r"\badd(?:\.rn)?\.f32\b", ptx))
+    assert adds == (128 * 256) // (32 * 8) * (128 // low)
+    # every chunk starts from a fresh accumulator: scale-d 0 once per chunk
+    assert len(re.findall(r"setp\.ne\.b32 p, 0, 0; wgmma", ptx)) == 128 // low
+
+
+def test_no_promotion_by_default(isolated_tritium):
+    ptx = _ptx(None)
+    assert not re.findall(r"\badd(?:\.rn)?\.f32\b", ptx)
+    assert len(re.findall(r"setp\.ne\.b32 p, 1, 0; wgmma", ptx)) == 4
