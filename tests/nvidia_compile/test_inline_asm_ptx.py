@@ -88,3 +88,14 @@ def test_several_results_and_mixed_widths(isolated_tritium):
 def test_impure_statement_without_used_result_is_kept(isolated_tritium):
     ptx = _compile(_copy_shifted, {"X": "*u8", "Y": "*u8"}, {"BLOCK": 512})
     assert len(re.findall(r"st\.global\.b8", ptx)) == 4
+
+
+@tritium.jit
+def _lane_id(O):
+    lane = tl.inline_asm_elementwise("mov.u32 $0, %laneid;", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(O + tl.arange(0, 128), tl.full([128], lane, tl.int32))
+
+
+def test_no_arguments_is_one_statement_on_scalars(isolated_tritium):
+    ptx = _compile(_lane_id, {"O": "*i32"}, {})
+    assert len(re.findall(r"mov\.u32 %r\d+, %laneid;", ptx)) == 1

@@ -87,8 +87,6 @@ def test_enable_reflect_ftz_default_and_true_flush(isolated_tritium, ftz):
     assert re.search(r"ex2\.approx\.ftz\.f32", ptx)
 
 
-@pytest.mark.xfail(strict=True, reason="NvidiaTarget.math (target.py) does not read options.enable_reflect_ftz yet: "
-                   "math.exp2 is always ex2.approx.ftz")
 def test_enable_reflect_ftz_false_keeps_subnormals(isolated_tritium):
     ptx = _exp2_ptx(enable_reflect_ftz=False)
     assert re.search(r"ex2\.approx\.f32", ptx) and not re.search(r"ex2\.approx\.ftz\.f32", ptx)

@@ -40,9 +40,8 @@ def _require_nvidia(what: str, semantic: Any) -> Any:
 
 def _register(what: str, asm: str, constraint: str, dtype: Any, pure: bool, semantic: Any) -> Any:
     _require_nvidia(what, semantic)
-    # one unused 32-bit operand: tritium's inline_asm_elementwise takes its result's shape from its arguments and
-    # wants at least one (Triton's takes none and returns a scalar); a scalar zero gives the same scalar statement
-    return inline_asm_elementwise(asm, constraint + ",r", [0], dtype=dtype, is_pure=pure, pack=1, _semantic=semantic)
+    # no arguments: one statement on scalars
+    return inline_asm_elementwise(asm, constraint, [], dtype=dtype, is_pure=pure, pack=1, _semantic=semantic)
 
 
 @builtin

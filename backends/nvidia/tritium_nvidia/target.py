@@ -217,9 +217,11 @@ class NvidiaTarget(TmaHooks, StageBarrierHooks):
                 x = fn.inst(f"fmul float {args[0]}, {const('float', LOG2E)}")
                 return self._intr1(fn, module, "llvm.nvvm.ex2.approx.f", x)
             if name == "math.exp2":
-                # flushing subnormal results to zero, as Triton's exp2 does: without .ftz ptxas wraps every ex2
-                # in a range test and two scalings (attention's inner loop: 136 more FMUL, 68 FSETP)
-                return self._intr1(fn, module, "llvm.nvvm.ex2.approx.ftz.f", args[0])
+                # flushing subnormal results to zero, as Triton's exp2 does unless enable_reflect_ftz=False: without
+                # .ftz ptxas wraps every ex2 in a range test and two scalings (attention's inner loop: 136 more FMUL)
+                ftz = getattr(self.options, "enable_reflect_ftz", True)
+                return self._intr1(fn, module, "llvm.nvvm.ex2.approx.ftz.f" if ftz else "llvm.nvvm.ex2.approx.f",
+                                   args[0])
             if name == "math.log":
                 y = self._intr1(fn, module, "llvm.nvvm.lg2.approx.f", args[0])
                 return fn.inst(f"fmul float {y}, {const('float', LN2)}")

@@ -88,9 +88,10 @@ class Builder:
             v = operands.get(base)
             vals = [] if v is None else (list(v) if isinstance(v, (list, tuple)) else [v])
             if "*" in spec:
-                limit = int(spec.split("*")[1])
-                if not 1 <= len(vals) <= limit:
-                    raise ValueError(f"tt.{name} takes 1 to {limit} {base} values, got {len(vals)}")
+                limit = int(spec.rstrip("?").split("*")[1])
+                least = 0 if spec.endswith("?") else 1
+                if not least <= len(vals) <= limit:
+                    raise ValueError(f"tt.{name} takes {least} to {limit} {base} values, got {len(vals)}")
                 seg += [1] * len(vals) + [0] * (limit - len(vals))
             else:
                 seg.append(len(vals))

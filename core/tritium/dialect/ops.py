@@ -1,7 +1,7 @@
 """Declaration of the ``tt`` dialect, from which its IRDL definition is generated.
 
-An operand or result spec is ``name`` (exactly one), ``name?`` (optional) or ``name*N`` (up to N
-values, each of its own type). Optional and repeated groups are encoded with the standard
+An operand or result spec is ``name`` (exactly one), ``name?`` (optional), ``name*N`` (1 to N values,
+each of its own type) or ``name*N?`` (0 to N). Optional and repeated groups are encoded with the standard
 ``operandSegmentSizes``/``resultSegmentSizes`` attributes; :func:`tritium.compiler.builder` fills
 them in. Ops print in MLIR's generic form (``"tt.load"(%p) : (...) -> ...``).
 """
@@ -26,8 +26,8 @@ class OpDef:
         out = []
         for spec in specs:
             if "*" in spec:
-                base, count = spec.split("*")
-                out.append((f"{base}0", "single"))
+                base, count = spec.rstrip("?").split("*")
+                out.append((f"{base}0", "optional" if spec.endswith("?") else "single"))
                 out += [(f"{base}{i}", "optional") for i in range(1, int(count))]
             elif spec.endswith("?"):
                 out.append((spec[:-1], "optional"))
@@ -82,10 +82,10 @@ OPS: dict[str, OpDef] = {op.name: op for op in [
         doc="an elementwise library function; for libname \"libdevice\" (tl.extra.libdevice) symbol is "
             "<function>_<argument types>, e.g. mulhi_u32_u32 or float2int_rd_f32 (types i32 u32 i64 u64 f32 f64), "
             "and every backend provides the whole set; other libnames are backend-specific"),
-    _op("elementwise_inline_asm", ("srcs*16", ), ("results*8", ), pure=False,
+    _op("elementwise_inline_asm", ("srcs*16?", ), ("results*8", ), pure=False,
         attrs={"asm_string": "str", "constraints": "str", "pure": "bool", "packed_element": "i32"},
         doc="target assembly applied to each group of `packed_element` elements of the same-shaped srcs "
-            "(tl.inline_asm_elementwise); elements narrower than 32 bits share 32-bit registers within a group. "
+            "(tl.inline_asm_elementwise; with no srcs, once, on scalars); elements narrower than 32 bits share 32-bit registers within a group. "
             "Kept even when pure is true (the tile passes do not read assembly); GPU backends only"),
     # matrix and reductions
     _op("dot", ("a", "b", "c"), attrs={"input_precision": "ieee|tf32|tf32x3|bf16x3|bf16x6",

@@ -70,15 +70,12 @@ class Misc(Part):
 
     def inline_asm_elementwise(self, asm: str, constraints: str, args: Sequence[Any], dtypes: Sequence[tl.dtype],
                                is_pure: bool, pack: int) -> tuple[T, ...]:
-        if not args:
-            raise CompileTimeError("inline_asm_elementwise needs at least one argument (its results take the "
-                                   "arguments' broadcast shape)")
-        if len(args) > 16 or len(dtypes) > 8:
-            raise CompileTimeError(f"inline_asm_elementwise takes up to 16 arguments and 8 results, got "
-                                   f"{len(args)} and {len(dtypes)}")
+        if len(dtypes) > 8:
+            raise CompileTimeError(f"inline_asm_elementwise gives up to 8 results, got {len(dtypes)}")
         vals = [self.sem.to_tensor(a) for a in args]
         vals = list(self.sem.broadcast_tensors(*vals)) if len(vals) > 1 else vals
-        block = vals[0].type.is_block()
+        # results take the arguments' broadcast shape; without arguments they are scalars
+        block = bool(vals) and vals[0].type.is_block()
         numel = vals[0].type.numel if block else 1
         if pack < 1 or numel % pack:
             raise CompileTimeError(f"inline_asm_elementwise: pack={pack} must be a positive divisor of the "
