@@ -36,7 +36,8 @@ def dev(request):
     """The emulator with tt-split-dot in its ttir pipeline, or an NVIDIA GPU (the `gpu` marker follows the name)."""
     if request.param == "cuda":
         request.getfixturevalue("cuda")
-        return "cuda"
+        yield "cuda"
+        return
     from tritium import knobs, plugins
     request.getfixturevalue("isolated_tritium")
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "gpu-emu": "tritium.gpu.emulator",

@@ -129,6 +129,8 @@ class CUDABackend(BaseBackend):
                 f"sm_{self.capability} ({target}). Run on a newer GPU, or compile for one with "
                 f"GPUTarget('cuda', 80, 32) or TRITON_OVERRIDE_ARCH=sm80")
         self.binary_ext = "cubin"
+        if self.capability >= 90:   # TMA reduces fp16/bf16 boxes by min and max (cp.reduce.async.bulk.tensor)
+            self.capabilities = CAPABILITIES | {"descriptor-reduce-half-minmax"}
 
     def hash(self) -> str:
         import llvmlite

@@ -167,7 +167,9 @@ def block_store(ctx: Context, c: Composite, offsets: list, value_v: Any, checked
         pred = ctx.and_pred(m, tpred)
         v = mem_value(ctx, val.regs[r], val.ty)
         if kind:
-            k = kind if not (kind == "add" and c.elem in ("half", "bfloat", "float", "double")) else "fadd"
+            k = kind
+            if c.elem in ("half", "bfloat", "float", "double") and kind in ("add", "min", "max"):
+                k = "f" + kind      # (fp16/bf16 min and max: a target with native ones that took this path)
             ctx.target.atomic_rmw(ctx.fn, ctx.module, k, a, c.elem, v, pred, "relaxed", "gpu")
         else:
             ctx.target.store(ctx.fn, ctx.module, a, c.elem, [v], BYTES.get(c.elem, 8), pred)

@@ -10,6 +10,9 @@ from .ops import Part
 
 T = tl.tensor
 
+#: the capability of a target whose tensor-memory unit reduces fp16/bf16 blocks by min and max (as Triton allows
+#: them with native TMA only: elsewhere they are refused, as Triton's fallback refuses them)
+NATIVE_HALF_MINMAX = "descriptor-reduce-half-minmax"
 _REDUCE_DTYPES = {
     "add": (tl.uint32, tl.int32, tl.uint64, tl.float32, tl.float16, tl.bfloat16),
     "min": (tl.uint32, tl.int32, tl.uint64, tl.int64),
@@ -111,7 +114,9 @@ class Descriptors(Part):
 
     def descriptor_reduce(self, kind: str, desc: Any, value: Any, offsets: Any) -> T:
         idx = self._desc_offsets(desc, offsets)
-        if desc.dtype not in _REDUCE_DTYPES[kind]:
+        native = kind in ("min", "max") and desc.dtype in (tl.float16, tl.bfloat16) and \
+            NATIVE_HALF_MINMAX in self.sem.capabilities
+        if desc.dtype not in _REDUCE_DTYPES[kind] and not native:
             raise CompileTimeError(f"descriptor atomic_{kind} does not support {desc.dtype}; supported: "
                                    f"{', '.join(str(d) for d in _REDUCE_DTYPES[kind])}")
         value = self._desc_value(desc, value)
