@@ -3,22 +3,17 @@ TMA takes per-element atomics): the values against torch. The instructions are c
 tests/nvidia_compile/test_descriptor_half_minmax_ptx.py."""
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
 
 import tritium as triton
-import tritium.language as tl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from found_kernels import descriptor_minmax  # noqa: E402
 
 
-@triton.jit
-def _reduce(out_ptr, a_ptr, M, N, MB: tl.constexpr, NB: tl.constexpr, KIND: tl.constexpr, SHIFT: tl.constexpr):
-    mo = tl.program_id(0) * MB
-    no = tl.program_id(1) * NB
-    val = tl.load(a_ptr + (mo + tl.arange(0, MB)[:, None]) * N + no + tl.arange(0, NB)[None, :])
-    desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[MB, NB])
-    if KIND == "min":
-        desc.atomic_min([mo, no + SHIFT], val)
-    else:
-        desc.atomic_max([mo, no + SHIFT], val)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -40,5 +35,5 @@ def test_half_minmax_reduction(cuda, dtype, kind, shift):
         src = a[:, j * NB: j * NB + (hi - lo)]
         expect[:, lo:hi] = torch.minimum(expect[:, lo:hi], src) if kind == "min" else \
             torch.maximum(expect[:, lo:hi], src)
-    _reduce[(M // MB, N // NB)](out, a, M, N, MB=MB, NB=NB, KIND=kind, SHIFT=shift)
+    descriptor_minmax[(M // MB, N // NB)](out, a, M, N, MB=MB, NB=NB, KIND=kind, SHIFT=shift)
     torch.testing.assert_close(out, expect, rtol=0, atol=0)

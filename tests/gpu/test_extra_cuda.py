@@ -3,10 +3,16 @@ test_smid): the timer advances over a loop, the SM ids are ids of this GPU's SMs
 threads. The PTX is checked without a GPU in tests/nvidia_compile/test_extra_cuda_ptx.py."""
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
 
 import tritium as triton
 import tritium.language as tl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from found_kernels import timed_loop, smid_per_program  # noqa: E402
 
 
 @triton.jit
@@ -16,20 +22,8 @@ def _threads(Out):
     tl.store(Out + offs, 1)
 
 
-@triton.jit
-def _timed(Out1, Out2, func: tl.constexpr):
-    start = func()
-    off = tl.arange(0, 128)
-    for i in range(10000):
-        tl.store(Out1 + off, tl.load(Out1 + off) + 1)
-    end = func()
-    tl.store(Out2, start)
-    tl.store(Out2 + 1, end)
 
 
-@triton.jit
-def _smid(Out):
-    tl.store(Out + tl.program_id(0), tl.extra.cuda.smid())
 
 
 @pytest.mark.parametrize("warps", [1, 8])
@@ -44,7 +38,7 @@ def test_globaltimer(cuda):
     import torch
     out1 = torch.zeros(128, dtype=torch.int64, device="cuda")
     out2 = torch.zeros(2, dtype=torch.int64, device="cuda")
-    h = _timed[(1, )](out1, out2, tl.extra.cuda.globaltimer)
+    h = timed_loop[(1, )](out1, out2, tl.extra.cuda.globaltimer)
     torch.cuda.synchronize()
     assert int(out2[1]) - int(out2[0]) > 0 and int(out2[0]) > 0
     assert bool((out1 == 10000).all())
@@ -54,7 +48,7 @@ def test_globaltimer(cuda):
 def test_smid(cuda):
     import torch
     out = torch.full((1024, ), -1, dtype=torch.int32, device="cuda")
-    h = _smid[(out.shape[0], )](out)
+    h = smid_per_program[(out.shape[0], )](out)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert int(out.min()) >= 0 and int(out.max()) < sms
     assert out.unique().shape[0] > 1          # 1024 programs do not all run on one SM

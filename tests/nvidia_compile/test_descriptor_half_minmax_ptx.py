@@ -8,28 +8,21 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
 import tritium
-import tritium.language as tl
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
+from found_kernels import descriptor_minmax  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
 
-@tritium.jit
-def _reduce(out_ptr, a_ptr, M, N, MB: tl.constexpr, NB: tl.constexpr, KIND: tl.constexpr, SHIFT: tl.constexpr):
-    mo = tl.program_id(0) * MB
-    no = tl.program_id(1) * NB
-    val = tl.load(a_ptr + (mo + tl.arange(0, MB)[:, None]) * N + no + tl.arange(0, NB)[None, :])
-    desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[MB, NB])
-    if KIND == "min":
-        desc.atomic_min([mo, no + SHIFT], val)
-    else:
-        desc.atomic_max([mo, no + SHIFT], val)
 
 
 def _compile(cap, dtype, kind, shift=0):
@@ -37,8 +30,8 @@ def _compile(cap, dtype, kind, shift=0):
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     aligned = {n: [["tt.divisibility", 16]] for n in ("out_ptr", "a_ptr", "N")}
     with plugins.use(reg):
-        k = tritium.compile(ASTSource(_reduce, {"out_ptr": f"*{dtype}", "a_ptr": f"*{dtype}", "M": "i32", "N": "i32"},
-                                      {"MB": 8, "NB": 32, "KIND": kind, "SHIFT": shift}, aligned),
+        sig = {"out_ptr": f"*{dtype}", "a_ptr": f"*{dtype}", "M": "i32", "N": "i32"}
+        k = tritium.compile(ASTSource(descriptor_minmax, sig, {"MB": 8, "NB": 32, "KIND": kind, "SHIFT": shift}, aligned),
                             target=GPUTarget("cuda", cap, 32), options={"num_warps": 4})
     return k.asm["ptx"]
 

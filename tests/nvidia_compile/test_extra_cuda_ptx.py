@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
@@ -17,26 +18,17 @@ from tritium import plugins
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
+from found_kernels import timed_loop, smid_per_program  # noqa: E402
+
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
 REGISTRY = {"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"}
 
 
-@tritium.jit
-def _timed(Out1, Out2, func: tl.constexpr):
-    start = func()
-    off = tl.arange(0, 128)
-    for i in range(10000):
-        tl.store(Out1 + off, tl.load(Out1 + off) + 1)
-    end = func()
-    tl.store(Out2, start)
-    tl.store(Out2 + 1, end)
 
 
-@tritium.jit
-def _smid(Out):
-    tl.store(Out + tl.program_id(0), tl.extra.cuda.smid())
 
 
 @tritium.jit
@@ -65,7 +57,7 @@ def _compile(fn, sig, consts, warps=4):
 def test_globaltimer_is_read_at_each_call(isolated_tritium):
     with plugins.use(plugins.PluginRegistry.from_objects(REGISTRY)):
         timer = tl.extra.cuda.globaltimer
-    ptx = _compile(_timed, {"Out1": "*i64", "Out2": "*i64"}, {"func": timer}).asm["ptx"]
+    ptx = _compile(timed_loop, {"Out1": "*i64", "Out2": "*i64"}, {"func": timer}).asm["ptx"]
     assert ptx.count("%globaltimer") == 2
     # the second read follows the loop's memory accesses, the first precedes them
     first, second = (m.start() for m in re.finditer("%globaltimer", ptx))
@@ -74,7 +66,7 @@ def test_globaltimer_is_read_at_each_call(isolated_tritium):
 
 
 def test_smid_once(isolated_tritium):
-    ptx = _compile(_smid, {"Out": "*i32"}, {}).asm["ptx"]
+    ptx = _compile(smid_per_program, {"Out": "*i32"}, {}).asm["ptx"]
     assert ptx.count("%smid") == 1
 
 

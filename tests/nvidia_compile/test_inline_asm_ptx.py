@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
@@ -15,45 +16,19 @@ import tritium.language as tl
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
+from found_kernels import funnel_shift, bytes_times_8, widen_and_max, copy_shifted  # noqa: E402
+
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
 
-@tritium.jit
-def _funnel(X, Y, Z, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    s = tl.full([BLOCK], SHIFT, tl.int32)
-    z = tl.inline_asm_elementwise("shf.l.wrap.b32 $0, $1, $2, $3;", "=r, r, r, r",
-                                  [tl.load(X + offs), tl.load(Y + offs), s], dtype=tl.int32, is_pure=True, pack=1)
-    tl.store(Z + offs, z)
 
 
-@tritium.jit
-def _bytes_times_8(X, Y, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    y = tl.inline_asm_elementwise("and.b32 $0, $1, 0x1F1F1F1F; shl.b32 $0, $0, 3;", "=r,r", [tl.load(X + offs)],
-                                  dtype=tl.int8, is_pure=True, pack=4)
-    tl.store(Y + offs, y)
 
 
-@tritium.jit
-def _widen_and_max(A, B, C, D, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    c, d = tl.inline_asm_elementwise(
-        "{ .reg .b8 t<4>; mov.b32 {t0, t1, t2, t3}, $8; cvt.u32.u8 $0, t0; cvt.u32.u8 $1, t1; cvt.u32.u8 $2, t2; "
-        "cvt.u32.u8 $3, t3; } cvt.rn.f32.s32 $4, $0; cvt.rn.f32.s32 $5, $1; cvt.rn.f32.s32 $6, $2; "
-        "cvt.rn.f32.s32 $7, $3; max.f32 $4, $4, $9; max.f32 $5, $5, $10; max.f32 $6, $6, $11; max.f32 $7, $7, $12;",
-        "=r,=r,=r,=r,=r,=r,=r,=r,r,r,r,r,r", [tl.load(A + offs), tl.load(B + offs)], dtype=(tl.int32, tl.float32),
-        is_pure=True, pack=4)
-    tl.store(C + offs, c)
-    tl.store(D + offs, d)
 
 
-@tritium.jit
-def _copy_shifted(X, Y, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.inline_asm_elementwise("ld.global.b8 $0, [$1]; shl.b32 $0, $0, 3; st.global.b8 [$2], $0;", "=r,l,l",
-                              [X + offs, Y + offs], dtype=tl.int8, is_pure=False, pack=1)
 
 
 def _compile(fn, sig, consts, warps=4):
@@ -68,25 +43,25 @@ def _compile(fn, sig, consts, warps=4):
 
 def test_one_statement_per_element(isolated_tritium):
     # 512 elements over 128 threads: four per thread, each its own statement
-    ptx = _compile(_funnel, {"X": "*u32", "Y": "*u32", "Z": "*u32"}, {"SHIFT": 17, "BLOCK": 512})
+    ptx = _compile(funnel_shift, {"X": "*u32", "Y": "*u32", "Z": "*u32"}, {"SHIFT": 17, "BLOCK": 512})
     assert len(re.findall(r"shf\.l\.wrap\.b32", ptx)) == 4
 
 
 def test_four_bytes_share_a_register(isolated_tritium):
     # a thread's 16 bytes are four groups of four, one 32-bit register each
-    ptx = _compile(_bytes_times_8, {"X": "*u8", "Y": "*u8"}, {"BLOCK": 2048})
+    ptx = _compile(bytes_times_8, {"X": "*u8", "Y": "*u8"}, {"BLOCK": 2048})
     assert len(re.findall(r"and\.b32\s+%r\d+, %r\d+, 0x1F1F1F1F", ptx)) == 4
 
 
 def test_several_results_and_mixed_widths(isolated_tritium):
-    ptx = _compile(_widen_and_max, {"A": "*u8", "B": "*fp32", "C": "*i32", "D": "*fp32"}, {"BLOCK": 512})
+    ptx = _compile(widen_and_max, {"A": "*u8", "B": "*fp32", "C": "*i32", "D": "*fp32"}, {"BLOCK": 512})
     # one group per thread: the four bytes of A in one register, B's four floats in four
     assert len(re.findall(r"mov\.b32 \{t0, t1, t2, t3\}", ptx)) == 1
     assert len(re.findall(r"max\.f32", ptx)) == 4
 
 
 def test_impure_statement_without_used_result_is_kept(isolated_tritium):
-    ptx = _compile(_copy_shifted, {"X": "*u8", "Y": "*u8"}, {"BLOCK": 512})
+    ptx = _compile(copy_shifted, {"X": "*u8", "Y": "*u8"}, {"BLOCK": 512})
     assert len(re.findall(r"st\.global\.b8", ptx)) == 4
 
 

@@ -8,36 +8,28 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 
 import pytest
 
 import tritium
-import tritium.language as tl
 from tritium.backends.compiler import GPUTarget
 from tritium.compiler import ASTSource
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu"))
+from found_kernels import promoted_matmul  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("TRITON_PTXAS_PATH"),
                                 reason="ptxas is not on the PATH (and TRITON_PTXAS_PATH is not set)")
 
 
-@tritium.jit
-def _matmul(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, LOW: tl.constexpr):
-    m, n, k = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
-    a_ptrs = A + m[:, None] * K + k[None, :]
-    b_ptrs = B + k[:, None] * BN + n[None, :]
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for _ in range(0, K // BK):
-        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc=acc, max_num_imprecise_acc=LOW)
-        a_ptrs += BK
-        b_ptrs += BK * BN
-    tl.store(C + m[:, None] * BN + n[None, :], acc)
 
 
 def _ptx(low, dtype="fp8e4nv", BM=128, BN=256, BK=128, warps=8):
     from tritium import plugins
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg):
-        k = tritium.compile(ASTSource(_matmul, {"A": f"*{dtype}", "B": f"*{dtype}", "C": "*fp32", "K": "i32"},
+        k = tritium.compile(ASTSource(promoted_matmul, {"A": f"*{dtype}", "B": f"*{dtype}", "C": "*fp32", "K": "i32"},
                                       {"BM": BM, "BN": BN, "BK": BK, "LOW": low}, {}),
                             target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": 3})
     return k.asm["ptx"]
