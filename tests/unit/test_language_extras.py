@@ -35,7 +35,7 @@ def demo_module(monkeypatch):
     return mod
 
 
-def test_extra_is_the_plugins_module_while_its_registry_is_in_effect(demo_module):
+def test_hook_language_extras_module_is_tl_extra_while_its_registry_is_in_effect(demo_module):
     reg = _registry(demo=_plugin(hs.LanguageExtra("demo", demo_module.__name__, "a demo")))
     assert reg.language_extras["demo"][0].module == demo_module.__name__
     with plugins.use(reg):
