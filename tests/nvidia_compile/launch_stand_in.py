@@ -51,3 +51,40 @@ def build(received: Any, *, result: Optional[ctypes.c_int32] = None, calls: Opti
     engine.finalize_object()
     _engines.append(engine)
     return engine.get_function_address("stand_in")
+
+
+def host_cuda_driver(any_device: bool) -> type:
+    """A CudaDriver for an sm_90 device 0 on a host without a GPU. ``any_device``: it takes tensors wherever they
+    are (CPU tensors stand in for CUDA ones); otherwise CudaDriver's own ``accepts_device`` decides."""
+    from tritium.backends.compiler import GPUTarget
+    from tritium_nvidia import driver
+
+    class HostCudaDriver(driver.CudaDriver):
+        def get_current_target(self) -> GPUTarget:
+            return GPUTarget("cuda", 90, 32)
+
+        def get_current_device(self) -> int:
+            return 0
+
+        def max_grid(self) -> tuple[int, int, int]:
+            return driver.CUDA_MAX_GRID
+
+    if any_device:
+        HostCudaDriver.accepts_device = lambda self, device: True
+    return HostCudaDriver
+
+
+def route_launches(monkeypatch: Any, address: int, stream: int) -> None:
+    """Send the NVIDIA launcher's cuLaunchKernel to the stand-in at ``address``, with the launch chosen from the
+    first call on and torch's current device 0 with ``stream``."""
+    import types
+
+    from tritium_nvidia import driver, launch_call
+
+    monkeypatch.setattr(cuda, "launch_kernel_address", lambda: (address, "a stand-in"))
+    monkeypatch.setattr(launch_call, "launch", launch_call.choose)
+    monkeypatch.setattr(launch_call, "is_native", False)
+    monkeypatch.setattr(launch_call, "packed", (None, None))
+    monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
+    monkeypatch.setattr(driver, "_torch_c", types.SimpleNamespace(_cuda_getDevice=lambda: 0,
+                                                                    _cuda_getCurrentRawStream=lambda d: stream))

@@ -52,32 +52,11 @@ def stand_in() -> int:
 def host_driver(stand_in, monkeypatch, tmp_path):
     """A CudaDriver for sm_90 that accepts CPU tensors, with the native launch call targeting the stand-in."""
     from tritium import plugins
-    from tritium.backends.compiler import GPUTarget
     from tritium.runtime.driver import driver as active
 
-    class HostCudaDriver(driver.CudaDriver):
-        device_type = "cuda"
-
-        def get_current_target(self) -> GPUTarget:
-            return GPUTarget("cuda", 90, 32)
-
-        def get_current_device(self) -> int:
-            return 0
-
-        def max_grid(self) -> tuple[int, int, int]:
-            return driver.CUDA_MAX_GRID
-
-        def accepts_device(self, device: str) -> bool:
-            return True
-
+    HostCudaDriver = launch_stand_in.host_cuda_driver(any_device=True)
     monkeypatch.setenv("TRITIUM_HOME", str(tmp_path))
-    monkeypatch.setattr(cuda, "launch_kernel_address", lambda: (stand_in, "a stand-in"))
-    monkeypatch.setattr(launch_call, "launch", launch_call.choose)
-    monkeypatch.setattr(launch_call, "is_native", False)
-    monkeypatch.setattr(launch_call, "packed", (None, None))
-    monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
-    monkeypatch.setattr(driver, "_torch_c", types.SimpleNamespace(_cuda_getDevice=lambda: 0,
-                                                                    _cuda_getCurrentRawStream=lambda d: _STREAM))
+    launch_stand_in.route_launches(monkeypatch, stand_in, _STREAM)
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg):
         active.set_active(HostCudaDriver())
@@ -177,8 +156,8 @@ def test_cached_launch_runs_in_cores_frame_alone(host_driver, native):
         # the full path (runtime/launch.py); the generated frame ran, or (native front) nothing but __getitem__
         assert ("<launch of ones_between>" in frames) != native, frames
         assert not [f for f in frames if f == "<tritium_nvidia launch>" or f.endswith("launch.py")], frames
-        if native:  # (this file's frames: the stand-in torch device and stream functions)
-            assert [f for f in frames if not f.endswith(("jit.py", "test_cached_launch_host.py"))] == [], frames
+        if native:  # (launch_stand_in.py's frames: the stand-in torch device and stream functions)
+            assert [f for f in frames if not f.endswith(("jit.py", "launch_stand_in.py"))] == [], frames
         assert _received[1] == 3 and _received[9] != launcher.params_addr
         assert _params(launcher) == [x.data_ptr(), 6, -(2**40), 0.25, 0, -1]
         ones_between.device_caches.clear()

@@ -10,7 +10,6 @@ import ctypes
 import os
 import shutil
 import sys
-import types
 
 import pytest
 
@@ -23,7 +22,6 @@ pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ
 import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.errors import ArgumentDeviceError  # noqa: E402
-from tritium_nvidia import cuda, driver, launch_call  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder's helpers
 import launch_stand_in  # noqa: E402
@@ -48,28 +46,12 @@ def host_driver(stand_in, monkeypatch, tmp_path):
     """The CudaDriver (its own accepts_device) for sm_90, launching into the stand-in; Tensor.is_pinned answers
     from a mark the test sets."""
     from tritium import plugins
-    from tritium.backends.compiler import GPUTarget
     from tritium.runtime.driver import driver as active
 
-    class HostCudaDriver(driver.CudaDriver):
-        def get_current_target(self) -> GPUTarget:
-            return GPUTarget("cuda", 90, 32)
-
-        def get_current_device(self) -> int:
-            return 0
-
-        def max_grid(self) -> tuple[int, int, int]:
-            return driver.CUDA_MAX_GRID
-
+    HostCudaDriver = launch_stand_in.host_cuda_driver(any_device=False)
     monkeypatch.setattr(torch.Tensor, "is_pinned", lambda self: getattr(self, "_test_pinned", False))
     monkeypatch.setenv("TRITIUM_HOME", str(tmp_path))
-    monkeypatch.setattr(cuda, "launch_kernel_address", lambda: (stand_in, "a stand-in"))
-    monkeypatch.setattr(launch_call, "launch", launch_call.choose)
-    monkeypatch.setattr(launch_call, "is_native", False)
-    monkeypatch.setattr(launch_call, "packed", (None, None))
-    monkeypatch.setattr(launch_call, "NATIVE_AFTER", 0)
-    monkeypatch.setattr(driver, "_torch_c", types.SimpleNamespace(_cuda_getDevice=lambda: 0,
-                                                                    _cuda_getCurrentRawStream=lambda d: 0))
+    launch_stand_in.route_launches(monkeypatch, stand_in, 0)
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
     with plugins.use(reg):
         active.set_active(HostCudaDriver())
