@@ -11,7 +11,7 @@ the PTX memory model prescribes for its order.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from tritium.gpu.target import guarded_value
 from tritium.llvmir.text import Function
@@ -54,14 +54,15 @@ def _fence(fn: Function, scope: str) -> None:
 
 
 def atomic_rmw(fn: Function, ptr_ty: str, capability: int, kind: str, ptr: str, elem: str, value: str,
-               pred: Optional[str], sem: str, scope: str) -> str:
-    """The old value (``kind`` is also the LLVM ``atomicrmw`` operation's name, used where PTX has none)."""
+               pred: Optional[str], sem: str, scope: str, syncscope: Callable[[str], str]) -> str:
+    """The old value (``kind`` is also the LLVM ``atomicrmw`` operation's name, used where PTX has none, with the
+    target's ``syncscope`` of the PTX scope)."""
     order, where = SEM[sem], SCOPE[scope]
     inst = rmw_instruction(kind, elem, capability)
     if inst is not None:
         text = f"atom.global.{where}.{order}.{inst} $0, [$1], $2;"
         return guarded_value(fn, pred, elem, lambda: _asm(fn, text, elem, ptr_ty, ptr, [value]))
-    sync = {"gpu": 'syncscope("device") ', "cta": 'syncscope("block") '}.get(where, "")
+    sync = syncscope(where)
     align = {"i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4}.get(elem, 8)
 
     def fenced() -> str:

@@ -150,7 +150,8 @@ class NvidiaTarget(TmaHooks, StageBarrierHooks):
 
     def atomic_rmw(self, fn: Function, module: Module, kind: str, ptr: str, elem: str, value: str,
                    pred: Optional[str], sem: str, scope: str) -> str:
-        return atomics.atomic_rmw(fn, self.global_ptr, self.capability, kind, ptr, elem, value, pred, sem, scope)
+        return atomics.atomic_rmw(fn, self.global_ptr, self.capability, kind, ptr, elem, value, pred, sem, scope,
+                                  self.syncscope)
 
     def atomic_cas(self, fn: Function, module: Module, ptr: str, elem: str, cmp: str, value: str,
                    pred: Optional[str], sem: str, scope: str) -> str:

@@ -36,7 +36,7 @@ from .knobs import nvidia
 from .wgmma_operands import (_SWIZZLE_MODE, _compatible, _desc_for, _descriptor, _last_later_loop,  # noqa: F401
                              _loop_invariant_tile, _operand_tile, _pinned)
 from .wgmma_promote import promoted, promotion_chunk
-from .wgmma_wait import _CONSTRAINT, wait_group, wait_lines  # noqa: F401
+from .wgmma_wait import _CONSTRAINT, wait_group, wait_lines, wait_with_pending  # noqa: F401
 #: dot kind (mma.py's names) -> (PTX operand types, bytes per element, accumulator LLVM type)
 KINDS = {"f16": ("f16.f16", 2, "float"), "bf16": ("bf16.bf16", 2, "float"), "tf32": ("tf32.tf32", 4, "float"),
          "e4m3": ("e4m3.e4m3", 1, "float"), "e5m2": ("e5m2.e5m2", 1, "float"), "i8": ("s8.s8", 1, "i32"),
@@ -258,13 +258,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
         # wait for the results: the registers are read next, and the operands' shared memory may be reused
         # (an operand in scratch memory or registers is dead once this returns, so a dot reading one is never
         # left in flight; A's registers are inputs of the wait so that nothing reuses them before it)
-        joined = [r for p in pending for r in p[0]]
-        waited = wait_group(fn, 0, out + joined, a_live + [k for p in pending for k in p[1]], acc_ty)
-        out, waited = waited[:len(out)], waited[len(out):]
-        for _, _, names in pending:
-            for name in names:
-                fn.emit(f"{name} = bitcast {acc_ty} {waited.pop(0)} to {acc_ty}")
-        pending.clear()
+        out = wait_with_pending(fn, out, a_live, acc_ty, pending)
         # done here: the loop need not wait for it later (a wait_group 1 with nothing in flight across the
         # back edge made ptxas serialize every wgmma of the kernel, its C7515 note)
         lo.deferred_dots.discard(op.results[0])

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 from tritium._mlir import ir
 from tritium.gpu.lower.context import Context
 
-from .wgmma_wait import wait_group
+from .wgmma_wait import wait_group, wait_with_pending
 
 FP8 = ("e4m3", "e5m2")
 
@@ -35,11 +35,7 @@ def promoted(lo: Context, op: Any, issue: Callable[..., list[str]], tiles: list,
     pending = lo.__dict__.setdefault("_wgmma_pending", [])
     if pending:
         # earlier dots left running for this dot's wait: their results are read now, before the chunks' waits
-        waited = wait_group(fn, 0, [r for p in pending for r in p[0]], [k for p in pending for k in p[1]], acc_ty)
-        for _, _, names in pending:
-            for name in names:
-                fn.emit(f"{name} = bitcast {acc_ty} {waited.pop(0)} to {acc_ty}")
-        pending.clear()
+        wait_with_pending(fn, [], [], acc_ty, pending)
     out = list(acc)
     for kc in range(0, K, chunk):
         fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')

@@ -35,6 +35,20 @@ def wait_group(fn: Any, pending: int, regs: list[str], keep: Optional[list[str]]
     return out
 
 
+def wait_with_pending(fn: Any, regs: list[str], keep: list[str], ty: str, pending: list) -> list[str]:
+    """``wait_group 0`` for ``regs`` (returned as waited) and for the dots left running for this wait
+    (``pending``: (their registers, the registers they read, the names their results were given)), whose names
+    are bound to their waited registers; ``pending`` is emptied."""
+    waited = wait_group(fn, 0, regs + [r for p in pending for r in p[0]], keep + [k for p in pending for k in p[1]],
+                        ty)
+    out, rest = waited[:len(regs)], waited[len(regs):]
+    for _, _, names in pending:
+        for name in names:
+            fn.emit(f"{name} = bitcast {ty} {rest.pop(0)} to {ty}")
+    pending.clear()
+    return out
+
+
 def wait_lines(fn: Any, regs: list[str], keep: list[str], ty: str = "float") -> tuple[list[str], list[str]]:
     """The lines of ``wait_group(fn, 0, regs, keep, ty)`` and its result names, to be placed by the caller."""
     lines, out = [], []

@@ -139,6 +139,14 @@ ROUNDED_ALONE = "tritium.rn"
 
 PURE_OPS = frozenset(f"tt.{n}" for n, op in OPS.items() if op.pure)
 
+
+def inline_asm_elements_per_register(bits: int, pack: int) -> int:
+    """How many elements of ``bits`` bits (an i1 counts 32, a pointer 64) one register of a
+    ``tt.elementwise_inline_asm`` statement holds when it takes groups of ``pack``: narrower than 32 bits, they share
+    32-bit registers; wider ones take one each. The frontend counts the constraints by it, the GPU lowering forms
+    the registers by it."""
+    return min(32 // bits, pack) if bits < 32 else 1
+
 TYPES = {
     "ptr": "pointer to elements of its parameter type (scalar, or a tensor type for block pointers)",
     "tensordesc": "descriptor of a tensor in memory, loaded and stored in blocks of its parameter's shape",

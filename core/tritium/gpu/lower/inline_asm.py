@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._mlir import ir
+from ...dialect.ops import inline_asm_elements_per_register
 from ...llvmir.types import BYTES
 from ..assign import blocked_for, tensor_shape
 from .context import Context
@@ -27,7 +28,7 @@ def _bits(ctx: Context, ty: str) -> int:
 def _registers(ctx: Context, ty: str, pack: int) -> list[tuple[int, str]]:
     """(elements, LLVM register type) of each register one group of ``ty`` takes."""
     bits = _bits(ctx, ty)
-    per = min(32 // bits, pack) if bits < 32 else 1
+    per = inline_asm_elements_per_register(bits, pack)
     reg_ty = f"i{per * bits}" if per > 1 else ty
     return [(per, reg_ty)] * (pack // per)
 
@@ -62,12 +63,11 @@ def _llvm_string(text: str) -> str:
     return "".join(out)
 
 
-def _call(ctx: Context, op: Any, ins: list[tuple[str, str]], out_tys: list[str]) -> list[str]:
+def _call(ctx: Context, op: Any, ins: list[tuple[str, str]], out_tys: list[str], pure: bool) -> list[str]:
     """One inline-asm call: ``ins`` (LLVM type, value) registers in, one value per ``out_tys`` register out."""
     fn = ctx.fn
     asm = _llvm_string(ir.StringAttr(op.attributes["asm_string"]).value)
     constraints = ",".join(c.strip() for c in ir.StringAttr(op.attributes["constraints"]).value.split(","))
-    pure = "pure" in op.attributes and ir.BoolAttr(op.attributes["pure"]).value
     effect = "" if pure else "sideeffect "
     args = ", ".join(f"{t} {v}" for t, v in ins)
     if len(out_tys) == 1:
@@ -85,11 +85,12 @@ def op_inline_asm(ctx: Context, op: Any) -> None:
     srcs = list(op.operands)
     res = list(op.results)
     pack = ir.IntegerAttr(op.attributes["packed_element"]).value
+    pure = "pure" in op.attributes and ir.BoolAttr(op.attributes["pure"]).value
     rtys = [ctx.value_type(r) for r in res]
     if tensor_shape(res[0].type) is None:
         if pack != 1:
             raise LoweringError(f"kernel `{ctx.name}`: inline_asm_elementwise on scalars takes pack=1, got {pack}")
-        outs = _call(ctx, op, [(s.ty, s.value) for s in (ctx.scalar_of(v) for v in srcs)], rtys)
+        outs = _call(ctx, op, [(s.ty, s.value) for s in (ctx.scalar_of(v) for v in srcs)], rtys, pure)
         for r, v, t in zip(res, outs, rtys):
             ctx.values[r] = Scalar(v, t)
         return
@@ -111,14 +112,14 @@ def op_inline_asm(ctx: Context, op: Any) -> None:
                     regs_in.append((reg_ty, _pack(ctx, t.regs[k:k + per], t.ty, per, reg_ty)))
                     k += per
             shapes = [_registers(ctx, ty, pack) for ty in rtys]
-            flat = _call(ctx, op, regs_in, [reg_ty for regs in shapes for _, reg_ty in regs])
+            flat = _call(ctx, op, regs_in, [reg_ty for regs in shapes for _, reg_ty in regs], pure)
             got = []
             for ty, regs in zip(rtys, shapes):
                 elems: list[str] = []
                 for per, reg_ty in regs:
                     elems += _unpack(ctx, flat.pop(0), ty, per, reg_ty)
                 got.append(elems)
-            if "pure" in op.attributes and ir.BoolAttr(op.attributes["pure"]).value:
+            if pure:
                 seen[key] = got     # a copy of the same elements (a broadcast layout) is computed once
         for j in range(len(res)):
             out[j][g:g + pack] = got[j]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 from ... import knobs
-from ...dialect.ops import ROUNDED_ALONE
+from ...dialect.ops import ROUNDED_ALONE, inline_asm_elements_per_register
 from .. import core as tl
 from ..core import CompileTimeError
 from .ops import Part
@@ -342,8 +342,7 @@ def _asm_registers(ty: tl.dtype, pack: int) -> int:
     """Registers one group of ``pack`` elements of ``ty`` takes in an inline-asm statement (gpu/lower/inline_asm.py
     forms them): elements under 32 bits share 32-bit registers, wider ones and pointers take one each."""
     bits = 64 if ty.is_ptr() else 32 if ty.primitive_bitwidth == 1 else ty.primitive_bitwidth
-    per = min(32 // bits, pack) if bits < 32 else 1
-    return pack // per
+    return pack // inline_asm_elements_per_register(bits, pack)
 
 
 def _check_asm_constraints(constraints: str, args: list, results: list, pack: int) -> None:
