@@ -1,7 +1,8 @@
 """examples/03's pointer matmul at the configurations an autotuner picks among, sm_90a, checked in the PTX without a
 GPU. A 64-row tile at 8 warps has two warpgroups for one 64-row block: they split N, each issuing wgmma on its
 half (m64n64 for 64x128, m64n128 for 64x256, as Triton 3.6's warpsPerCTA [4, 2]) instead of falling back to
-mma.sync; a half narrower than a 64-column panel (64x64 at 8 warps) keeps mma.sync. The fence after each cp.async
+mma.sync; an fp16/bf16 half narrower than a 64-column panel (64x64 at 8 warps) keeps mma.sync (the other types:
+test_wgmma_types.py). The fence after each cp.async
 wait follows TRITIUM_NVIDIA_CP_ASYNC_FENCE (default off). tests/gpu/test_matmul_configs.py runs them on an H200."""
 from __future__ import annotations
 

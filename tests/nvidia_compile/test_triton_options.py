@@ -39,6 +39,8 @@ def test_arch_option_compiles_for_that_architecture(isolated_tritium, arch, targ
     k = _compile(arch=arch)
     assert re.search(rf"^\.target {target}$", k.asm["ptx"], re.M), k.asm["ptx"][:400]
     assert k.metadata.arch == target and k.asm["cubin"]
+    # Triton's test reads the architecture back from the ttgir's module attribute
+    assert re.search(r'ttg\.target = "cuda:(\d+)"', k.asm["ttgir"]).group(1) == arch[2:]
 
 
 def test_arch_below_sm80_is_refused(isolated_tritium):
@@ -63,7 +65,8 @@ def test_override_arch_knob_is_tritons_runtime_knob(isolated_tritium):
     from tritium import knobs
     with knobs.runtime.scope():
         knobs.runtime.override_arch = "sm80"
-        assert re.search(r"^\.target sm_80$", _compile().asm["ptx"], re.M)
+        k = _compile()
+        assert re.search(r"^\.target sm_80$", k.asm["ptx"], re.M) and 'ttg.target = "cuda:80"' in k.asm["ttgir"]
         assert re.search(r"^\.target sm_89$", _compile(arch="sm89").asm["ptx"], re.M)   # the option wins
     assert re.search(r"^\.target sm_90a$", _compile().asm["ptx"], re.M)
 

@@ -26,9 +26,35 @@ pytestmark = pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ
 @pytest.mark.parametrize("k_major_b", [True, False])
 @pytest.mark.parametrize("name,elem,acc,kstep,ptx_types", TYPES, ids=[t[0] for t in TYPES])
 def test_dot_types_use_wgmma_on_sm90(isolated_tritium, name, elem, acc, kstep, ptx_types, k_major_b):
+    ptx, cubin = _compile(elem, acc, kstep, k_major_b, 128, 128)
+    insts = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k\d+\.[\w.]+", ptx))
+    assert insts == {f"wgmma.mma_async.sync.aligned.m64n128k{kstep}.{ptx_types}"}, insts
+    assert "mma.sync" not in ptx and "cp.async" in ptx
+    assert cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("BN", [32, 64])
+@pytest.mark.parametrize("k_major_b", [True, False])
+@pytest.mark.parametrize("name,elem,acc,kstep,ptx_types", TYPES, ids=[t[0] for t in TYPES])
+def test_64_rows_at_8_warps_split_n_in_parts_under_a_panel(isolated_tritium, name, elem, acc, kstep, ptx_types,
+                                                           k_major_b, BN):
+    """64 x BN at 8 warps: the two warpgroups split N (Triton's warpsPerCTA [4, 2]). tf32 and 8-bit B are staged
+    K-major, so a part of BN / 2 columns starts at a row of the stage: wgmma m64n(BN/2). A 16-bit B may be
+    MN-major, where a part must be a whole 64-column panel: under BN 128 it keeps mma.sync."""
+    ptx, cubin = _compile(elem, acc, kstep, k_major_b, 64, BN)
+    insts = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k\d+\.[\w.]+", ptx))
+    if kstep == 16:
+        assert not insts and "mma.sync" in ptx
+    else:
+        assert insts == {f"wgmma.mma_async.sync.aligned.m64n{BN // 2}k{kstep}.{ptx_types}"}, insts
+        assert "mma.sync" not in ptx
+    assert cubin[:4] == b"\x7fELF"
+
+
+def _compile(elem, acc, kstep, k_major_b, BM, BN):
     from tritium import plugins
     reg = plugins.PluginRegistry.from_objects({"core": "tritium.builtin_plugin", "nvidia": "tritium_nvidia.plugin"})
-    BM, BN, BK = 128, 128, 128 // (4 if elem == "fp32" else 2 if kstep == 16 else 1)
+    BK = 128 // (4 if elem == "fp32" else 2 if kstep == 16 else 1)
     sig = {"a_ptr": f"*{elem}", "b_ptr": f"*{elem}", "c_ptr": f"*{acc}", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
            "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "ACC_INT": "constexpr"}
@@ -39,8 +65,4 @@ def test_dot_types_use_wgmma_on_sm90(isolated_tritium, name, elem, acc, kstep, p
     with plugins.use(reg):
         k = tritium.compile(ASTSource(typed_matmul, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": 8, "num_stages": 3})
-    ptx = k.asm["ptx"]
-    insts = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k\d+\.[\w.]+", ptx))
-    assert insts == {f"wgmma.mma_async.sync.aligned.m64n128k{kstep}.{ptx_types}"}, insts
-    assert "mma.sync" not in ptx and "cp.async" in ptx
-    assert k.asm["cubin"][:4] == b"\x7fELF"
+    return k.asm["ptx"], k.asm["cubin"]

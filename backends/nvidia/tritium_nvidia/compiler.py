@@ -172,6 +172,9 @@ class CUDABackend(BaseBackend):
         arch = getattr(options, "arch", None)
         return parse_arch(arch) if arch else self.capability
 
+    def target_name(self, options: Any) -> str:
+        return f"cuda:{self.capability_of(options)}"
+
     def pipeline(self, stage: str, options: Any) -> Any:
         from tritium.gpu import stages as gs
         return gs.pipeline(stage, split_dots=True)

@@ -18,7 +18,7 @@ from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.values import Tensor
 
 from .fragment import C_LANE, C_REG, Bases, lo_kind
-from .wgmma import acc_layout, wgmma_shape
+from .wgmma import acc_layout, b_always_k_major, wgmma_shape
 
 
 @dataclass(frozen=True)
@@ -116,8 +116,9 @@ class NvidiaPolicy(LayoutPolicy):
         if 90 <= self.capability < 100 and kind is not None and len(c_shape) == 2 \
                 and c_elem in (("i32", ) if kind.acc == "i32" else ("f32", "f16")) \
                 and a_shape[-1] % (256 // kind.elem_bits) == 0:
-            if wgmma_shape(c_shape[0], c_shape[1], self.num_warps) is not None:
-                return DotPlan(f"wgmma.{kind.name}", acc_layout(c_shape[0], c_shape[1], self.num_warps),
+            k_major = b_always_k_major(kind.name)
+            if wgmma_shape(c_shape[0], c_shape[1], self.num_warps, k_major) is not None:
+                return DotPlan(f"wgmma.{kind.name}", acc_layout(c_shape[0], c_shape[1], self.num_warps, k_major),
                                self.default(tuple(a_shape)), self.default(tuple(tensor_shape(b_type))))
         if kind is not None and len(c_shape) == 2 and c_elem in ("f32", "i32", "f16"):
             M, N = c_shape

@@ -48,18 +48,19 @@ def k_step(kind: str) -> int:
     return 32 // KINDS[kind][1]
 
 
-def wgmma_split(M: int, N: int, num_warps: int) -> Optional[tuple[int, int, int]]:
+def wgmma_split(M: int, N: int, num_warps: int, b_k_major: bool = False) -> Optional[tuple[int, int, int]]:
     """(warpgroups along M, warpgroups along N, N per instruction), or None when this tile does not fit wgmma.
     Warpgroups split M; where M has fewer 64-row blocks than there are warpgroups (64 x N at 8 warps), the rest
-    split N, as Triton's warpsPerCTA [4, 2] does, in parts of whole 64-column panels (a B stored (K, N) is read
-    from a panel boundary)."""
+    split N, as Triton's warpsPerCTA [4, 2] does. A B that may be stored MN-major (16-bit types) is split in whole
+    64-column panels, since a warpgroup's descriptor starts at a panel boundary; ``b_k_major`` (tf32 and 8-bit
+    types, always staged K-major) allows any part of 16 columns or more, whose start is a row offset."""
     if num_warps % 4:
         return None
     wg = num_warps // 4
     wg_m, wg_n = wg, 1
     if M % (64 * wg) and M % 64 == 0 and wg % (M // 64) == 0 and nvidia.wgmma_split_n:
         wg_m, wg_n = M // 64, wg // (M // 64)
-        if N % wg_n or (N // wg_n) % 64:
+        if N % wg_n or (N // wg_n) % (16 if b_k_major else 64):
             return None
     if M % (64 * wg_m) or N % 16 or N < 16:
         return None
@@ -70,14 +71,19 @@ def wgmma_split(M: int, N: int, num_warps: int) -> Optional[tuple[int, int, int]
     return wg_m, wg_n, n_inst
 
 
-def wgmma_shape(M: int, N: int, num_warps: int) -> Optional[tuple[int, int]]:
+def b_always_k_major(kind: str) -> bool:
+    """wgmma transposes only 16-bit operands in shared memory: every other kind's B is staged K-major."""
+    return KINDS[kind][1] != 2
+
+
+def wgmma_shape(M: int, N: int, num_warps: int, b_k_major: bool = False) -> Optional[tuple[int, int]]:
     """(warpgroups along M, N per instruction), or None when this tile does not fit wgmma (:func:`wgmma_split`)."""
-    split = wgmma_split(M, N, num_warps)
+    split = wgmma_split(M, N, num_warps, b_k_major)
     return None if split is None else (split[0], split[2])
 
 
-def acc_layout(M: int, N: int, num_warps: int) -> L.Layout:
-    wg, wg_n, n_inst = wgmma_split(M, N, num_warps)
+def acc_layout(M: int, N: int, num_warps: int, b_k_major: bool = False) -> L.Layout:
+    wg, wg_n, n_inst = wgmma_split(M, N, num_warps, b_k_major)
     part = N // wg_n
     reg = [(0, 1), (8, 0)] + [(0, 8 << i) for i in range((n_inst // 8).bit_length() - 1)]
     v = n_inst
@@ -129,7 +135,7 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
     kstep = k_step(kind)
     M, N = acc_lay.shape
     K = lo.values[op.operands[0]].shape[1] if hasattr(lo.values[op.operands[0]], "shape") else a_lay.shape[1]
-    wg, wg_n, n_inst = wgmma_split(M, N, lo.num_warps)
+    wg, wg_n, n_inst = wgmma_split(M, N, lo.num_warps, b_always_k_major(kind))
     # the accumulator first: converting it may go through scratch memory, which must not be the scratch the
     # operands below are written to (it stays theirs until the instructions have read it)
     c = lo.tensor_in(op.operands[2], acc_lay)

@@ -37,6 +37,9 @@ def promoted(lo: Context, op: Any, issue: Callable[..., list[str]], tiles: list,
         # earlier dots left running for this dot's wait: their results are read now, before the chunks' waits
         wait_with_pending(fn, [], [], acc_ty, pending)
     out = list(acc)
+    # as every other float op of the kernel: with fp fusion on (the default) NVPTX then writes add.f32, as Triton's
+    # promotion adds read, instead of the add.rn.f32 that keeps ptxas from fusing
+    add = f"fadd {lo.scalar.contract}float"
     for kc in range(0, K, chunk):
         fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')
         parts = []
@@ -50,6 +53,6 @@ def promoted(lo: Context, op: Any, issue: Callable[..., list[str]], tiles: list,
         for _, _, idx in tiles:
             for i in idx:
                 x = flat.pop(0)
-                out[i] = x if zero and kc == 0 else fn.inst(f"fadd float {out[i]}, {x}")
+                out[i] = x if zero and kc == 0 else fn.inst(f"{add} {out[i]}, {x}")
     lo.deferred_dots.discard(op.results[0])     # waited for here
     return out

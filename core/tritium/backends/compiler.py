@@ -90,6 +90,11 @@ class BaseBackend(metaclass=ABCMeta):
     def pack_metadata(self, metadata: Any) -> Any:
         return metadata
 
+    def target_name(self, options: Any) -> str:
+        """The target a module is compiled for, as Triton's ``ttg.target`` module attribute names it
+        (``<backend>:<arch>``). A backend whose options can choose another architecture overrides it."""
+        return f"{self.target.backend}:{self.target.arch}"
+
     def code_options(self, options: Any) -> Any:
         """``options`` with every option that this backend's code does not depend on set to one fixed value:
         kernels whose options give equal results here compile once and share the code (each keeps its own

@@ -48,6 +48,9 @@ def make_ttgir(module: Any, metadata: dict, options: Any, backend: Any, target: 
     from .cluster_split import split_cluster
     split_cluster(module, options)
     assign_layouts(module, target.policy(options.num_warps))
+    with module.context:
+        from .._mlir import ir
+        module.operation.attributes["ttg.target"] = ir.StringAttr.get(backend.target_name(options))
     if TTGIR_PASSES:
         run_stage_passes(module, "ttgir", TTGIR_PASSES, options, backend, metadata)
     return module

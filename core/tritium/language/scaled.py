@@ -2,10 +2,11 @@
 
 Operands in e2m1 (fp4, two per byte), e4m3, e5m2, bf16 or fp16 are decoded to float32 exactly, multiplied
 by their per-group scales (e8m0 bytes, 2**(s - 127), over groups of 32 along K; or e4m3 scales over groups
-of 16), and multiplied with ``tl.dot`` accumulating in float32: in bf16 where every scaled element fits in bf16
-(the fp8 and fp4 formats, bf16 with e8m0 scales), so that GPUs use their bf16 tensor cores, else in IEEE
-float32. Every product of decoded values is exact in float32, so this differs from hardware MX units only in
-the order of the final sums.
+of 16), and multiplied with ``tl.dot`` accumulating in float32: where an operand is fp16, in fp16, as Triton computes it
+(the scaled operand is upcast to fp16: exact within fp16's range); else in bf16 where every scaled element fits
+in bf16 (the fp8 and fp4 formats, bf16 with e8m0 scales), so that GPUs use their tensor cores, else in IEEE
+float32. Every product of the tiles is exact in float32, so this differs from hardware MX units only in the
+order of the final sums (and, with an fp16 operand, where a scaled value leaves fp16's range, as in Triton).
 """
 from __future__ import annotations
 
@@ -119,7 +120,12 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
     ls, rs = _unwrap(lhs_scale), _unwrap(rhs_scale)
     a = _apply_scale(s, a, ls, M, K, True, "lhs_scale")
     b = _apply_scale(s, b, rs, N, K, False, "rhs_scale")
-    if _fits_bf16(lf, ls) and _fits_bf16(rf, rs):
+    if "fp16" in (lf, rf):
+        # Triton computes in fp16 when an operand is fp16: the scaled operand is upcast to fp16 (exact while it
+        # stays in fp16's range; beyond it, infinities and flushed subnormals, as in Triton) and the dot runs on
+        # the fp16 tensor cores, accumulating in f32
+        a, b = s.cast(a, core.float16), s.cast(b, core.float16)
+    elif _fits_bf16(lf, ls) and _fits_bf16(rf, rs):
         # every scaled element has at most 8 significant bits: bf16 holds it exactly (bar bf16's coarser
         # subnormals, below 2**-126), its products are exact in f32 as before, and a GPU runs the dot on its
         # bf16 tensor cores rather than as fp32 FMAs, as Triton's Hopper lowering does
