@@ -17,7 +17,7 @@ from tritium.gpu.assign import DotPlan, LayoutPolicy, element_type, tensor_shape
 from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.values import Tensor
 
-from .fragment import C_LANE, C_REG, Bases, lo_kind
+from .fragment import C_LANE, C_REG, Bases, lo_kind, pack_half2, unpack_half2
 from .wgmma import acc_layout, b_always_k_major, wgmma_shape
 
 
@@ -34,7 +34,7 @@ class MmaKind:
     b_reg: Bases
     b_lane: Bases
     elem_bits: int       # bits of an A/B element (packed into 32-bit registers)
-    acc: str = "float"   # LLVM type of the accumulator
+    acc: str = "float"   # LLVM type of the accumulator ("half": two per 32-bit register, f16x2)
 
     @property
     def per_word(self) -> int:
@@ -48,6 +48,10 @@ COLS = ((0, 1), (0, 2), (0, 4))   # ...and the column of B
 F16 = MmaKind("f16", 16, 8, 16, "m16n8k16.row.col.f32.f16.f16.f32",
               a_reg=((0, 1), (8, 0), (0, 8)), a_lane=((0, 2), (0, 4)) + ROWS,
               b_reg=((1, 0), (8, 0)), b_lane=((2, 0), (4, 0)) + COLS, elem_bits=16)
+# fp16 products accumulated in fp16, for a dot whose result is fp16 (``out_dtype=float16`` or an fp16 ``acc``), as
+# Triton does: D and C are two f16x2 registers, the same elements as the f32 accumulator's four registers
+F16ACC = MmaKind("f16acc", 16, 8, 16, "m16n8k16.row.col.f16.f16.f16.f16", F16.a_reg, F16.a_lane, F16.b_reg,
+                 F16.b_lane, 16, acc="half")
 BF16 = MmaKind("bf16", 16, 8, 16, "m16n8k16.row.col.f32.bf16.bf16.f32", F16.a_reg, F16.a_lane, F16.b_reg,
                F16.b_lane, 16)
 TF32 = MmaKind("tf32", 16, 8, 8, "m16n8k8.row.col.f32.tf32.tf32.f32",
@@ -59,14 +63,14 @@ I8 = MmaKind("i8", 16, 8, 32, "m16n8k32.row.col.satfinite.s32.s8.s8.s32", *_K32_
 U8 = MmaKind("u8", 16, 8, 32, "m16n8k32.row.col.satfinite.s32.u8.u8.s32", *_K32_A, *_K32_B, elem_bits=8, acc="i32")
 E4M3 = MmaKind("e4m3", 16, 8, 32, "m16n8k32.row.col.f32.e4m3.e4m3.f32", *_K32_A, *_K32_B, elem_bits=8)
 E5M2 = MmaKind("e5m2", 16, 8, 32, "m16n8k32.row.col.f32.e5m2.e5m2.f32", *_K32_A, *_K32_B, elem_bits=8)
-KINDS = {k.name: k for k in (F16, BF16, TF32, I8, U8, E4M3, E5M2)}
+KINDS = {k.name: k for k in (F16, F16ACC, BF16, TF32, I8, U8, E4M3, E5M2)}
 
 
-def choose_kind(a_elem: str, b_elem: str, precision: str, capability: int) -> Optional[MmaKind]:
+def choose_kind(a_elem: str, b_elem: str, precision: str, capability: int, c_elem: str = "f32") -> Optional[MmaKind]:
     if a_elem != b_elem:
         return None
     if a_elem == "f16":
-        return F16
+        return F16ACC if c_elem == "f16" else F16
     if a_elem == "bf16":
         return BF16
     if a_elem == "f32" and precision == "tf32":
@@ -102,7 +106,7 @@ class NvidiaPolicy(LayoutPolicy):
 
     def dot_operand_contiguous(self, kind: str, operand: int) -> Optional[int]:
         # wgmma transposes only 16-bit operands in shared memory: tf32 and 8-bit ones must be K-major
-        if kind.startswith("wgmma.") and kind not in ("wgmma.f16", "wgmma.bf16"):
+        if kind.startswith("wgmma.") and b_always_k_major(kind.split(".", 1)[1]):
             return 1 - operand
         return None
 
@@ -111,8 +115,8 @@ class NvidiaPolicy(LayoutPolicy):
         a_shape, c_shape = tensor_shape(a_type), tensor_shape(c_type)
         precision = ir.StringAttr(op.attributes["input_precision"]).value if "input_precision" in op.attributes \
             else "tf32"
-        kind = choose_kind(element_type(a_type), element_type(b_type), precision, self.capability)
         c_elem = element_type(c_type)
+        kind = choose_kind(element_type(a_type), element_type(b_type), precision, self.capability, c_elem)
         if 90 <= self.capability < 100 and kind is not None and len(c_shape) == 2 \
                 and c_elem in (("i32", ) if kind.acc == "i32" else ("f32", "f16")) \
                 and a_shape[-1] % (256 // kind.elem_bits) == 0:
@@ -158,7 +162,7 @@ def lower_mma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_la
     c = lo.tensor_in(op.operands[2], acc_lay)
     acc_ty = kind.acc
     cregs = list(c.regs)
-    if c.ty != acc_ty:     # an fp16 accumulator is carried in f32 through the instructions
+    if c.ty != acc_ty:     # an fp16 result of a dot accumulating in f32 (fp8 operands) is carried in f32 through it
         cregs = [fn.inst(f"fpext {c.ty} {x} to float") for x in cregs]
     M, N = acc_lay.shape
     K = a_lay.shape[1]
@@ -179,27 +183,34 @@ def lower_mma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_la
             got = words[key] = [_word(fn, vals[i:i + pw], ty, kind) for i in range(0, len(vals), pw)]
         return got
 
-    acc_is_int = acc_ty == "i32"
-    cc = "r" if acc_is_int else "f"
+    # the instruction's C and D registers: four f32 (or s32), or two f16x2 holding the same four elements in pairs
+    packed = acc_ty == "half"
+    nd = 2 if packed else 4
+    reg_ty = "i32" if packed else acc_ty
+    cc = "r" if reg_ty == "i32" else "f"
     out = list(cregs)
     for m0 in range(0, M, kind.m * wm):
         for n0 in range(0, N, kind.n * wn):
             cidx = [ci[(m0 + o[0], n0 + o[1])] for o in c_offs]
             cur = [out[i] for i in cidx]
+            if packed:      # (kept packed along K: unpacked once, after the last instruction)
+                cur = [pack_half2(fn, cur[0], cur[1]), pack_half2(fn, cur[2], cur[3])]
             for k0 in range(0, K, kind.k):
                 aw = operand("a", ai, a.regs, a.ty, (m0, k0), a_offs)
                 bw = operand("b", bi, b.regs, b.ty, (k0, n0), b_offs)
                 na, nb = len(aw), len(bw)
-                ops = ", ".join(f"${i}" for i in range(4))
-                aops = ", ".join(f"${4 + i}" for i in range(na))
-                bops = ", ".join(f"${4 + na + i}" for i in range(nb))
-                cops = ", ".join(f"${4 + na + nb + i}" for i in range(4))
+                ops = ", ".join(f"${i}" for i in range(nd))
+                aops = ", ".join(f"${nd + i}" for i in range(na))
+                bops = ", ".join(f"${nd + na + i}" for i in range(nb))
+                cops = ", ".join(f"${nd + na + nb + i}" for i in range(nd))
                 asm = f"mma.sync.aligned.{kind.ptx} {{{ops}}}, {{{aops}}}, {{{bops}}}, {{{cops}}};"
-                cons = ",".join([f"={cc}"] * 4 + ["r"] * (na + nb) + [str(i) for i in range(4)])
-                args = [f"i32 {w}" for w in aw + bw] + [f"{acc_ty} {x}" for x in cur]
-                st = "{ " + ", ".join([acc_ty] * 4) + " }"
+                cons = ",".join([f"={cc}"] * nd + ["r"] * (na + nb) + [str(i) for i in range(nd)])
+                args = [f"i32 {w}" for w in aw + bw] + [f"{reg_ty} {x}" for x in cur]
+                st = "{ " + ", ".join([reg_ty] * nd) + " }"
                 r = fn.inst(f'call {st} asm "{asm}", "{cons}"({", ".join(args)})')
-                cur = [fn.inst(f"extractvalue {st} {r}, {i}") for i in range(4)]
+                cur = [fn.inst(f"extractvalue {st} {r}, {i}") for i in range(nd)]
+            if packed:
+                cur = unpack_half2(fn, cur[0]) + unpack_half2(fn, cur[1])
             for i, x in zip(cidx, cur):
                 out[i] = x
     # registers that are copies of others (none for these layouts, but keep the invariant)
@@ -210,4 +221,3 @@ def lower_mma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_la
     if c.ty != acc_ty:
         out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
     return Tensor(acc_lay, out, c.ty)
-

@@ -367,7 +367,8 @@ class NvidiaTarget(TmaHooks, StageBarrierHooks):
         ``register_a``: a last dot reading A from registers in a loop whose other accumulators (``acc_regs``
         registers per thread) are already left in flight (attention's backward: dK, dQ)."""
         from .knobs import nvidia
-        if not (self.async_dots and kind.startswith("wgmma")):
+        # an fp16 accumulator (f16acc) is held packed, two elements per register, only until its own wait
+        if not (self.async_dots and kind.startswith("wgmma")) or kind.endswith(".f16acc"):
             return False
         if register_a:
             return 0 < nvidia.carry_register_a <= acc_regs

@@ -18,7 +18,10 @@ matrix K-major, one 4-byte copy per element (as Triton); an 8-bit one, or any op
 K-major in scratch memory first, which is correct but slower; store B as (N, K) and use ``b.T`` for speed.
 
 The accumulator layout is the mma.sync one per warp (rows 16w..16w+15 of the warpgroup's 64), with the
-N/8 blocks of the instruction in consecutive registers, which is the order of wgmma's result registers.
+N/8 blocks of the instruction in consecutive registers, which is the order of wgmma's result registers. An fp16
+dot with an fp16 result (kind ``f16acc``) accumulates in fp16, as Triton's: the same elements, two adjacent
+columns per f16x2 register (N/4 registers per instruction), packed before the fence and split after the dot's own
+wait (such a dot is never left running: loops carry one register per element).
 """
 from __future__ import annotations
 
@@ -29,18 +32,19 @@ from tritium.gpu.lower.context import Context
 from tritium.gpu.lower.shared import SharedTile
 from tritium.gpu.lower.values import Tensor
 
-from .fragment import C_LANE, lo_kind
+from .fragment import C_LANE, lo_kind, pack_half2
 from .knobs import nvidia
 # the operands' tiles and descriptors, and the waits, live in their own modules; their names stay importable
 # from here
 from .wgmma_operands import (_SWIZZLE_MODE, _compatible, _desc_for, _descriptor, _last_later_loop,  # noqa: F401
                              _loop_invariant_tile, _operand_tile, _pinned)
 from .wgmma_promote import promoted, promotion_chunk
-from .wgmma_wait import _CONSTRAINT, wait_group, wait_lines, wait_with_pending  # noqa: F401
-#: dot kind (mma.py's names) -> (PTX operand types, bytes per element, accumulator LLVM type)
-KINDS = {"f16": ("f16.f16", 2, "float"), "bf16": ("bf16.bf16", 2, "float"), "tf32": ("tf32.tf32", 4, "float"),
-         "e4m3": ("e4m3.e4m3", 1, "float"), "e5m2": ("e5m2.e5m2", 1, "float"), "i8": ("s8.s8", 1, "i32"),
-         "u8": ("u8.u8", 1, "i32")}
+from .wgmma_wait import _CONSTRAINT, wait_group, wait_half2, wait_lines, wait_with_pending  # noqa: F401
+#: dot kind (mma.py's names) -> (PTX operand types, bytes per element, accumulator LLVM type); "half" (f16acc: fp16
+#: products summed in fp16, for fp16 results as in Triton) is held as f16x2, two adjacent columns per register
+KINDS = {"f16": ("f16.f16", 2, "float"), "f16acc": ("f16.f16", 2, "half"), "bf16": ("bf16.bf16", 2, "float"),
+         "tf32": ("tf32.tf32", 4, "float"), "e4m3": ("e4m3.e4m3", 1, "float"), "e5m2": ("e5m2.e5m2", 1, "float"),
+         "i8": ("s8.s8", 1, "i32"), "u8": ("u8.u8", 1, "i32")}
 
 
 def k_step(kind: str) -> int:
@@ -151,8 +155,11 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
         fn.emit('call void asm sideeffect "fence.proxy.async.shared::cta;", "~{memory}"()')
         lo.target.barrier(fn)
     a_ty = lo.tensor(op.operands[0]).ty if a is None else a.ty
-    dty = "s32" if acc_ty == "i32" else "f32"
-    rc = "r" if acc_ty == "i32" else "f"
+    # the instruction's accumulator registers: f32 or s32 per element, or f16x2 (``half2``) per column pair
+    half2 = acc_ty == "half"
+    dty = {"i32": "s32", "half": "f16"}.get(acc_ty, "f32")
+    reg_ty = "i32" if acc_ty in ("i32", "half") else "float"
+    rc = "r" if reg_ty == "i32" else "f"
     cregs = list(c.regs)
     if c.ty != acc_ty:
         cregs = [fn.inst(f"fpext {c.ty} {x} to float") for x in cregs]
@@ -180,17 +187,17 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
         for k0 in range(0, K, kstep):
             if a is None:
                 packed_a[(m0, k0)] = _pack_a(lo, a_regs, m0, k0, a_ty)
-    nregs = n_inst // 2
+    nregs = n_inst // (4 if half2 else 2)
     # a zero accumulator is not read (scale-d false): no registers to set up between the instructions, where
     # ptxas would insert a warpgroup.arrive for their moves
-    zero = all(x in ("0", "0x0000000000000000", "0.0") for x in cregs)
+    zero = all(x in ("0", "0x0000000000000000", "0.0", "0xH0000") for x in cregs)
 
     def issue(m0: int, n0: int, k0: int, cur: list[str], fresh: bool) -> list[str]:
         """One instruction: the 64 x n_inst tile at (m0, n0) of this warpgroup, K step k0, into ``cur``."""
         db = _desc_for(lo, b, b_addr0, n0, col0, k0, 0, descs)
         trans_b = 0 if b.smem.fast == 0 else 1
         outs = ", ".join(f"${i}" for i in range(nregs))
-        st = "{ " + ", ".join([acc_ty] * nregs) + " }"
+        st = "{ " + ", ".join([reg_ty] * nregs) + " }"
         inst = f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{kstep}.{dty}.{ptx_types}"
         # scale-d is a predicate (1: accumulate into d), set from an immediate: a register for it is written
         # between the instructions, which ptxas counts as setting up their operands (it serializes them)
@@ -202,20 +209,20 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
             asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
                    f"{inst} {{{outs}}}, {{{ins}}}, ${nregs + 4}, p, 1, 1, {trans_b}; }}")
             tied = [] if fresh else [str(i) for i in range(nregs)]
-            cons = ",".join(["=f"] * nregs + ["r"] * 4 + ["l"] + tied)
-            args = [f"i32 {x}" for x in packed] + [f"i64 {db}"] + ([] if fresh else [f"float {x}" for x in cur])
+            cons = ",".join([f"={rc}"] * nregs + ["r"] * 4 + ["l"] + tied)
+            args = [f"i32 {x}" for x in packed] + [f"i64 {db}"] + ([] if fresh else [f"{reg_ty} {x}" for x in cur])
         else:
             da = _desc_for(lo, a, a_addr0, m0, None if row0 == "0" else row0, k0, 1, descs)
             trans_a = 0 if a.smem.fast == 1 else 1
             # scale-a/b (negation) exist for floating-point types, transposes for 16-bit ones only
-            tail = "" if acc_ty == "i32" else ", 1, 1"
+            tail = "" if dty == "s32" else ", 1, 1"
             if KINDS[kind][1] == 2:
                 tail += f", {trans_a}, {trans_b}"
             asm = (f"{{ .reg .pred p; setp.ne.b32 p, {scale_d}, 0; "
                    f"{inst} {{{outs}}}, ${nregs}, ${nregs + 1}, p{tail}; }}")
             tied = [] if fresh else [str(i) for i in range(nregs)]
             cons = ",".join([f"={rc}"] * nregs + ["l", "l"] + tied)
-            args = [f"i64 {da}", f"i64 {db}"] + ([] if fresh else [f"{acc_ty} {x}" for x in cur])
+            args = [f"i64 {da}", f"i64 {db}"] + ([] if fresh else [f"{reg_ty} {x}" for x in cur])
         res = fn.inst(f'call {st} asm sideeffect "{asm}", "{cons}"({", ".join(args)})')
         return [fn.inst(f"extractvalue {st} {res}, {i}") for i in range(nregs)]
 
@@ -229,15 +236,33 @@ def lower_wgmma_dot(lo: Context, op: Any, a_lay: L.Layout, b_lay: L.Layout, acc_
         if c.ty != acc_ty:
             out = [fn.inst(f"fptrunc float {x} to {c.ty}") for x in out]
         return Tensor(acc_lay, out, c.ty)
+    # an fp16 accumulator's f16x2 registers are packed before the fence, as A's fragments are (below the fence,
+    # ptxas inserts a warpgroup.arrive before the first instruction)
+    words = [(idx, [] if zero else [pack_half2(fn, out[idx[j]], out[idx[j + 1]]) for j in range(0, len(idx), 2)])
+             for _, _, idx in tiles] if half2 else []
     fn.emit('call void asm sideeffect "wgmma.fence.sync.aligned;", "~{memory}"()')
-    for m0, n0, idx in tiles:
-        cur = [out[i] for i in idx]
+    for t, (m0, n0, idx) in enumerate(tiles):
+        cur = words[t][1] if half2 else [out[i] for i in idx]
         for k0 in range(0, K, kstep):
             cur = issue(m0, n0, k0, cur, zero and k0 == 0)
+        if half2:
+            words[t] = (idx, cur)
+            continue
         for i, x in zip(idx, cur):
             out[i] = x
     fn.emit('call void asm sideeffect "wgmma.commit_group.sync.aligned;", "~{memory}"()')
     pending = lo.__dict__.setdefault("_wgmma_pending", [])
+    if half2:
+        # an fp16 accumulator waits for itself, its f16x2 registers passed through the wait and split into halves
+        # only after it (a half read earlier would read a register the tensor cores still write): the dots left
+        # running across iterations or for a later dot's wait are held one register per element, f32
+        if pending:
+            raise AssertionError("a wgmma dot was left running for the wait of an fp16-accumulator dot")
+        out = wait_half2(fn, words, out, a_live)
+        lo.deferred_dots.discard(op.results[0])
+        if scratch_used:
+            lo.scratch_read_done()
+        return Tensor(acc_lay, out, c.ty)
     rec = getattr(lo, "carried_dot", None)      # gpu/lower/carry_dot.py: a dot of the last iteration still runs
     if rec is not None and not pending and rec.wait_slot is None and _same_op(op, rec.first) and \
             acc_ty == rec.ty:

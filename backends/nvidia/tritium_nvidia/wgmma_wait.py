@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .fragment import unpack_half2
+
 
 _CONSTRAINT = {"float": "f", "i32": "r", "half": "h", "bfloat": "h"}
 
@@ -46,6 +48,20 @@ def wait_with_pending(fn: Any, regs: list[str], keep: list[str], ty: str, pendin
         for name in names:
             fn.emit(f"{name} = bitcast {ty} {rest.pop(0)} to {ty}")
     pending.clear()
+    return out
+
+
+def wait_half2(fn: Any, words: list, regs: list[str], keep: list[str]) -> list[str]:
+    """``wait_group 0`` for dots accumulating in f16x2 registers (``words``: (the element registers of an
+    instruction tile, its f16x2 registers)); ``regs`` (one per element) with those elements replaced by the
+    waited halves."""
+    out = list(regs)
+    waited = wait_group(fn, 0, [w for _, ws in words for w in ws], keep, "i32")
+    for idx, ws in words:
+        halves = [h for w in waited[:len(ws)] for h in unpack_half2(fn, w)]
+        del waited[:len(ws)]
+        for i, h in zip(idx, halves):
+            out[i] = h
     return out
 
 
