@@ -28,7 +28,13 @@ def _child(code: str, tmp_path, timeout: float = 300, **env_vars: str) -> subpro
 
 # -- Ctrl-C ------------------------------------------------------------------------------------------------
 
-_SPIN = """
+# A test run started with SIGINT ignored (a background job of a non-interactive shell: `make test &`, `nohup`)
+# passes that on to every process it starts, and Python then installs no KeyboardInterrupt handler: each child
+# here first takes Python's default Ctrl-C handling, as at a terminal (without it the three tests below failed in
+# such runs, the last one only after its 300 s timeout with the kernel spinning all along)
+_CTRL_C_AS_AT_A_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+_SPIN = _CTRL_C_AS_AT_A_TERMINAL + """
 import sys, time
 import numpy as np
 import tritium, tritium.language as tl
@@ -91,7 +97,7 @@ def test_ctrl_c_stops_a_running_kernel(kind, tmp_path):
 
 def test_launch_after_interrupted_launch(tmp_path):
     """The helper thread survives an interrupt: the next launch runs normally and gives the right result."""
-    r = _child("""
+    r = _child(_CTRL_C_AS_AT_A_TERMINAL + textwrap.dedent("""
         import os, signal, threading, numpy as np
         import tritium, tritium.language as tl
 
@@ -117,7 +123,7 @@ def test_launch_after_interrupted_launch(tmp_path):
             print("interrupted")
         spin[(1,)](x, 1000)
         print(float(x[0]))
-    """, tmp_path)
+    """), tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["interrupted", "1000.0"]
 
